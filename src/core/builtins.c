@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * builtins.c -- the drivers and modules compiled into the library.
+ *
+ * Each lives in its own file under src/drivers or src/modules and exports one
+ * registration function; this is the list of them.  ust_init runs it once.
+ */
+#include "strcore.h"
+
+/*
+ * ust_builtin_register -- register every built-in driver and module.
+ *   Context: ust_init (once per process).  A failed registration is reported
+ *   with cmn_err(CE_WARN) by the file concerned and does not stop the others.
+ */
+void ust_builtin_register(void)
+{
+    ust_echo_register();
+    ust_nuls_register();
+    ust_nullmod_register();
+    ust_srvmod_register();
+}

@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * flow.c -- flow control with hysteresis, and the queue fields.
+ *
+ * Principles of operation
+ *   A queue (or a band of it) becomes full when its count reaches the
+ *   high-water mark and stays full until the count drains to the low-water
+ *   mark.  canput/bcanput look at the nearest queue, from the one given
+ *   onwards, that has a service procedure; finding it full they record that a
+ *   writer waits (QWANTW / QB_WANTW).  When the count of a wanted queue falls
+ *   to the low-water mark, the want is cleared and the nearest queue behind
+ *   with a service procedure is enabled (back-enabling).  So a writer is woken
+ *   once per drain from high to low water, not once per message: this is the
+ *   batching that the performance of STREAMS rests on.  High-priority
+ *   messages are counted but never checked against the marks.
+ *
+ *   Flags and counts are changed under the queue lock.  The fast path of
+ *   canput reads QFULL without the lock: a writer that races with the queue
+ *   filling may put one more message, never fewer.
+ */
+#include <errno.h>
+#include <sys/types.h>
+
+#include "strcore.h"
+
+int ust_flow_update(queue_t *q, qband_t *qb)
+{
+    UST_ASSERT_HELD(&ust_qpv(q)->lock);
+    if (qb) {
+        if (qb->qb_count > 0 && qb->qb_count >= qb->qb_hiwat) {
+            qb->qb_flag |= QB_FULL;
+        } else if (qb->qb_count <= qb->qb_lowat || qb->qb_count == 0) {
+            qb->qb_flag &= ~QB_FULL;
+            if (qb->qb_flag & QB_WANTW) {
+                qb->qb_flag &= ~QB_WANTW;
+                return 1;
+            }
+        }
+        return 0;
+    }
+    uint_t fl = ust_qflags(q);
+    if (q->q_count > 0 && q->q_count >= q->q_hiwat) {
+        if (!(fl & QFULL))
+            ust_qflag_set(q, QFULL);
+    } else if (q->q_count <= q->q_lowat || q->q_count == 0) {
+        if (fl & (QFULL | QWANTW))
+            ust_qflag_clr(q, QFULL | QWANTW);
+        if (fl & QWANTW)
+            return 1;
+    }
+    return 0;
+}
+
+/* The nearest queue, from q onwards, whose service procedure can run (the one
+ * whose fullness governs a writer into q). */
+static queue_t *flow_target(queue_t *q)
+{
+    while (q) {
+        uint_t fl = ust_qflags(q);
+        if (q->q_qinfo && q->q_qinfo->qi_srvp && !(fl & QPROCSOFF))
+            return q;
+        queue_t *n = ust_qnext(q);
+        if (!n)
+            return q;
+        q = n;
+    }
+    return NULL;
+}
+
+void ust_backenable_now(queue_t *q)
+{
+    queue_t *b = backq(q);
+    while (b && !(b->q_qinfo && b->q_qinfo->qi_srvp && !(ust_qflags(b) & QPROCSOFF)))
+        b = backq(b);
+    if (b) {
+        struct ust_qpriv *pv = ust_qpv(b);
+        ust_lock(&pv->lock);
+        ust_qflag_set(b, QBACK);
+        ust_unlock(&pv->lock);
+        qenable(b);
+    }
+}
+
+void ust_backenable(queue_t *q, unsigned char band)
+{
+    (void)band;
+    ust_backenable_now(q);
+}
+
+int bcanput(queue_t *q, unsigned char pri)
+{
+    q = flow_target(q);
+    if (!q)
+        return 1;
+    if (pri == 0) {
+        if (!(ust_qflags(q) & QFULL))
+            return 1;
+        struct ust_qpriv *pv = ust_qpv(q);
+        ust_lock(&pv->lock);
+        int full = (ust_qflags(q) & QFULL) != 0;
+        if (full)
+            ust_qflag_set(q, QWANTW);
+        ust_unlock(&pv->lock);
+        return !full;
+    }
+    struct ust_qpriv *pv = ust_qpv(q);
+    ust_lock(&pv->lock);
+    qband_t *qb = ust_qband(q, pri, 0);
+    int full = qb && (qb->qb_flag & QB_FULL);
+    if (full)
+        qb->qb_flag |= QB_WANTW;
+    ust_unlock(&pv->lock);
+    return !full;
+}
+
+int canput(queue_t *q)
+{
+    return bcanput(q, 0);
+}
+
+int canputnext(queue_t *q)
+{
+    if (!q)
+        return 1;
+    queue_t *n = ust_qnext(q);
+    return n ? bcanput(n, 0) : 1;
+}
+
+int bcanputnext(queue_t *q, unsigned char pri)
+{
+    if (!q)
+        return 1;
+    queue_t *n = ust_qnext(q);
+    return n ? bcanput(n, pri) : 1;
+}
+
+/* ---- strqget / strqset ---- */
+
+int strqget(queue_t *q, qfields_t what, unsigned char pri, void *valp)
+{
+    if (!q || !valp)
+        return EINVAL;
+    if ((unsigned)what >= QBAD || what == QSTRUIOT)
+        return EINVAL;
+    if (pri && (what == QMAXPSZ || what == QMINPSZ))
+        return EINVAL;
+    struct ust_qpriv *pv = ust_qpv(q);
+    int err = 0;
+    ust_lock(&pv->lock);
+    qband_t *qb = NULL;
+    if (pri) {
+        qb = ust_qband(q, pri, 1);
+        if (!qb) {
+            ust_unlock(&pv->lock);
+            return EAGAIN;
+        }
+    }
+    switch (what) {
+    case QHIWAT:
+        *(size_t *)valp = qb ? qb->qb_hiwat : q->q_hiwat;
+        break;
+    case QLOWAT:
+        *(size_t *)valp = qb ? qb->qb_lowat : q->q_lowat;
+        break;
+    case QMAXPSZ:
+        *(ssize_t *)valp = q->q_maxpsz;
+        break;
+    case QMINPSZ:
+        *(ssize_t *)valp = q->q_minpsz;
+        break;
+    case QCOUNT:
+        *(size_t *)valp = qb ? qb->qb_count : q->q_count;
+        break;
+    case QFIRST:
+        *(mblk_t **)valp = qb ? qb->qb_first : q->q_first;
+        break;
+    case QLAST:
+        *(mblk_t **)valp = qb ? qb->qb_last : q->q_last;
+        break;
+    case QFLAG:
+        *(uint_t *)valp = qb ? qb->qb_flag : ust_qflags(q);
+        break;
+    default:
+        err = EINVAL;
+    }
+    ust_unlock(&pv->lock);
+    return err;
+}
+
+int strqset(queue_t *q, qfields_t what, unsigned char pri, intptr_t val)
+{
+    if (!q)
+        return EINVAL;
+    switch (what) {
+    case QHIWAT:
+    case QLOWAT:
+        if (val < 0)
+            return EINVAL;
+        break;
+    case QMAXPSZ:
+    case QMINPSZ:
+        if (pri)
+            return EINVAL;
+        if (val < 0 && val != INFPSZ)
+            return EINVAL;
+        break;
+    case QCOUNT:
+    case QFIRST:
+    case QLAST:
+    case QFLAG:
+        return EPERM;
+    default:
+        return EINVAL;
+    }
+    struct ust_qpriv *pv = ust_qpv(q);
+    ust_lock(&pv->lock);
+    qband_t *qb = NULL;
+    if (pri) {
+        qb = ust_qband(q, pri, 1);
+        if (!qb) {
+            ust_unlock(&pv->lock);
+            return EAGAIN;
+        }
+    }
+    switch (what) {
+    case QHIWAT:
+        if (qb)
+            qb->qb_hiwat = (size_t)val;
+        else
+            q->q_hiwat = (size_t)val;
+        break;
+    case QLOWAT:
+        if (qb)
+            qb->qb_lowat = (size_t)val;
+        else
+            q->q_lowat = (size_t)val;
+        break;
+    case QMAXPSZ:
+        q->q_maxpsz = (ssize_t)val;
+        break;
+    case QMINPSZ:
+        q->q_minpsz = (ssize_t)val;
+        break;
+    default:
+        break;
+    }
+    /* New marks may make the queue full, or drained. */
+    int back = ust_flow_update(q, qb);
+    ust_unlock(&pv->lock);
+    if (back)
+        ust_backenable_now(q);
+    return 0;
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lock.h -- the one lock abstraction of the executive.
+ *
+ * ust_lock_t is a mutex; debug builds (USTREAMS_DEBUG) remember the owner so
+ * that functions which assume a lock can assert it with UST_ASSERT_HELD.
+ * Locks are never held across a call into a module procedure.
+ */
+#ifndef UST_LOCK_H
+#define UST_LOCK_H
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct ust_lock {
+    pthread_mutex_t mu;
+#ifdef USTREAMS_DEBUG
+    pthread_t owner;
+    int held;
+#endif
+} ust_lock_t;
+
+#ifdef USTREAMS_DEBUG
+#define UST_LOCK_INIT {PTHREAD_MUTEX_INITIALIZER, 0, 0}
+#else
+#define UST_LOCK_INIT {PTHREAD_MUTEX_INITIALIZER}
+#endif
+
+static inline void ust_lock_init(ust_lock_t *l)
+{
+    pthread_mutex_init(&l->mu, NULL);
+#ifdef USTREAMS_DEBUG
+    __atomic_store_n(&l->held, 0, __ATOMIC_RELAXED);
+#endif
+}
+
+static inline void ust_lock_destroy(ust_lock_t *l)
+{
+    pthread_mutex_destroy(&l->mu);
+}
+
+static inline void ust_lock(ust_lock_t *l)
+{
+    pthread_mutex_lock(&l->mu);
+#ifdef USTREAMS_DEBUG
+    l->owner = pthread_self();
+    __atomic_store_n(&l->held, 1, __ATOMIC_RELAXED);
+#endif
+}
+
+static inline void ust_unlock(ust_lock_t *l)
+{
+#ifdef USTREAMS_DEBUG
+    __atomic_store_n(&l->held, 0, __ATOMIC_RELAXED);
+#endif
+    pthread_mutex_unlock(&l->mu);
+}
+
+#ifdef USTREAMS_DEBUG
+#define UST_ASSERT_HELD(l)                                                                         \
+    do {                                                                                           \
+        if (!__atomic_load_n(&(l)->held, __ATOMIC_RELAXED) ||                                      \
+            !pthread_equal((l)->owner, pthread_self())) {                                          \
+            fprintf(stderr, "ustreams: %s:%d: lock %s not held\n", __FILE__, __LINE__, #l);       \
+            abort();                                                                               \
+        }                                                                                          \
+    } while (0)
+#else
+#define UST_ASSERT_HELD(l) ((void)(l))
+#endif
+
+/* Condition variable paired with ust_lock_t (CLOCK_MONOTONIC). */
+typedef struct ust_cond {
+    pthread_cond_t cv;
+} ust_cond_t;
+
+void ust_cond_init(ust_cond_t *c);
+void ust_cond_wait(ust_cond_t *c, ust_lock_t *l);
+/* Wait until the absolute CLOCK_MONOTONIC time abs_ns; returns 0 or ETIMEDOUT. */
+int ust_cond_timedwait(ust_cond_t *c, ust_lock_t *l, long long abs_ns);
+static inline void ust_cond_signal(ust_cond_t *c) { pthread_cond_signal(&c->cv); }
+static inline void ust_cond_broadcast(ust_cond_t *c) { pthread_cond_broadcast(&c->cv); }
+
+/* Monotonic clock in nanoseconds. */
+long long ust_now_ns(void);
+
+#endif /* UST_LOCK_H */

@@ -1,0 +1,766 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mblk.c -- the message block allocator: allocb, esballoc, dupb, freeb,
+ * freemsg, testb, and the block accounting.
+ *
+ * Principles of operation
+ * -----------------------
+ * Data units.  allocb makes one allocation, a struct ust_dunit, that holds the
+ * datab, the msgb handed out with it (its "own" msgb) and the buffer itself.
+ * Buffers up to 64 KiB come in power-of-two size classes (128 B, the fast
+ * buffer, up to 64 KiB); esballoc and allocb(0) use a unit without buffer
+ * (UST_CLS_ESB); anything larger is a unit malloc'd to measure and never
+ * cached.  dupb takes a standalone msgb (struct ust_mblk, own == 0).
+ *
+ * Lifetime.  db_ref counts the msgbs that reference a datab.  When it drops
+ * to zero the data is released: the esballoc free routine runs (exactly once,
+ * since only one thread sees zero) and the datab is no longer counted.  The
+ * unit's memory holds two things, though: the data, and its own msgb, which
+ * may outlive the data (pullupmsg points it at a new datab) or die before it
+ * (freed while dups remain).  own_free carries two bits, OWN_GONE and
+ * DATA_GONE; each party sets its bit with one atomic fetch-or and whoever sees
+ * the other bit already set returns the memory.  The common case -- the own
+ * msgb of an unshared datab (db_ref == 1) -- is recognised with one acquire
+ * load and freed with no atomic read-modify-write at all: no other thread can
+ * hold a reference it could use.
+ *
+ * Caches.  Each thread keeps a free list per size class (and one of
+ * standalone msgbs) in front of a global depot per class.  A list that grows
+ * to its cap hands half of it, as one chain, to the depot; an empty list takes
+ * a chain back before falling through to malloc.  Caps shrink with the class
+ * so that a thread holds about 1 MiB at most; depots are bounded too, and
+ * what does not fit goes back to malloc.  A thread's lists go to the depots
+ * when it exits (pthread key destructor).  Every unit is still an individual
+ * malloc block, so a unit may be freed with free() whatever cache it came
+ * from: switching the caches off (ustreams_set_block_cache(0), or building
+ * with USTREAMS_NO_BLOCK_CACHE for the sanitizers) is always safe.
+ *
+ * Accounting.  Each thread counts what it allocates and frees in its own
+ * counters (relaxed atomics written only by that thread, read by anyone);
+ * ustreams_blockstats sums the registered threads plus the accumulator into
+ * which exiting threads fold theirs.  A block freed on another thread than
+ * the one that allocated it drives one counter up and another down; the sum
+ * is right.
+ *
+ * Locks (both leaves: nothing else is taken while they are held, and no
+ * callback runs under them):
+ *   block depot lock (one per depot, never two at once) -- guards its depot.
+ *   block stats lock -- guards the list of thread caches.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strcore.h"
+
+#ifdef USTREAMS_DEBUG
+#define UST_DEBUG_ON 1
+#else
+#define UST_DEBUG_ON 0
+#endif
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+#define OWN_GONE 0x01  /* own_free: the unit's own msgb has been freed */
+#define DATA_GONE 0x02 /* own_free: db_ref reached zero, the data is released */
+#define POISON 0x6b    /* debug builds: freed data and msgbs are filled with this */
+
+/* The BIG class is never cached, so its slot holds the standalone msgbs. */
+#define TC_MBLK UST_CLS_BIG
+#define TC_NSLOT (UST_CLS_BIG + 1)
+
+#define DEPOT_SLOTS 64            /* chains a depot can hold */
+#define DEPOT_BYTES (4L << 20)    /* bound on the memory of one depot */
+#define MAX_SIZE ((size_t)PTRDIFF_MAX - sizeof(struct ust_dunit))
+
+/* Per-thread list cap by slot (batch = cap / 2): at most ~1 MiB per thread. */
+static const uint32_t tc_cap[TC_NSLOT] = {
+    [UST_CLS_ESB] = 64, [UST_CLS_128] = 64, [UST_CLS_256] = 64, [UST_CLS_512] = 64,
+    [UST_CLS_1K] = 64,  [UST_CLS_2K] = 64,  [UST_CLS_4K] = 64,  [UST_CLS_8K] = 16,
+    [UST_CLS_16K] = 8,  [UST_CLS_32K] = 4,  [UST_CLS_64K] = 2,  [TC_MBLK] = 64,
+};
+
+enum { ST_MBLKS, ST_DBLKS, ST_BYTES, ST_ALLOCS, ST_FAILURES, ST_N };
+
+struct tc_list {
+    void *head;     /* first free node, linked through cache_next / b_next */
+    uint32_t count; /* nodes on the list */
+};
+
+/* A thread's cache.  lists: owner thread only.  st: written by the owner only
+ * (relaxed), read by ustreams_blockstats.  next/prev: block stats lock. */
+struct ust_tcache {
+    struct tc_list list[TC_NSLOT];
+    atomic_long st[ST_N];
+    struct ust_tcache *next, *prev;
+};
+
+/* A depot: chains of free nodes handed over by threads. */
+struct ust_depot {
+    ust_lock_t lock;            /* block depot lock: guards the fields below */
+    int nchain;                 /* chains held */
+    void *chain[DEPOT_SLOTS];   /* NULL-terminated chains of free nodes */
+    uint32_t count[DEPOT_SLOTS]; /* length of each chain */
+} __attribute__((aligned(64)));
+
+#define DEPOT_INIT {.lock = UST_LOCK_INIT}
+static struct ust_depot depot[TC_NSLOT] = {
+    DEPOT_INIT, DEPOT_INIT, DEPOT_INIT, DEPOT_INIT, DEPOT_INIT, DEPOT_INIT,
+    DEPOT_INIT, DEPOT_INIT, DEPOT_INIT, DEPOT_INIT, DEPOT_INIT, DEPOT_INIT,
+};
+
+static ust_lock_t stats_lock = UST_LOCK_INIT; /* block stats lock: guards tc_all */
+static struct ust_tcache *tc_all;              /* STATS: registered thread caches */
+static atomic_long st_global[ST_N];           /* exited threads, and threads without a cache */
+
+/* Read-mostly switches, kept apart from the depots. */
+static atomic_long fail_budget;   /* ustreams_fail_allocs: failures still to inject */
+static atomic_long fail_skip;     /* ust_fail_allocs_after: successes before them */
+#ifdef USTREAMS_NO_BLOCK_CACHE
+static atomic_int cache_on = 0;
+#else
+static atomic_int cache_on = 1;
+#endif
+
+static pthread_key_t tc_key;
+static pthread_once_t tc_once = PTHREAD_ONCE_INIT;
+static _Thread_local struct ust_tcache *tc_self __attribute__((tls_model("initial-exec")));
+
+/* ---------------------------------------------------------------- helpers */
+
+static inline size_t cls_bytes(int cls)
+{
+    return cls == UST_CLS_ESB ? 0 : (size_t)UST_FASTBUF << (cls - UST_CLS_128);
+}
+
+static inline int size_cls(size_t size)
+{
+    if (size == 0)
+        return UST_CLS_ESB;
+    if (size <= UST_FASTBUF)
+        return UST_CLS_128;
+    if (size > ((size_t)UST_FASTBUF << (UST_CLS_64K - UST_CLS_128)))
+        return UST_CLS_BIG;
+    /* bit length of size - 1, minus 6: 129..256 -> 2, ..., 65536 -> 10 */
+    return (int)(64 - __builtin_clzll((unsigned long long)(size - 1))) - 6;
+}
+
+static inline void *node_next(int slot, void *p)
+{
+    if (slot == TC_MBLK)
+        return ((struct ust_mblk *)p)->m.b_next;
+    return ((struct ust_dunit *)p)->cache_next;
+}
+
+static inline void node_set_next(int slot, void *p, void *next)
+{
+    if (slot == TC_MBLK)
+        ((struct ust_mblk *)p)->m.b_next = next;
+    else
+        ((struct ust_dunit *)p)->cache_next = next;
+}
+
+/* Add v to counter i of tc (owner thread only), or of the global accumulator. */
+static inline void st_add(struct ust_tcache *tc, int i, long v)
+{
+    if (likely(tc != NULL))
+        atomic_store_explicit(&tc->st[i],
+                              atomic_load_explicit(&tc->st[i], memory_order_relaxed) + v,
+                              memory_order_relaxed);
+    else
+        atomic_fetch_add_explicit(&st_global[i], v, memory_order_relaxed);
+}
+
+/* Consume one injected failure, if any are armed.  One relaxed load normally. */
+static inline int inject_fail(void)
+{
+    long n = atomic_load_explicit(&fail_budget, memory_order_relaxed);
+    if (likely(n <= 0))
+        return 0;
+    long k = atomic_load_explicit(&fail_skip, memory_order_relaxed);
+    while (k > 0) {
+        if (atomic_compare_exchange_weak_explicit(&fail_skip, &k, k - 1, memory_order_relaxed,
+                                                  memory_order_relaxed))
+            return 0;
+    }
+    while (n > 0) {
+        if (atomic_compare_exchange_weak_explicit(&fail_budget, &n, n - 1, memory_order_relaxed,
+                                                  memory_order_relaxed))
+            return 1;
+    }
+    return 0;
+}
+
+static void die(const char *what, const void *p)
+{
+    fprintf(stderr, "ustreams: %s (block %p)\n", what, p);
+    abort();
+}
+
+/* ---------------------------------------------------------------- depots */
+
+/* Hand a chain of n nodes to the depot of slot; free it if the depot is full. */
+static void depot_put(int slot, void *chain, uint32_t n, size_t node_bytes)
+{
+    struct ust_depot *d = &depot[slot];
+    int max = (int)(DEPOT_BYTES / ((long)n * (long)node_bytes + 1));
+    if (max > DEPOT_SLOTS)
+        max = DEPOT_SLOTS;
+    if (max < 4)
+        max = 4;
+    ust_lock(&d->lock);
+    if (d->nchain < max) {
+        d->chain[d->nchain] = chain;
+        d->count[d->nchain] = n;
+        d->nchain++;
+        chain = NULL;
+    }
+    ust_unlock(&d->lock);
+    while (chain != NULL) {
+        void *next = node_next(slot, chain);
+        free(chain);
+        chain = next;
+    }
+}
+
+/* Take a chain from the depot of slot into the empty list l; 0 if none. */
+static int depot_get(int slot, struct tc_list *l)
+{
+    struct ust_depot *d = &depot[slot];
+    int got = 0;
+    ust_lock(&d->lock);
+    if (d->nchain > 0) {
+        d->nchain--;
+        l->head = d->chain[d->nchain];
+        l->count = d->count[d->nchain];
+        got = 1;
+    }
+    ust_unlock(&d->lock);
+    return got;
+}
+
+static inline size_t slot_node_bytes(int slot)
+{
+    return slot == TC_MBLK ? sizeof(struct ust_mblk) : sizeof(struct ust_dunit) + cls_bytes(slot);
+}
+
+/* --------------------------------------------------------- thread caches */
+
+static void tc_destroy(void *arg)
+{
+    struct ust_tcache *tc = arg;
+    for (int s = 0; s < TC_NSLOT; s++) {
+        struct tc_list *l = &tc->list[s];
+        if (l->head != NULL)
+            depot_put(s, l->head, l->count, slot_node_bytes(s));
+        l->head = NULL;
+        l->count = 0;
+    }
+    ust_lock(&stats_lock);
+    if (tc->prev != NULL)
+        tc->prev->next = tc->next;
+    else
+        tc_all = tc->next;
+    if (tc->next != NULL)
+        tc->next->prev = tc->prev;
+    for (int i = 0; i < ST_N; i++)
+        atomic_fetch_add_explicit(&st_global[i],
+                                  atomic_load_explicit(&tc->st[i], memory_order_relaxed),
+                                  memory_order_relaxed);
+    ust_unlock(&stats_lock);
+    tc_self = NULL;
+    free(tc);
+}
+
+static void tc_key_create(void)
+{
+    if (pthread_key_create(&tc_key, tc_destroy) != 0)
+        die("cannot create the block cache key", NULL);
+}
+
+/* First use on this thread (or again during thread exit, after tc_destroy:
+ * the key destructor then runs once more).  NULL if out of memory: the caller
+ * then works uncached and counts in the global accumulator. */
+static struct ust_tcache *tc_create(void)
+{
+    pthread_once(&tc_once, tc_key_create);
+    struct ust_tcache *tc = calloc(1, sizeof(*tc));
+    if (tc == NULL)
+        return NULL;
+    if (pthread_setspecific(tc_key, tc) != 0) {
+        free(tc);
+        return NULL;
+    }
+    ust_lock(&stats_lock);
+    tc->next = tc_all;
+    if (tc_all != NULL)
+        tc_all->prev = tc;
+    tc_all = tc;
+    ust_unlock(&stats_lock);
+    tc_self = tc;
+    return tc;
+}
+
+static inline struct ust_tcache *tc_get(void)
+{
+    struct ust_tcache *tc = tc_self;
+    if (likely(tc != NULL))
+        return tc;
+    return tc_create();
+}
+
+static inline int caching(const struct ust_tcache *tc)
+{
+    return tc != NULL && atomic_load_explicit(&cache_on, memory_order_relaxed);
+}
+
+/* Pop a node of slot from the thread cache, refilling from the depot; NULL if
+ * both are empty (the caller mallocs). */
+static inline void *tc_pop(struct ust_tcache *tc, int slot)
+{
+    struct tc_list *l = &tc->list[slot];
+    if (unlikely(l->head == NULL) && !depot_get(slot, l))
+        return NULL;
+    void *p = l->head;
+    l->head = node_next(slot, p);
+    l->count--;
+    return p;
+}
+
+/* Push a free node; a full list first hands half of itself to the depot. */
+static inline void tc_push(struct ust_tcache *tc, int slot, void *p)
+{
+    struct tc_list *l = &tc->list[slot];
+    if (unlikely(l->count >= tc_cap[slot])) {
+        uint32_t batch = tc_cap[slot] / 2;
+        void *chain = l->head, *tail = chain;
+        for (uint32_t i = 1; i < batch; i++)
+            tail = node_next(slot, tail);
+        l->head = node_next(slot, tail);
+        l->count -= batch;
+        node_set_next(slot, tail, NULL);
+        depot_put(slot, chain, batch, slot_node_bytes(slot));
+    }
+    node_set_next(slot, p, l->head);
+    l->head = p;
+    l->count++;
+}
+
+/* ------------------------------------------------------------ data units */
+
+/* A unit able to hold size bytes, uninitialised except cls and own.own. */
+static struct ust_dunit *unit_get(struct ust_tcache *tc, size_t size)
+{
+    int cls = size_cls(size);
+    struct ust_dunit *u = NULL;
+    if (cls != UST_CLS_BIG && caching(tc))
+        u = tc_pop(tc, cls);
+    if (u == NULL) {
+        size_t cap = cls == UST_CLS_BIG ? size : cls_bytes(cls);
+        if (size > MAX_SIZE || (u = malloc(sizeof(*u) + cap)) == NULL)
+            return NULL;
+        memset(u, 0, sizeof(*u));
+        u->cls = (uint16_t)cls;
+        u->own.own = 1;
+    } else if (UST_DEBUG_ON && u->state != UST_MB_FREE) {
+        die("block cache corrupted: a cached data unit is not free", u);
+    }
+    return u;
+}
+
+static void unit_put(struct ust_tcache *tc, struct ust_dunit *u)
+{
+    if (u->cls != UST_CLS_BIG && caching(tc))
+        tc_push(tc, u->cls, u);
+    else
+        free(u);
+}
+
+/* Initialise u as a fresh data block of size bytes at base, own msgb live. */
+static inline mblk_t *unit_init(struct ust_dunit *u, unsigned char *base, size_t size,
+                                unsigned char type)
+{
+    dblk_t *db = &u->d;
+    db->db_frtnp = NULL;
+    db->db_base = base;
+    db->db_lim = base + size;
+    db->db_ref = 1;
+    db->db_type = type;
+    db->db_flag = 0;
+    db->db_pad = 0;
+    db->db_size = size;
+    mblk_t *mp = &u->own.m;
+    mp->b_next = NULL;
+    mp->b_prev = NULL;
+    mp->b_cont = NULL;
+    mp->b_rptr = base;
+    mp->b_wptr = base;
+    mp->b_datap = db;
+    mp->b_band = 0;
+    mp->b_tag = 0;
+    mp->b_flag = 0;
+    mp->b_queue = NULL;
+    u->own_free = 0;
+    if (UST_DEBUG_ON) {
+        u->state = UST_MB_LIVE;
+        u->own.state = UST_MB_LIVE;
+    }
+    return mp;
+}
+
+/* A msgb dies: debug builds mark and poison it (state and own survive). */
+static inline void mblk_kill(struct ust_mblk *mb)
+{
+    if (UST_DEBUG_ON) {
+        memset(&mb->m, POISON, sizeof(mb->m));
+        mb->state = UST_MB_FREE;
+    }
+}
+
+static inline void bufcall_check(void)
+{
+    if (unlikely(atomic_load_explicit(&ust_bufcall_pending, memory_order_relaxed) > 0))
+        ust_bufcall_kick();
+}
+
+/* db_ref of u reached zero: release the data, and the unit if its own msgb is
+ * gone too.  Does not touch u afterwards unless it returns it. */
+static void data_release(struct ust_tcache *tc, struct ust_dunit *u)
+{
+    dblk_t *db = &u->d;
+    frtn_t *fr = db->db_frtnp;
+    if (fr != NULL)
+        fr->free_func(fr->free_arg);
+    st_add(tc, ST_DBLKS, -1);
+    st_add(tc, ST_BYTES, -(long)db->db_size);
+    if (UST_DEBUG_ON) {
+        if (fr == NULL)
+            memset(db->db_base, POISON, db->db_size);
+        u->state = UST_MB_FREE;
+    }
+    if (__atomic_fetch_or(&u->own_free, DATA_GONE, __ATOMIC_ACQ_REL) & OWN_GONE)
+        unit_put(tc, u);
+    bufcall_check();
+}
+
+/* Drop one reference to db. */
+static void data_unref(struct ust_tcache *tc, dblk_t *db)
+{
+    /* db_ref == 1 with a reference in hand: no one else can reach db. */
+    if (__atomic_load_n(&db->db_ref, __ATOMIC_ACQUIRE) == 1 ||
+        __atomic_sub_fetch(&db->db_ref, 1, __ATOMIC_ACQ_REL) == 0)
+        data_release(tc, ust_du(db));
+}
+
+static void check_live(mblk_t *bp)
+{
+    struct ust_mblk *mb = ust_mb(bp);
+    if (mb->state != UST_MB_LIVE)
+        die(mb->state == UST_MB_FREE ? "freeb: message block freed twice"
+                                     : "freeb: not a message block (garbage pointer)",
+            bp);
+    if (ust_du(bp->b_datap)->state != UST_MB_LIVE)
+        die("freeb: message block refers to a freed data block", bp);
+}
+
+/* ---------------------------------------------------------------- the API */
+
+/*
+ * ust_allocb_type -- see strcore.h.
+ *   Context: any thread; never blocks (the depot lock is a leaf held briefly).
+ *   Returns the message block, or NULL (no memory, size too large, injected
+ *   failure); a failure is counted.
+ */
+mblk_t *ust_allocb_type(size_t size, unsigned char type)
+{
+    struct ust_tcache *tc = tc_get();
+    struct ust_dunit *u;
+    if (unlikely(inject_fail()) || (u = unit_get(tc, size)) == NULL) {
+        st_add(tc, ST_FAILURES, 1);
+        return NULL;
+    }
+    st_add(tc, ST_MBLKS, 1);
+    st_add(tc, ST_DBLKS, 1);
+    st_add(tc, ST_BYTES, (long)size);
+    st_add(tc, ST_ALLOCS, 1);
+    return unit_init(u, u->data, size, type);
+}
+
+/*
+ * allocb -- allocate a message block with a buffer of size bytes (allocb(9F)).
+ *   Context: any thread, any context; never blocks.  pri is advisory.
+ *   Returns an M_DATA block with b_rptr == b_wptr == db_base, db_ref 1, band
+ *   and flags 0; size 0 is valid.  NULL when out of memory (then bufcall).
+ */
+mblk_t *allocb(size_t size, uint_t pri)
+{
+    (void)pri;
+    return ust_allocb_type(size, M_DATA);
+}
+
+/*
+ * esballoc -- wrap a caller-supplied buffer in a message block (esballoc(9F)).
+ *   Context: any thread; never blocks.  fr_rtnp->free_func(free_arg) is called
+ *   exactly once, when the last msgb referring to the buffer is freed, on the
+ *   thread of that freeb, with no executive lock held; fr_rtnp must stay valid
+ *   until then.  Returns NULL if base or fr_rtnp is NULL or out of memory (the
+ *   free routine is then not called).
+ */
+mblk_t *esballoc(unsigned char *base, size_t size, uint_t pri, frtn_t *fr_rtnp)
+{
+    (void)pri;
+    if (base == NULL || fr_rtnp == NULL)
+        return NULL;
+    struct ust_tcache *tc = tc_get();
+    struct ust_dunit *u;
+    if (unlikely(inject_fail()) || (u = unit_get(tc, 0)) == NULL) {
+        st_add(tc, ST_FAILURES, 1);
+        return NULL;
+    }
+    mblk_t *mp = unit_init(u, base, size, M_DATA);
+    u->d.db_frtnp = fr_rtnp;
+    st_add(tc, ST_MBLKS, 1);
+    st_add(tc, ST_DBLKS, 1);
+    st_add(tc, ST_BYTES, (long)size);
+    st_add(tc, ST_ALLOCS, 1);
+    return mp;
+}
+
+/*
+ * desballoc -- as esballoc (desballoc(9F)); in user space there is no
+ *   interrupt context to distinguish.
+ */
+mblk_t *desballoc(unsigned char *base, size_t size, uint_t pri, frtn_t *fr_rtnp)
+{
+    return esballoc(base, size, pri, fr_rtnp);
+}
+
+/*
+ * ust_datab_alloc -- see strcore.h.  Context: any thread; never blocks.
+ */
+dblk_t *ust_datab_alloc(size_t size)
+{
+    mblk_t *mp = ust_allocb_type(size, M_DATA);
+    if (mp == NULL)
+        return NULL;
+    struct ust_dunit *u = ust_du(mp->b_datap);
+    mblk_kill(&u->own);
+    u->own_free = OWN_GONE; /* not yet shared: a plain store is enough */
+    st_add(tc_self, ST_MBLKS, -1);
+    return &u->d;
+}
+
+/*
+ * ust_datab_rele -- see strcore.h.  Context: any thread; no lock held.
+ */
+void ust_datab_rele(dblk_t *db)
+{
+    data_unref(tc_get(), db);
+}
+
+/*
+ * testb -- would allocb(size, pri) succeed now? (testb(9F))
+ *   Context: any thread; never blocks.  For a cached class a unit is made
+ *   ready in the calling thread's cache, so the next allocb there is served
+ *   from it.  Returns 1 or 0.
+ */
+int testb(size_t size, uint_t pri)
+{
+    (void)pri;
+    struct ust_tcache *tc = tc_get();
+    if (atomic_load_explicit(&fail_budget, memory_order_relaxed) > 0 || size > MAX_SIZE)
+        return 0;
+    int cls = size_cls(size);
+    if (cls != UST_CLS_BIG && caching(tc)) {
+        struct ust_dunit *u = tc_pop(tc, cls);
+        if (u == NULL) {
+            if ((u = malloc(sizeof(*u) + cls_bytes(cls))) == NULL)
+                return 0;
+            memset(u, 0, sizeof(*u));
+            u->cls = (uint16_t)cls;
+            u->own.own = 1;
+            u->state = UST_MB_FREE;
+        }
+        tc_push(tc, cls, u);
+        return 1;
+    }
+    void *p = malloc(sizeof(struct ust_dunit) + (cls == UST_CLS_BIG ? size : cls_bytes(cls)));
+    free(p);
+    return p != NULL;
+}
+
+/*
+ * freeb -- free one message block (freeb(9F)).
+ *   Context: any thread; never blocks; callable with locks held (bufcall
+ *   callbacks are handed to the bufcall thread, never run here).  The data is
+ *   released when its last msgb goes; an esballoc free routine then runs on
+ *   this thread.  b_cont is not followed.  freeb(NULL) does nothing.
+ *   Errors: debug builds abort on a double free or a garbage pointer.
+ */
+void freeb(mblk_t *bp)
+{
+    if (bp == NULL)
+        return;
+    if (UST_DEBUG_ON)
+        check_live(bp);
+    struct ust_tcache *tc = tc_get();
+    struct ust_mblk *mb = ust_mb(bp);
+    dblk_t *db = bp->b_datap;
+    st_add(tc, ST_MBLKS, -1);
+    if (!mb->own) {
+        /* a standalone msgb from dupb */
+        mblk_kill(mb);
+        data_unref(tc, db);
+        if (caching(tc))
+            tc_push(tc, TC_MBLK, mb);
+        else
+            free(mb);
+        return;
+    }
+    struct ust_dunit *u = UST_CONTAINER(mb, struct ust_dunit, own);
+    if (likely(db == &u->d)) {
+        if (likely(__atomic_load_n(&db->db_ref, __ATOMIC_ACQUIRE) == 1)) {
+            /* The common case: nothing else refers to the unit. */
+            mblk_kill(mb);
+            frtn_t *fr = db->db_frtnp;
+            if (fr != NULL)
+                fr->free_func(fr->free_arg);
+            st_add(tc, ST_DBLKS, -1);
+            st_add(tc, ST_BYTES, -(long)db->db_size);
+            if (UST_DEBUG_ON) {
+                if (fr == NULL)
+                    memset(db->db_base, POISON, db->db_size);
+                u->state = UST_MB_FREE;
+            }
+            unit_put(tc, u);
+            bufcall_check();
+            return;
+        }
+        /* Dups remain.  Mark the msgb gone before dropping its reference, so
+         * that whoever drops the last one sees OWN_GONE. */
+        mblk_kill(mb);
+        __atomic_fetch_or(&u->own_free, OWN_GONE, __ATOMIC_ACQ_REL);
+        if (__atomic_sub_fetch(&db->db_ref, 1, __ATOMIC_ACQ_REL) == 0)
+            data_release(tc, u);
+        return;
+    }
+    /* The own msgb was given another data block (pullupmsg). */
+    data_unref(tc, db);
+    mblk_kill(mb);
+    if (__atomic_fetch_or(&u->own_free, OWN_GONE, __ATOMIC_ACQ_REL) & DATA_GONE)
+        unit_put(tc, u);
+}
+
+/*
+ * freemsg -- free every block of a message (freemsg(9F)).
+ *   Context: as freeb.  freemsg(NULL) does nothing.
+ */
+void freemsg(mblk_t *mp)
+{
+    while (mp != NULL) {
+        mblk_t *next = mp->b_cont;
+        freeb(mp);
+        mp = next;
+    }
+}
+
+/*
+ * dupb -- a new msgb sharing bp's data block (dupb(9F)).
+ *   Context: any thread; never blocks.  db_ref is incremented; b_rptr,
+ *   b_wptr, b_band and b_flag are copied; b_next, b_prev, b_cont are NULL.
+ *   Returns NULL if bp is NULL or out of memory.
+ */
+mblk_t *dupb(mblk_t *bp)
+{
+    if (bp == NULL)
+        return NULL;
+    struct ust_tcache *tc = tc_get();
+    struct ust_mblk *mb = NULL;
+    if (unlikely(inject_fail()))
+        goto fail;
+    if (caching(tc))
+        mb = tc_pop(tc, TC_MBLK);
+    if (mb == NULL) {
+        if ((mb = malloc(sizeof(*mb))) == NULL)
+            goto fail;
+        memset(mb, 0, sizeof(*mb));
+    }
+    __atomic_add_fetch(&bp->b_datap->db_ref, 1, __ATOMIC_RELAXED);
+    mb->m = *bp;
+    mb->m.b_next = NULL;
+    mb->m.b_prev = NULL;
+    mb->m.b_cont = NULL;
+    mb->m.b_queue = NULL;
+    mb->own = 0;
+    if (UST_DEBUG_ON)
+        mb->state = UST_MB_LIVE;
+    st_add(tc, ST_MBLKS, 1);
+    st_add(tc, ST_ALLOCS, 1);
+    return &mb->m;
+fail:
+    st_add(tc, ST_FAILURES, 1);
+    return NULL;
+}
+
+/*
+ * ustreams_blockstats -- outstanding blocks summed over every thread.
+ *   Context: any thread; takes the block stats lock.  Exact when no thread
+ *   is allocating or freeing at the time of the call.
+ */
+void ustreams_blockstats(struct ustreams_blockstats *st)
+{
+    long sum[ST_N];
+    if (st == NULL)
+        return;
+    for (int i = 0; i < ST_N; i++)
+        sum[i] = atomic_load_explicit(&st_global[i], memory_order_relaxed);
+    ust_lock(&stats_lock);
+    for (struct ust_tcache *tc = tc_all; tc != NULL; tc = tc->next)
+        for (int i = 0; i < ST_N; i++)
+            sum[i] += atomic_load_explicit(&tc->st[i], memory_order_relaxed);
+    ust_unlock(&stats_lock);
+    st->mblks = sum[ST_MBLKS];
+    st->dblks = sum[ST_DBLKS];
+    st->bytes = sum[ST_BYTES];
+    st->allocs = sum[ST_ALLOCS];
+    st->failures = sum[ST_FAILURES];
+}
+
+/*
+ * ustreams_fail_allocs -- make the next n block allocations (allocb, esballoc,
+ *   dupb, and those inside copyb, copymsg, pullupmsg, ...) fail; 0 disarms.
+ *   Context: any thread.  testb reports failure while any are armed.
+ */
+void ustreams_fail_allocs(long n)
+{
+    ust_fail_allocs_after(0, n);
+}
+
+/*
+ * ust_fail_allocs_after -- see strcore.h.  Context: any thread.
+ */
+void ust_fail_allocs_after(long skip, long n)
+{
+    atomic_store_explicit(&fail_budget, 0, memory_order_relaxed);
+    atomic_store_explicit(&fail_skip, skip > 0 ? skip : 0, memory_order_relaxed);
+    atomic_store_explicit(&fail_budget, n > 0 ? n : 0, memory_order_relaxed);
+}
+
+/*
+ * ustreams_set_block_cache -- turn the per-thread caches on or off at run
+ *   time; off, every block is malloc'd and freed directly.  Blocks already
+ *   cached stay where they are.  Builds with USTREAMS_NO_BLOCK_CACHE cannot
+ *   turn them on.  Context: any thread.  Returns the previous setting.
+ */
+int ustreams_set_block_cache(int on)
+{
+#ifdef USTREAMS_NO_BLOCK_CACHE
+    (void)on;
+    return 0;
+#else
+    return atomic_exchange_explicit(&cache_on, on != 0, memory_order_relaxed);
+#endif
+}

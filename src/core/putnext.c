@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * putnext.c -- passing messages along a stream, and changing its plumbing.
+ *
+ * Principles of operation
+ *   putnext(q, mp) is the hot path: it must not take a lock.  It loads
+ *   q->q_next, claims that queue (an atomic increment of its `active` count),
+ *   then checks that q->q_next still names it; if not, the plumbing changed
+ *   under it and it retries.  Plumbing (ust_qinsert, ust_qunlink, qprocsoff)
+ *   rewrites q_next and then waits for the claims of the queues taken out to
+ *   drain.  Because both sides use sequentially consistent operations, either
+ *   the claimer sees the new q_next, or the plumber sees the claim and waits.
+ *   A claimer may briefly increment the count of a pair that was just freed:
+ *   pairs are type-stable (queue.c), so that is harmless.
+ *
+ *   A queue whose procedures are off (QPROCSOFF: before qprocson, after
+ *   qprocsoff) is passed through: the message goes to the queue after it.
+ *
+ *   The caller of putnext must keep q itself alive: it runs inside q's
+ *   procedures, or holds a claim on q (the stream head on its own queues), or
+ *   otherwise knows q outlives the call (a driver on its own queues).
+ */
+#include <errno.h>
+#include <sched.h>
+#include <time.h>
+
+#include "strcore.h"
+
+void ust_perim_flush_pair(queue_t *q);
+
+queue_t *ust_qclaim_next(queue_t *q)
+{
+    for (;;) {
+        queue_t *nq = ust_qnext(q);
+        if (!nq)
+            return NULL;
+        atomic_fetch_add(&ust_qpv(nq)->active, 1);
+        if (ust_qnext(q) != nq) {
+            ust_qrelease(nq);
+            continue;
+        }
+        if (!(ust_qflags(nq) & QPROCSOFF))
+            return nq;
+        queue_t *nn = ust_qclaim_next(nq);
+        ust_qrelease(nq);
+        return nn;
+    }
+}
+
+void ust_qdrain_claims(queue_t *q)
+{
+    struct ust_qpriv *pv = ust_qpv(q);
+    for (int spins = 0; atomic_load(&pv->active) != 0; spins++) {
+        if (spins < 100) {
+            sched_yield();
+        } else {
+            struct timespec ts = {0, 200000};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+int putnext(queue_t *q, mblk_t *mp)
+{
+    if (!q || !mp)
+        return 0;
+    queue_t *nq = ust_qclaim_next(q);
+    if (!nq) {
+        freemsg(mp); /* end of the stream: nowhere to go */
+        return 0;
+    }
+    ust_call_put(nq, mp);
+    return 1;
+}
+
+void put(queue_t *q, mblk_t *mp)
+{
+    if (!q || !mp)
+        return;
+    atomic_fetch_add(&ust_qpv(q)->active, 1);
+    if (ust_qflags(q) & QPROCSOFF) {
+        queue_t *nq = ust_qclaim_next(q);
+        ust_qrelease(q);
+        if (nq)
+            ust_call_put(nq, mp);
+        else
+            freemsg(mp);
+        return;
+    }
+    ust_call_put(q, mp);
+}
+
+void qreply(queue_t *q, mblk_t *mp)
+{
+    if (!q || !mp) {
+        freemsg(mp);
+        return;
+    }
+    putnext(OTHERQ(q), mp);
+}
+
+/* A control message of `type` carrying n parameter bytes; NULL for data
+ * types (which putctl may not send) or when out of memory. */
+static mblk_t *ctlmsg(int type, int n, int p1, int p2)
+{
+    if (type == M_DATA || type == M_PROTO || type == M_PCPROTO || type < 0 || type > 0xff)
+        return NULL;
+    mblk_t *mp = ust_allocb_type((size_t)n, (unsigned char)type);
+    if (!mp)
+        return NULL;
+    if (n >= 1)
+        *mp->b_wptr++ = (unsigned char)p1;
+    if (n >= 2)
+        *mp->b_wptr++ = (unsigned char)p2;
+    return mp;
+}
+
+static int putctl_n(queue_t *q, int type, int n, int p1, int p2, int next)
+{
+    if (!q)
+        return 0;
+    mblk_t *mp = ctlmsg(type, n, p1, p2);
+    if (!mp)
+        return 0;
+    if (next)
+        putnext(q, mp);
+    else
+        put(q, mp);
+    return 1;
+}
+
+int putctl(queue_t *q, int type)
+{
+    return putctl_n(q, type, 0, 0, 0, 0);
+}
+int putctl1(queue_t *q, int type, int param)
+{
+    return putctl_n(q, type, 1, param, 0, 0);
+}
+int putctl2(queue_t *q, int type, int p1, int p2)
+{
+    return putctl_n(q, type, 2, p1, p2, 0);
+}
+int putnextctl(queue_t *q, int type)
+{
+    return putctl_n(q, type, 0, 0, 0, 1);
+}
+int putnextctl1(queue_t *q, int type, int param)
+{
+    return putctl_n(q, type, 1, param, 0, 1);
+}
+int putnextctl2(queue_t *q, int type, int p1, int p2)
+{
+    return putctl_n(q, type, 2, p1, p2, 1);
+}
+
+/* ---- procedures on and off ---- */
+
+void qprocson(queue_t *q)
+{
+    if (!q)
+        return;
+    queue_t *pair[2] = {RD(q), WR(q)};
+    for (int i = 0; i < 2; i++) {
+        struct ust_qpriv *pv = ust_qpv(pair[i]);
+        ust_lock(&pv->lock);
+        ust_qflag_clr(pair[i], QPROCSOFF);
+        ust_qflag_set(pair[i], QWANTR);
+        int pending = pair[i]->q_first != NULL;
+        ust_unlock(&pv->lock);
+        if (pending)
+            qenable(pair[i]);
+    }
+}
+
+void qprocsoff(queue_t *q)
+{
+    if (!q)
+        return;
+    queue_t *pair[2] = {RD(q), WR(q)};
+    for (int i = 0; i < 2; i++) {
+        struct ust_qpriv *pv = ust_qpv(pair[i]);
+        ust_lock(&pv->lock);
+        ust_qflag_set(pair[i], QPROCSOFF);
+        ust_unlock(&pv->lock);
+    }
+    atomic_thread_fence(memory_order_seq_cst);
+    for (int i = 0; i < 2; i++)
+        ust_sched_cancel(pair[i]);
+    /* Operations waiting at the perimeters for these queues (the caller may
+     * hold the perimeter, in close) are passed on or dropped. */
+    ust_perim_flush_pair(pair[0]);
+    for (int i = 0; i < 2; i++)
+        ust_qdrain_claims(pair[i]);
+}
+
+/* ---- plumbing ---- */
+
+void ust_qinsert(queue_t *above_rq, queue_t *new_rq)
+{
+    queue_t *aw = WR(above_rq);
+    queue_t *nr = RD(new_rq), *nw = WR(new_rq);
+    queue_t *below_w = ust_qnext(aw);
+    queue_t *below_r = below_w ? OTHERQ(below_w) : NULL;
+    if (below_r && ust_qnext(below_r) != RD(above_rq))
+        below_r = NULL; /* not a pair pointing back up (should not happen) */
+    __atomic_store_n(&nw->q_next, below_w, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&nr->q_next, RD(above_rq), __ATOMIC_SEQ_CST);
+    if (below_r)
+        __atomic_store_n(&below_r->q_next, nr, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&aw->q_next, nw, __ATOMIC_SEQ_CST);
+}
+
+void ust_qunlink(queue_t *rq)
+{
+    queue_t *r = RD(rq), *w = WR(rq);
+    queue_t *above_r = ust_qnext(r);
+    queue_t *below_w = ust_qnext(w);
+    queue_t *aw = above_r ? OTHERQ(above_r) : NULL;
+    queue_t *below_r = below_w ? OTHERQ(below_w) : NULL;
+    if (aw && ust_qnext(aw) == w)
+        __atomic_store_n(&aw->q_next, below_w, __ATOMIC_SEQ_CST);
+    if (below_r && ust_qnext(below_r) == r)
+        __atomic_store_n(&below_r->q_next, above_r, __ATOMIC_SEQ_CST);
+    /* Threads that loaded the old links either revalidate and retry, or hold
+     * a claim on r/w that we wait out; passing through still works meanwhile
+     * because r and w keep their own q_next until then. */
+    ust_qdrain_claims(r);
+    ust_qdrain_claims(w);
+    __atomic_store_n(&r->q_next, NULL, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&w->q_next, NULL, __ATOMIC_SEQ_CST);
+}

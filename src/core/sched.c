@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sched.c -- the STREAMS scheduler: running service procedures.
+ *
+ * Principles of operation
+ *   qenable puts a queue on a run list; scheduler threads take queues off the
+ *   lists and run their service procedures.  There is one list per scheduler
+ *   thread, and thread i prefers CPU i (it is pinned there when there are no
+ *   more threads than CPUs): qenable picks the list of the CPU it runs on, so
+ *   a service procedure tends to run where its messages are warm.  A thread
+ *   whose list is empty steals from the others before it sleeps.
+ *
+ *   Invariants, all under the queue lock:
+ *   - QENAB set  <=>  the queue is on a run list, or it was enabled while its
+ *     service procedure ran (QINSERVICE) and will be put back when it ends.
+ *   - QINSERVICE set from when a scheduler thread takes the queue until its
+ *     service procedure has returned (possibly later, on another thread, if a
+ *     perimeter deferred it).  So a queue never runs concurrently with
+ *     itself, and is on at most one list at a time.
+ *   The scheduler claims a queue (putnext.c) while it is taken off a list, so
+ *   qprocsoff waits for a service procedure about to run or running.
+ *
+ *   The stream head's queues are never scheduled: qenable calls their
+ *   head_enable hook, which wakes the sleeping reader or writer directly.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sys/cmn_err.h>
+
+#include "strcore.h"
+
+void ust_timer_shutdown(void);
+void ust_bufcall_shutdown(void);
+int ust_timer_idle_within(long long ns);
+
+#define UST_MAXSCHED 256
+
+struct runlist {
+    ust_lock_t lock;     /* guards head, tail, sleeping; after queue locks */
+    ust_cond_t wake;     /* the list's thread sleeps here */
+    queue_t *head, *tail; /* LOCK: enabled queues, linked by q_link */
+    int sleeping;        /* LOCK: the thread waits on `wake` */
+    pthread_t thread;
+    int index;
+};
+
+/* Scheduler control.  ctl_lock guards nthreads_cfg, running, stop, lists;
+ * taken before any run-list lock, never from the data path once running. */
+static ust_lock_t ctl_lock = UST_LOCK_INIT;
+static int nthreads_cfg;         /* 0: not yet decided */
+static atomic_int running;        /* threads started (0 when stopped) */
+static atomic_int stop;
+static struct runlist *lists;     /* array of `running` lists */
+static atomic_long work;           /* queues on lists + service procedures in progress */
+static _Thread_local unsigned tls_cpu_calls;
+static _Thread_local int tls_cpu = -1;
+
+static int default_threads(void)
+{
+    const char *e = getenv("USTREAMS_SCHED_THREADS");
+    if (e && *e) {
+        long n = strtol(e, NULL, 10);
+        if (n >= 1 && n <= UST_MAXSCHED)
+            return (int)n;
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1)
+        n = 1;
+    if (n > UST_MAXSCHED)
+        n = UST_MAXSCHED;
+    return (int)n;
+}
+
+int ustreams_set_sched_threads(int n)
+{
+    if (n < 1 || n > UST_MAXSCHED)
+        return EINVAL;
+    ust_lock(&ctl_lock);
+    nthreads_cfg = n;
+    ust_unlock(&ctl_lock);
+    return 0;
+}
+
+int ustreams_sched_threads(void)
+{
+    ust_lock(&ctl_lock);
+    int n = atomic_load(&running);
+    if (!n)
+        n = nthreads_cfg ? nthreads_cfg : default_threads();
+    ust_unlock(&ctl_lock);
+    return n;
+}
+
+static queue_t *list_pop(struct runlist *rl)
+{
+    UST_ASSERT_HELD(&rl->lock);
+    queue_t *q = rl->head;
+    if (q) {
+        rl->head = q->q_link;
+        if (!rl->head)
+            rl->tail = NULL;
+        q->q_link = NULL;
+        /* claim while the list lock keeps the pair from being cancelled */
+        atomic_fetch_add(&ust_qpv(q)->active, 1);
+    }
+    return q;
+}
+
+static void run_queue(queue_t *q)
+{
+    struct ust_qpriv *pv = ust_qpv(q);
+    ust_lock(&pv->lock);
+    uint_t fl = ust_qflags(q);
+    ust_qflag_clr(q, QENAB);
+    if ((fl & QPROCSOFF) || !(fl & QUSE)) {
+        ust_unlock(&pv->lock);
+        atomic_fetch_sub(&work, 1);
+        ust_qrelease(q);
+        return;
+    }
+    ust_qflag_set(q, QINSERVICE);
+    ust_unlock(&pv->lock);
+    ust_call_srv(q); /* ust_srv_done runs when the procedure has returned */
+}
+
+static void *sched_main(void *arg)
+{
+    struct runlist *rl = arg;
+    int n = atomic_load(&running);
+    for (;;) {
+        ust_lock(&rl->lock);
+        queue_t *q = list_pop(rl);
+        ust_unlock(&rl->lock);
+        if (!q) {
+            for (int k = 1; k < n && !q; k++) {
+                struct runlist *o = &lists[(rl->index + k) % n];
+                ust_lock(&o->lock);
+                q = list_pop(o);
+                ust_unlock(&o->lock);
+            }
+        }
+        if (q) {
+            run_queue(q);
+            continue;
+        }
+        ust_lock(&rl->lock);
+        if (atomic_load(&stop) && !rl->head) {
+            ust_unlock(&rl->lock);
+            break;
+        }
+        if (!rl->head) {
+            rl->sleeping = 1;
+            ust_cond_wait(&rl->wake, &rl->lock);
+            rl->sleeping = 0;
+        }
+        ust_unlock(&rl->lock);
+    }
+    return NULL;
+}
+
+void ust_sched_start(void)
+{
+    if (atomic_load_explicit(&running, memory_order_acquire))
+        return;
+    ust_lock(&ctl_lock);
+    if (atomic_load(&running)) {
+        ust_unlock(&ctl_lock);
+        return;
+    }
+    int n = nthreads_cfg ? nthreads_cfg : default_threads();
+    struct runlist *rls = calloc((size_t)n, sizeof(*rls));
+    if (!rls) {
+        ust_unlock(&ctl_lock);
+        return;
+    }
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *pin_env = getenv("USTREAMS_SCHED_PIN");
+    int pin = n <= ncpu && !(pin_env && *pin_env == '0');
+    atomic_store(&stop, 0);
+    lists = rls;
+    atomic_store_explicit(&running, n, memory_order_release);
+    int started = 0;
+    for (int i = 0; i < n; i++) {
+        ust_lock_init(&rls[i].lock);
+        ust_cond_init(&rls[i].wake);
+        rls[i].index = i;
+    }
+    for (int i = 0; i < n; i++) {
+        if (pthread_create(&rls[i].thread, NULL, sched_main, &rls[i]) != 0)
+            break;
+        started++;
+        if (pin) {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            CPU_SET(i, &set);
+            pthread_setaffinity_np(rls[i].thread, sizeof(set), &set);
+        }
+    }
+    if (started < n) { /* could not start them all: keep what runs */
+        atomic_store(&stop, 1);
+        for (int i = 0; i < started; i++) {
+            ust_lock(&rls[i].lock);
+            ust_cond_signal(&rls[i].wake);
+            ust_unlock(&rls[i].lock);
+            pthread_join(rls[i].thread, NULL);
+        }
+        atomic_store(&running, 0);
+        lists = NULL;
+        free(rls);
+        cmn_err(CE_WARN, "ustreams: cannot start scheduler threads");
+    }
+    ust_unlock(&ctl_lock);
+}
+
+static int pick_list(int n)
+{
+    if (tls_cpu < 0 || (++tls_cpu_calls & 63) == 0) {
+        int c = sched_getcpu();
+        tls_cpu = c < 0 ? 0 : c;
+    }
+    return tls_cpu % n;
+}
+
+static void list_push(queue_t *q)
+{
+    ust_sched_start();
+    int n = atomic_load_explicit(&running, memory_order_acquire);
+    if (!n) { /* no scheduler could be started: run it here */
+        atomic_fetch_add(&ust_qpv(q)->active, 1);
+        run_queue(q);
+        return;
+    }
+    int i = pick_list(n);
+    struct runlist *rl = &lists[i];
+    ust_qpv(q)->cpu = i;
+    ust_lock(&rl->lock);
+    q->q_link = NULL;
+    if (rl->tail)
+        rl->tail->q_link = q;
+    else
+        rl->head = q;
+    rl->tail = q;
+    int wake = rl->sleeping;
+    if (wake) {
+        rl->sleeping = 0;
+        ust_cond_signal(&rl->wake);
+    }
+    ust_unlock(&rl->lock);
+    if (!wake) {
+        /* Our CPU's thread is busy: wake a sleeping one to steal it. */
+        for (int k = 1; k < n; k++) {
+            struct runlist *o = &lists[(i + k) % n];
+            ust_lock(&o->lock);
+            int s = o->sleeping;
+            if (s) {
+                o->sleeping = 0;
+                ust_cond_signal(&o->wake);
+            }
+            ust_unlock(&o->lock);
+            if (s)
+                break;
+        }
+    }
+}
+
+void ust_sched_enable(queue_t *q)
+{
+    if (!q->q_qinfo || !q->q_qinfo->qi_srvp)
+        return;
+    struct ust_qpriv *pv = ust_qpv(q);
+    ust_lock(&pv->lock);
+    uint_t fl = ust_qflags(q);
+    if ((fl & (QENAB | QPROCSOFF)) || !(fl & QUSE)) {
+        ust_unlock(&pv->lock);
+        return;
+    }
+    ust_qflag_set(q, QENAB);
+    ust_unlock(&pv->lock);
+    if (fl & QINSERVICE)
+        return; /* ust_srv_done puts it back */
+    atomic_fetch_add(&work, 1);
+    list_push(q);
+}
+
+/* Called once the service procedure of d->q has returned (or was dropped). */
+void ust_srv_done(struct ust_defer *d)
+{
+    queue_t *q = d->q;
+    struct ust_qpriv *pv = ust_qpv(q);
+    ust_lock(&pv->lock);
+    uint_t fl = ust_qflags(q);
+    ust_qflag_clr(q, QINSERVICE);
+    int again = (fl & QENAB) && !(fl & QPROCSOFF);
+    if ((fl & QENAB) && !again)
+        ust_qflag_clr(q, QENAB);
+    ust_unlock(&pv->lock);
+    if (again)
+        list_push(q); /* `work` carries over to the new run */
+    else
+        atomic_fetch_sub(&work, 1);
+}
+
+void ust_sched_cancel(queue_t *q)
+{
+    int n = atomic_load(&running);
+    int i = ust_qpv(q)->cpu;
+    if (!n || i < 0 || i >= n)
+        return;
+    struct runlist *rl = &lists[i];
+    int removed = 0;
+    ust_lock(&rl->lock);
+    for (queue_t **pp = &rl->head, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->q_link) {
+        if (*pp == q) {
+            *pp = q->q_link;
+            if (rl->tail == q)
+                rl->tail = prev;
+            q->q_link = NULL;
+            removed = 1;
+            break;
+        }
+    }
+    ust_unlock(&rl->lock);
+    if (removed) {
+        struct ust_qpriv *pv = ust_qpv(q);
+        ust_lock(&pv->lock);
+        ust_qflag_clr(q, QENAB);
+        ust_unlock(&pv->lock);
+        atomic_fetch_sub(&work, 1);
+    }
+}
+
+void qenable(queue_t *q)
+{
+    if (!q)
+        return;
+    struct ust_qpriv *pv = ust_qpv(q);
+    if (pv->head_enable) {
+        pv->head_enable(q);
+        return;
+    }
+    ust_sched_enable(q);
+}
+
+void noenable(queue_t *q)
+{
+    if (!q)
+        return;
+    struct ust_qpriv *pv = ust_qpv(q);
+    ust_lock(&pv->lock);
+    ust_qflag_set(q, QNOENB);
+    ust_unlock(&pv->lock);
+}
+
+void enableok(queue_t *q)
+{
+    if (!q)
+        return;
+    struct ust_qpriv *pv = ust_qpv(q);
+    ust_lock(&pv->lock);
+    ust_qflag_clr(q, QNOENB);
+    ust_unlock(&pv->lock);
+}
+
+int ustreams_quiesce(long timeout_ms)
+{
+    long long deadline = ust_now_ns() + timeout_ms * 1000000LL;
+    int calm = 0;
+    while (calm < 3) {
+        if (atomic_load(&work) == 0 && ust_timer_idle_within(20000000LL) &&
+            atomic_load(&ust_bufcall_pending) == 0)
+            calm++;
+        else
+            calm = 0;
+        if (ust_now_ns() > deadline)
+            return ETIMEDOUT;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
+void ustreams_shutdown(void)
+{
+    ust_lock(&ctl_lock);
+    int n = atomic_load(&running);
+    if (n) {
+        atomic_store(&stop, 1);
+        for (int i = 0; i < n; i++) {
+            ust_lock(&lists[i].lock);
+            ust_cond_signal(&lists[i].wake);
+            ust_unlock(&lists[i].lock);
+        }
+        for (int i = 0; i < n; i++)
+            pthread_join(lists[i].thread, NULL);
+        atomic_store(&running, 0);
+        free(lists);
+        lists = NULL;
+        atomic_store(&stop, 0);
+    }
+    ust_unlock(&ctl_lock);
+    ust_timer_shutdown();
+    ust_bufcall_shutdown();
+}

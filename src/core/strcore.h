@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * strcore.h -- the executive's private structures and internal contracts.
+ *
+ * Modules must not include this file; it is shared by src/core, src/head,
+ * src/drivers and the tests.  Everything internal is prefixed ust_.
+ *
+ * Lock order (see docs/ARCHITECTURE.md), outermost first:
+ *   registry lock > stream head locks (src/head) > perimeter lock >
+ *   queue lock (one at a time, never two) > scheduler run-list lock >
+ *   timer lock > bufcall lock > block depot lock.
+ * No lock is held while a module procedure (put, srv, open, close, callback)
+ * runs.
+ */
+#ifndef UST_STRCORE_H
+#define UST_STRCORE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stream.h>
+#include <sys/strconf.h>
+#include <ustreams_exec.h>
+
+#include "lock.h"
+
+#define UST_FASTBUF 128   /* data bytes kept inside the data block */
+#define UST_MAXBAND 255
+
+#define UST_CONTAINER(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+
+/* ------------------------------------------------------------------------ */
+/* Deferred work: an operation waiting for a perimeter.                      */
+/* ------------------------------------------------------------------------ */
+enum ust_defer_kind {
+    UST_DEFER_PUT = 1,    /* call q's put procedure with mp */
+    UST_DEFER_SRV,        /* call q's service procedure */
+    UST_DEFER_WRITER,     /* call wfunc(q, mp) (qwriter) */
+    UST_DEFER_CALLBACK,   /* call cb(arg) (qtimeout, qbufcall) */
+};
+
+/* A node of a perimeter's FIFO of deferred operations.  It is embedded in what
+ * it describes (the message, the queue, the timer), so deferring never
+ * allocates.  While deferred, the operation holds a claim on q. */
+struct ust_defer {
+    struct ust_defer *next;
+    int kind;         /* enum ust_defer_kind */
+    int mode;         /* UST_PERIM_SHARED or UST_PERIM_EXCL needed at this level */
+    int level;        /* next perimeter level to enter (0 inner-only, 1 outer then inner) */
+    queue_t *q;
+    mblk_t *mp;
+    void (*wfunc)(queue_t *, mblk_t *);
+    void (*cb)(void *);
+    void *arg;
+    void (*done)(struct ust_defer *); /* called after the operation ran (may be NULL) */
+};
+
+/* ------------------------------------------------------------------------ */
+/* Message blocks                                                            */
+/* ------------------------------------------------------------------------ */
+/* Every msgb comes wrapped: the wrapper holds the deferral node used when the
+ * message waits for a perimeter, and the allocation state for debug checks. */
+struct ust_mblk {
+    mblk_t m;
+    struct ust_defer defer;
+    uint32_t state; /* UST_MB_LIVE / UST_MB_FREE (debug double-free check) */
+    uint8_t own;    /* 1: embedded in its data unit; 0: standalone (dupb) */
+};
+
+#define UST_MB_LIVE 0x4d424c4bu /* "MBLK" */
+#define UST_MB_FREE 0x46524545u /* "FREE" */
+
+static inline struct ust_mblk *ust_mb(mblk_t *mp)
+{
+    return UST_CONTAINER(mp, struct ust_mblk, m);
+}
+
+/* A data unit: the datab, the msgb allocated with it, and (for allocb) the
+ * buffer itself, all in one allocation.  The unit lives until db_ref drops to
+ * zero; its own msgb may be freed earlier (it is then only marked free). */
+struct ust_dunit {
+    dblk_t d;
+    struct ust_mblk own;
+    uint16_t cls;       /* size class, UST_CLS_* */
+    uint8_t own_free;   /* own msgb has been freed */
+    uint8_t pad;
+    uint32_t state;     /* UST_MB_LIVE while db_ref > 0 */
+    struct ust_dunit *cache_next; /* link while in a cache */
+    _Alignas(16) unsigned char data[]; /* the buffer (absent for esballoc) */
+};
+
+static inline struct ust_dunit *ust_du(dblk_t *db)
+{
+    return UST_CONTAINER(db, struct ust_dunit, d);
+}
+
+/* Allocate a message block of the given type with room for size bytes
+ * (b_rptr == b_wptr == db_base).  Any thread; never blocks; NULL when out of
+ * memory (or when a failure is injected). */
+mblk_t *ust_allocb_type(size_t size, unsigned char type);
+
+/* Called by freeb when a data unit is released: runs pending bufcalls. */
+void ust_bufcall_kick(void);
+/* Number of pending bufcalls (cheap check on the free path). */
+extern atomic_long ust_bufcall_pending;
+
+/* Size classes of data units (ust_dunit.cls).  A unit of class UST_CLS_128 ..
+ * UST_CLS_64K has room for 128 << (cls - UST_CLS_128) data bytes; UST_CLS_ESB
+ * has none (esballoc, allocb(0)); UST_CLS_BIG units (> 64 KiB) are sized
+ * exactly and never cached. */
+enum ust_cls {
+    UST_CLS_ESB = 0,
+    UST_CLS_128,
+    UST_CLS_256,
+    UST_CLS_512,
+    UST_CLS_1K,
+    UST_CLS_2K,
+    UST_CLS_4K,
+    UST_CLS_8K,
+    UST_CLS_16K,
+    UST_CLS_32K,
+    UST_CLS_64K,
+    UST_CLS_BIG,
+    UST_NCLS
+};
+
+/*
+ * ust_datab_alloc -- a data block of size bytes with no msgb of its own.
+ *   Context: any thread; never blocks.  db_ref is 1 (the caller's reference),
+ *   db_type M_DATA, db_base .. db_lim the buffer.  Used to give an existing
+ *   msgb a new buffer (pullupmsg): point b_datap at it, then drop the old data
+ *   block with ust_datab_rele.  Counted as a dblk, not an mblk.
+ *   Returns NULL when out of memory (or when a failure is injected).
+ */
+dblk_t *ust_datab_alloc(size_t size);
+
+/*
+ * ust_datab_rele -- drop one reference to a data block (what freeb does for
+ *   the data half of a msgb).  The last reference releases the buffer: the
+ *   esballoc free routine runs, pending bufcalls are kicked.  No lock held.
+ */
+void ust_datab_rele(dblk_t *db);
+
+/*
+ * ust_bufcall_shutdown -- stop and join the bufcall thread (called by
+ *   ustreams_shutdown).  Pending bufcalls stay registered; the thread restarts
+ *   on the next bufcall or on the next free while any is pending.  Must not be
+ *   called from a bufcall callback (it then returns without joining).
+ */
+void ust_bufcall_shutdown(void);
+
+/* ust_fail_allocs_after -- as ustreams_fail_allocs(n), but the next skip
+ *   block allocations still succeed first (tests of cleanup after a partial
+ *   failure, e.g. copymsg failing on its third block). */
+void ust_fail_allocs_after(long skip, long n);
+
+/* ust_bufcall_set_retry -- set the retry period of bufcalls in milliseconds
+ *   (default 10, the contract of bufcall(9F) here); for tests.  Affects
+ *   bufcalls registered afterwards.  Returns the previous value. */
+long ust_bufcall_set_retry(long ms);
+
+/* ------------------------------------------------------------------------ */
+/* Perimeters (synchronization levels)                                       */
+/* ------------------------------------------------------------------------ */
+#define UST_PERIM_SHARED 1
+#define UST_PERIM_EXCL 2
+
+/* A perimeter admits either any number of shared holders or one exclusive
+ * holder.  A thread that cannot enter does not wait: it appends its operation
+ * to the FIFO and returns; the thread that leaves the perimeter idle runs the
+ * FIFO.  Blocking entry (open, close) waits on the condition variable. */
+struct ust_perim {
+    ust_lock_t lock;              /* guards every field below */
+    ust_cond_t idle;              /* signalled when the perimeter drains */
+    int shared;                   /* LOCK: number of shared holders */
+    int excl;                     /* LOCK: 1 while an exclusive holder is inside */
+    int draining;                 /* LOCK: a thread is running the FIFO */
+    struct ust_defer *head, *tail; /* LOCK: deferred operations, FIFO */
+    int refs;                     /* LOCK of the registry: queues using it */
+};
+
+void ust_perim_init(struct ust_perim *p);
+
+/* ------------------------------------------------------------------------ */
+/* Queues                                                                    */
+/* ------------------------------------------------------------------------ */
+struct ust_modent;
+struct ust_qpair;
+
+/* Per-queue private state. */
+struct ust_qpriv {
+    ust_lock_t lock;          /* guards the queue's messages, counts, bands, q_flag writes */
+    atomic_int active;        /* claims: threads inside or about to enter procedures */
+    atomic_long nput;         /* put procedure calls */
+    atomic_long nsrv;         /* service procedure calls */
+    int perim_mode_put;       /* UST_PERIM_SHARED/EXCL for put at the inner perimeter, 0 none */
+    int perim_mode_srv;       /* same for the service procedure */
+    struct ust_perim *inner;  /* inner perimeter or NULL (D_MP) */
+    struct ust_defer srv_defer; /* node used when the service procedure is deferred */
+    int srv_deferred;         /* LOCK(inner): srv_defer is on the inner FIFO */
+    int cpu;                  /* scheduler list preferred at the last qenable */
+    /* Stream head hook: a head queue is not scheduled; qenable calls this. */
+    void (*head_enable)(queue_t *q);
+};
+
+/* A queue pair: q[0] the read queue, q[1] the write queue.  Pairs come from a
+ * type-stable pool: memory of a freed pair stays a pair (its locks stay
+ * initialized), which is what lets putnext load q_next and claim the queue it
+ * names without a lock (see putnext.c). */
+struct ust_qpair {
+    queue_t q[2];
+    struct ust_qpriv p[2];
+    struct ust_modent *ent;       /* registry entry of the module or driver, or NULL */
+    struct ust_perim *outer;      /* outer perimeter (D_MTOUTPERIM) or NULL */
+    int outer_mode_oc;            /* mode for open/close at the outer perimeter */
+    struct ust_perim own_perim[2]; /* storage for per-queue / per-pair inner perimeters */
+    void *stream;                 /* owning stream head (src/head), opaque here */
+    struct ust_qpair *pool_next;  /* link in the free pool */
+    atomic_int in_use;            /* 1 from ust_qalloc to ust_qfree */
+    long sched_gen;               /* scheduler bookkeeping */
+};
+
+/* QREADR never changes after allocation, but q_flag is written atomically by
+ * others: read it atomically too. */
+static inline int ust_isrd(const queue_t *q)
+{
+    return (__atomic_load_n(&q->q_flag, __ATOMIC_RELAXED) & QREADR) != 0;
+}
+
+static inline struct ust_qpair *ust_qp(queue_t *q)
+{
+    return UST_CONTAINER(q - (ust_isrd(q) ? 0 : 1), struct ust_qpair, q[0]);
+}
+
+static inline struct ust_qpriv *ust_qpv(queue_t *q)
+{
+    struct ust_qpair *qp = ust_qp(q);
+    return &qp->p[ust_isrd(q) ? 0 : 1];
+}
+
+/* Count a procedure call: written by the threads running the queue's
+ * procedures, read by tools.  A plain (relaxed) update, not an atomic
+ * increment: on the put hot path; concurrent D_MP calls may lose a count. */
+static inline void ust_stat_inc(atomic_long *c)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
+/* q_flag is written under the queue lock and read anywhere: always through
+ * these relaxed atomics. */
+static inline uint_t ust_qflags(const queue_t *q)
+{
+    return __atomic_load_n(&q->q_flag, __ATOMIC_RELAXED);
+}
+static inline void ust_qflag_set(queue_t *q, uint_t f)
+{
+    __atomic_store_n(&q->q_flag, ust_qflags(q) | f, __ATOMIC_RELAXED);
+}
+static inline void ust_qflag_clr(queue_t *q, uint_t f)
+{
+    __atomic_store_n(&q->q_flag, ust_qflags(q) & ~f, __ATOMIC_RELAXED);
+}
+static inline queue_t *ust_qnext(queue_t *q)
+{
+    return __atomic_load_n(&q->q_next, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * ust_qalloc -- allocate a queue pair for a module or driver.
+ *   Context: any thread, may allocate.  The pair is initialized from the
+ *   streamtab (qinit, module_info water marks and packet sizes), its perimeters
+ *   set up from flags (D_*), procedures off (QPROCSOFF) until qprocson.
+ *   ent may be NULL (a test head or the stream head); then flags still apply.
+ *   Returns the read queue, or NULL (ENOMEM).
+ */
+queue_t *ust_qalloc(struct streamtab *st, uint_t flags, struct ust_modent *ent);
+
+/* ust_qfree -- flush both queues (FLUSHALL), free the bands, return the pair to
+ * the pool.  The pair must be unlinked and its procedures off. */
+void ust_qfree(queue_t *rq);
+
+/* Plumbing.  The caller serializes plumbing of one stream (the stream head's
+ * plumbing lock).  ust_qinsert links the pair of new_rq directly below the pair
+ * of above_rq (above_rq's write side goes to new, new's read side to above);
+ * ust_qunlink removes it again and waits until no thread can still be entering
+ * its procedures through the old links. */
+void ust_qinsert(queue_t *above_rq, queue_t *new_rq);
+void ust_qunlink(queue_t *rq);
+
+/* ust_qclaim / ust_qrelease -- claim a queue so that its procedures may run and
+ * its q_next stays valid to follow.  ust_qclaim_next(q) claims the queue that
+ * q->q_next names (revalidating the link); it returns NULL at the end of the
+ * stream.  Queues with QPROCSOFF are passed through. */
+static inline void ust_qrelease(queue_t *q)
+{
+    atomic_fetch_sub_explicit(&ust_qpv(q)->active, 1, memory_order_release);
+}
+queue_t *ust_qclaim_next(queue_t *q);
+
+/* Wait until no claim is held on q (used by qprocsoff and unlink). */
+void ust_qdrain_claims(queue_t *q);
+
+/* Call q's put procedure (claim held by the caller, passed on to the call). The
+ * claim is released when the procedure has run, which may be later if the
+ * perimeter is busy (the call is then deferred). */
+void ust_call_put(queue_t *q, mblk_t *mp);
+
+/* Call q's service procedure from the scheduler (claim held, released by it). */
+void ust_call_srv(queue_t *q);
+
+/* Run a callback inside q's perimeter (qtimeout/qbufcall).  d is an embedded
+ * node whose done() is called after cb ran. Claim handling as ust_call_put. */
+void ust_call_cb(queue_t *q, struct ust_defer *d);
+
+/* Open and close a module or driver pair: enter its perimeters exclusively
+ * (waiting), call qi_qopen/qi_qclose, leave.  Open turns procedures on if the
+ * open routine did not; close turns them off if the close routine did not.
+ * Return the routine's result (0 or a positive errno). */
+int ust_qopen(queue_t *rq, dev_t *devp, int oflag, int sflag, cred_t *crp);
+int ust_qclose(queue_t *rq, int oflag, cred_t *crp);
+
+/* Band lookup: the qband of band pri (1..255), creating it (and every lower
+ * band) if create is set.  Queue lock held.  NULL when out of memory or absent. */
+qband_t *ust_qband(queue_t *q, unsigned char pri, int create);
+
+/* Back-enable: called after q's count (or band's) fell; if the queue (band) was
+ * wanted by a writer and has drained to its low-water mark, clear the want and
+ * full flags and enable the nearest queue behind with a service procedure.
+ * Queue lock NOT held. */
+void ust_backenable(queue_t *q, unsigned char band);
+
+/* Evaluate flow control after the count of q (band) changed, under the queue
+ * lock: sets/clears QFULL/QB_FULL; returns 1 if a back-enable is due (caller
+ * then calls ust_backenable_now after unlocking). */
+int ust_flow_update(queue_t *q, qband_t *qb);
+void ust_backenable_now(queue_t *q);
+
+/* ------------------------------------------------------------------------ */
+/* Scheduler                                                                 */
+/* ------------------------------------------------------------------------ */
+/* Schedule q's service procedure (QENAB set by the caller under the queue
+ * lock is NOT required: this is the whole of qenable).  Any thread. */
+void ust_sched_enable(queue_t *q);
+/* Remove q from the run lists and wait while its service procedure runs. */
+void ust_sched_cancel(queue_t *q);
+/* Start the scheduler threads if they are not running. */
+void ust_sched_start(void);
+
+/* ------------------------------------------------------------------------ */
+/* Registry                                                                  */
+/* ------------------------------------------------------------------------ */
+enum ust_modkind { UST_MODULE = 1, UST_DRIVER = 2 };
+
+struct ust_modent {
+    struct ust_modent *next;
+    int kind;                 /* UST_MODULE or UST_DRIVER */
+    char name[FMNAMESZ + 1];
+    struct streamtab *str;
+    uint_t flag;              /* D_* */
+    major_t major;            /* drivers */
+    struct fmodsw *fmod;      /* the registration record */
+    struct cdevsw *cdev;
+    struct ust_perim permod;  /* inner perimeter for D_MTPERMOD */
+    struct ust_perim outer;   /* outer perimeter for D_MTOUTPERIM */
+    atomic_long refs;         /* queue pairs in use (opens) */
+    atomic_long nopen;        /* opens */
+    atomic_long nclose;       /* closes */
+    int dynamic;              /* loaded from a shared object */
+    void *dlhandle;
+};
+
+/* Look up by name or major; takes a reference (refs) when ref is set. */
+struct ust_modent *ust_reg_find(const char *name, int kind);
+struct ust_modent *ust_reg_find_major(major_t major);
+void ust_reg_hold(struct ust_modent *e);
+void ust_reg_rele(struct ust_modent *e);
+
+/* Iterate over every entry under the registry lock. */
+void ust_reg_foreach(void (*fn)(struct ust_modent *e, void *arg), void *arg);
+
+/* The process-wide perimeter of legacy (non D_MP) modules. */
+extern struct ust_perim ust_legacy_perim;
+
+/* Library start: registers the built-in drivers and modules. Idempotent. */
+void ust_init(void);
+
+/* Built-in registrations (one per driver/module file). */
+void ust_builtin_register(void);
+/* Each built-in file exports one registration function, called by
+ * ust_builtin_register (src/core/builtins.c).  The module files declare their
+ * own prototype, as modules do not include this header. */
+void ust_echo_register(void);     /* src/drivers/echo.c */
+void ust_nuls_register(void);     /* src/drivers/nuls.c */
+void ust_nullmod_register(void);  /* src/modules/nullmod.c */
+void ust_srvmod_register(void);   /* src/modules/srvmod.c */
+
+#endif /* UST_STRCORE_H */

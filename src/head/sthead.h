@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sthead.h -- the stream head: private structure and internal contracts.
+ *
+ * The stream head is the queue pair at the top of every stream plus struct
+ * stdata, which holds what the system-call interface needs: options, errors,
+ * the waiters, the signal registrations, the ioctl in progress, and the
+ * descriptor.  Files of src/head/ each own one concern:
+ *   sd_fd.c     descriptor table, readiness socket, lookup/reference, waits
+ *   sd_open.c   strm_open/strm_close, name resolution, push/pop, fcntl
+ *   sd_rput.c   the head's read put procedure (messages arriving at the head)
+ *   sd_read.c   strm_read/readv, getmsg/getpmsg, I_PEEK/I_NREAD helpers
+ *   sd_write.c  strm_write/writev, putmsg/putpmsg, hold, packetization
+ *   sd_ioctl.c  strm_ioctl: every I_* and the M_IOCTL/M_COPY* protocol
+ *   sd_poll.c   strm_poll, I_SETSIG registrations and signal delivery
+ *   sd_pipe.c   strm_pipe, fattach/fdetach, I_SENDFD/I_RECVFD
+ *
+ * Lock order: sd_plumb (plumbing, may sleep) > sd_lock > queue locks.  sd_lock
+ * is never held across putnext or a module procedure, and never while
+ * waiting (ust_sd_wait drops it).  Two stream heads' sd_locks are never held
+ * together (a pipe end takes its peer's lock only after dropping its own).
+ */
+#ifndef UST_STHEAD_H
+#define UST_STHEAD_H
+
+#include <stdint.h>
+#include <stropts.h>
+#include <sys/uio.h>
+#include <ustreams.h>
+
+#include "strcore.h"
+
+/* sd_flag bits (guarded by sd_lock) */
+#define STRHUP 0x0001     /* M_HANGUP arrived: reads return 0, writes ENXIO */
+#define STRDERR 0x0002    /* read error set by M_ERROR (sd_rerror) */
+#define STWRERR 0x0004    /* write error set by M_ERROR (sd_werror) */
+#define STRCLOSE 0x0008   /* the stream is being closed */
+#define STPLEX 0x0010     /* linked under a multiplexer: no I/O */
+#define STRMREAD 0x0020   /* SO_MREADON: send M_READ before blocking a read */
+#define STRNDELON 0x0040  /* SO_NDELON: non-blocking writes ignore flow control (TTY) */
+#define STRISTTY 0x0080   /* SO_ISTTY */
+#define STRDELIM 0x0100   /* SO_DELIM: messages are delimited */
+#define STRTOSTOP 0x0200  /* SO_TOSTOP */
+#define STRHOLD 0x0400    /* SO_STRHOLD: the module allows write holding */
+#define STRPIPE 0x0800    /* one end of a pipe */
+#define STRFIFO 0x1000    /* a FIFO */
+#define STWOPEN 0x2000    /* an open is in progress */
+#define STRATTACH 0x4000  /* fattach-ed to a name */
+#define STRMPRI 0x8000    /* reserved */
+
+/* Default limits (streamio(7) and Linux Fast-STREAMS defaults). */
+#define UST_STRHIGH 65536     /* head read queue high-water mark */
+#define UST_STRLOW 16384      /* head read queue low-water mark */
+#define UST_STRMSGSZ 262144   /* largest data part of a write/putmsg */
+#define UST_STRCTLSZ 4096     /* largest control part of putmsg */
+#define UST_NSTRPUSH 64       /* most modules on one stream */
+#define UST_CLTIME_MS 15000   /* default close-time drain (I_SETCLTIME) */
+#define UST_IOCTIME_S 15      /* default I_STR timeout */
+
+struct ust_sigreg {
+    struct ust_sigreg *next;
+    pid_t pid;        /* process to signal */
+    int events;       /* S_* */
+};
+
+/* A futex-based wait point: waits are interrupted by signals the way blocking
+ * system calls are (EINTR unless the handler has SA_RESTART). */
+struct ust_waitq {
+    atomic_uint seq;      /* bumped by every wake */
+    atomic_int waiters;   /* threads waiting (wake skips the syscall if 0) */
+};
+
+struct stdata {
+    queue_t *sd_rq;              /* head read queue (q_ptr == this) */
+    queue_t *sd_wq;              /* head write queue */
+    ust_lock_t sd_lock;          /* guards every field tagged LOCK */
+    ust_lock_t sd_plumb;         /* serializes open/close/push/pop/link of this stream */
+    struct ust_waitq sd_rwait;   /* readers: data, M_ERROR, M_HANGUP, close */
+    struct ust_waitq sd_wwait;   /* writers: back-enable, M_ERROR, M_HANGUP, close */
+    struct ust_waitq sd_iwait;   /* ioctls: the one-at-a-time slot and the reply */
+    atomic_int sd_calls;         /* system calls in progress on this stream */
+    atomic_int sd_refs;          /* descriptors (fd table entries) + peer + fattach */
+
+    uint_t sd_flag;              /* LOCK: STR* */
+    int sd_rerror;               /* LOCK: read error (M_ERROR), 0 none */
+    int sd_werror;               /* LOCK: write error (M_ERROR), 0 none */
+    int sd_rdopt;                /* LOCK: read mode and protocol options (RNORM...) */
+    int sd_wropt;                /* LOCK: SNDZERO/SNDPIPE/SNDHOLD */
+    int sd_erropt;               /* LOCK: RERR*/WERR* */
+    int sd_oflag;                /* LOCK: O_NONBLOCK/O_NDELAY/O_RDWR... of the open */
+    ushort_t sd_wroff;           /* LOCK: write offset (SO_WROFF) */
+    ssize_t sd_maxblk;           /* LOCK: largest block for writes (SO_MAXBLK), INFPSZ */
+    long sd_closetime;           /* LOCK: close-time drain, ms */
+    int sd_pushcnt;              /* sd_plumb: modules pushed */
+    int sd_anchor;               /* sd_plumb: I_ANCHOR position (modules below can't be popped) */
+
+    struct ust_sigreg *sd_siglist; /* LOCK: I_SETSIG registrations */
+    int sd_sigflags;             /* LOCK: union of the registered events */
+
+    /* ioctl in progress (one per stream) */
+    int sd_iocbusy;              /* LOCK: an ioctl holds the slot */
+    uint_t sd_iocid;             /* LOCK: id of the ioctl in progress */
+    mblk_t *sd_iocblk;           /* LOCK: the reply (M_IOCACK/NAK/COPYIN/COPYOUT) */
+
+    /* write holding (SNDHOLD) */
+    mblk_t *sd_hold;             /* LOCK: held M_DATA being coalesced */
+    long long sd_holdtime;       /* LOCK: when the held message was started */
+
+    /* read state */
+    int sd_rmark;                /* LOCK: marks (MSGMARK) seen */
+    int sd_mread_sent;           /* LOCK: an M_READ is outstanding */
+
+    /* readiness socket (sd_fd.c) */
+    int sd_lfd;                  /* library end; the user's descriptors are the other end */
+    int sd_ufd;                  /* the first user descriptor (for draining tokens) */
+    int sd_rtoken;               /* LOCK: readable token is set */
+    int sd_wblock;               /* LOCK: writable is withdrawn */
+    int sd_ptoken;               /* LOCK: priority (POLLPRI) token is set */
+    int sd_hupset;               /* LOCK: hang-up shown */
+
+    /* identity */
+    struct ust_modent *sd_driver; /* the driver at the bottom */
+    dev_t sd_dev;                /* device number of the open */
+    cred_t sd_cred;              /* credentials of the opener */
+    struct stdata *sd_peer;      /* other end of a pipe (a reference) */
+    struct stdata *sd_next;      /* free list / registry link */
+    char sd_name[64];            /* name it was opened by, for I_LOOK-like tools */
+};
+
+/* ---- sd_fd.c: descriptors, lookup, readiness, waiting ---- */
+
+/* Allocate a stream head: zeroed stdata with its locks and waits initialized,
+ * and the head queue pair (ust_sd_headinit in sd_rput.c) with procedures on.
+ * NULL on ENOMEM. */
+struct stdata *ust_sd_alloc(void);
+/* Free a stream head (queues must be unlinked; no descriptor left). */
+void ust_sd_free(struct stdata *sd);
+
+/* Create the readiness socket pair and enter the user end in the descriptor
+ * table.  Returns the descriptor or -errno (EMFILE, ENFILE, ENOMEM). */
+int ust_sd_attach_fd(struct stdata *sd);
+/* Enter another descriptor for the same stream (dup, I_RECVFD). -errno. */
+int ust_sd_dup_fd(struct stdata *sd);
+/* Remove fd from the table and close it; returns the stream's remaining
+ * descriptor references (0: the caller tears the stream down). */
+int ust_sd_detach_fd(int fd, struct stdata *sd);
+
+/* Look up fd and count a call in progress (sd_calls).  On failure returns NULL
+ * with *err = EBADF (not open) or ENOSTR (open but not a stream).
+ * Every successful ust_sd_get is paired with ust_sd_put. */
+struct stdata *ust_sd_get(int fd, int *err);
+void ust_sd_put(struct stdata *sd);
+/* The stream of fd without counting a call (for isastream); NULL if none. */
+struct stdata *ust_sd_peek(int fd);
+
+/* Readiness of the descriptor, sd_lock held.  Each call makes a system call
+ * only on an edge. */
+void ust_sd_ready_read(struct stdata *sd, int on);
+void ust_sd_ready_write(struct stdata *sd, int on);
+void ust_sd_ready_pri(struct stdata *sd, int on);
+void ust_sd_ready_hup(struct stdata *sd);
+
+/* Wait on w with sd_lock held (dropped while waiting, retaken after).
+ * deadline_ns: absolute CLOCK_MONOTONIC time, or 0 for none.
+ * Returns 0 (woken, maybe spuriously: recheck), EINTR (a signal handler ran
+ * and the wait is not restarted: always for timed waits, otherwise unless the
+ * handler has SA_RESTART), ETIME (deadline passed). */
+int ust_sd_wait(struct stdata *sd, struct ust_waitq *w, long long deadline_ns);
+void ust_sd_wake(struct ust_waitq *w);
+
+/* ---- sd_rput.c: the head queue pair ---- */
+
+/* Set up sd->sd_rq/sd_wq (ust_qalloc of the head streamtab, q_ptr = sd,
+ * head_enable hooks, water marks UST_STRHIGH/UST_STRLOW). 0 or ENOMEM. */
+int ust_sd_headinit(struct stdata *sd);
+/* The stream head of a head queue, or NULL if q is not one. */
+struct stdata *ust_sd_of(queue_t *q);
+
+/* ---- sd_open.c ---- */
+
+/* Open a stream by name (see ustreams.h) and return its descriptor, or -1
+ * with errno. Resolves fattach-ed names first (sd_pipe.c). */
+int ust_sd_open(const char *path, int oflag, cred_t *cr);
+/* Push module `name` below the head (I_PUSH); 0 or errno (EINVAL unknown or
+ * a driver name or past UST_NSTRPUSH, ENXIO open failed / hung up, ...). */
+int ust_sd_push(struct stdata *sd, const char *name, cred_t *cr);
+/* Pop the topmost module (I_POP); 0 or errno (EINVAL none/anchored). */
+int ust_sd_pop(struct stdata *sd, cred_t *cr);
+/* Last reference gone: drain the write side for the close time, pop every
+ * module, close the driver, flush, free. */
+void ust_sd_teardown(struct stdata *sd);
+/* The queue just below the head on the write side, for I_LOOK/I_FIND/I_LIST
+ * (call under sd_plumb). */
+queue_t *ust_sd_top(struct stdata *sd);
+
+/* ---- sd_read.c ---- */
+ssize_t ust_sd_read(struct stdata *sd, const struct iovec *iov, int iovcnt);
+/* getpmsg: returns >= 0 (0, MORECTL|MOREDATA) or -errno. */
+int ust_sd_getpmsg(struct stdata *sd, struct strbuf *ctl, struct strbuf *data, int *bandp,
+                   int *flagsp);
+/* I_PEEK: 1 found, 0 none, -errno. */
+int ust_sd_peek_msg(struct stdata *sd, struct strpeek *pk);
+/* I_NREAD: number of messages; *bytes = data bytes of the first. */
+int ust_sd_nread(struct stdata *sd, int *bytes);
+/* Send M_READ downstream if SO_MREADON (a reader is about to block). */
+void ust_sd_mread(struct stdata *sd, size_t count);
+
+/* ---- sd_write.c ---- */
+ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt);
+/* putpmsg: 0 or -errno.  Also used by I_FDINSERT with the prepared control. */
+int ust_sd_putpmsg(struct stdata *sd, const struct strbuf *ctl, const struct strbuf *data,
+                   int band, int flags);
+/* Send the held message (SNDHOLD) downstream now, if any. */
+void ust_sd_flush_hold(struct stdata *sd);
+/* Wait until the write side can take a message of band `band` (flow control),
+ * honouring O_NONBLOCK (EAGAIN), errors and hang-up.  sd_lock held. 0/errno. */
+int ust_sd_wait_writable(struct stdata *sd, int band, int nonblock);
+/* The write error to report now (M_ERROR, hang-up ENXIO, STPLEX EINVAL), 0 if
+ * none; raises SIGPIPE when SNDPIPE asks for it.  sd_lock held. */
+int ust_sd_write_error(struct stdata *sd);
+
+/* ---- sd_ioctl.c ---- */
+/* Perform ioctl `cmd` with argument `arg` on the stream; returns the ioctl's
+ * non-negative return value, or -errno. */
+int ust_sd_ioctl(struct stdata *sd, unsigned long cmd, void *arg);
+/* Send an M_IOCTL built from iocblk fields and data downstream and wait for the
+ * reply (I_STR and the transparent protocol use it). */
+
+/* ---- sd_poll.c ---- */
+/* Deliver signals for events (S_*) to the registered processes; band is the
+ * band of an arriving message (S_BANDURG).  sd_lock held. */
+void ust_sd_sendsig(struct stdata *sd, int events, unsigned char band, int signo);
+/* The poll(2) events of the stream now (POLLIN, POLLRDNORM, POLLRDBAND, POLLPRI,
+ * POLLOUT, POLLWRNORM, POLLWRBAND, POLLERR, POLLHUP, POLLMSG).  sd_lock held. */
+short ust_sd_pollmask(struct stdata *sd, short want);
+/* Register or remove I_SETSIG events for the calling process. 0 or errno. */
+int ust_sd_setsig(struct stdata *sd, int events);
+int ust_sd_getsig(struct stdata *sd, int *events);
+
+/* ---- sd_pipe.c ---- */
+/* Resolve a name given to fattach; returns a referenced stream or NULL. */
+struct stdata *ust_fattach_lookup(const char *path);
+/* I_SENDFD / I_RECVFD */
+int ust_sd_sendfd(struct stdata *sd, int fd);
+int ust_sd_recvfd(struct stdata *sd, struct strrecvfd *rf);
+
+/* Copy-in/out with fault detection: 0 or EFAULT (addresses that cannot be
+ * valid: NULL, outside user space, unmapped). */
+int ust_copyin(const void *uaddr, void *kaddr, size_t len);
+int ust_copyout(const void *kaddr, void *uaddr, size_t len);
+
+#endif /* UST_STHEAD_H */
