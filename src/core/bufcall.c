@@ -34,7 +34,6 @@
  * Lock: the bufcall lock (below the timer lock, above the block depot lock)
  * guards the list, every record's state and the thread's control fields.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>

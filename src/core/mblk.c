@@ -47,7 +47,6 @@
  *   block depot lock (one per depot, never two at once) -- guards its depot.
  *   block stats lock -- guards the list of thread caches.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -317,12 +316,12 @@ static inline int caching(const struct ust_tcache *tc)
     return tc != NULL && atomic_load_explicit(&cache_on, memory_order_relaxed);
 }
 
-/* Pop a node of slot from the thread cache, refilling from the depot; NULL if
- * both are empty (the caller mallocs). */
-static inline void *tc_pop(struct ust_tcache *tc, int slot)
+/* Refill the empty list of slot from the depot and pop; NULL if the depot
+ * is empty too (the caller mallocs). */
+static __attribute__((noinline)) void *tc_refill(struct ust_tcache *tc, int slot)
 {
     struct tc_list *l = &tc->list[slot];
-    if (unlikely(l->head == NULL) && !depot_get(slot, l))
+    if (!depot_get(slot, l))
         return NULL;
     void *p = l->head;
     l->head = node_next(slot, p);
@@ -330,20 +329,38 @@ static inline void *tc_pop(struct ust_tcache *tc, int slot)
     return p;
 }
 
-/* Push a free node; a full list first hands half of itself to the depot. */
+/* Pop a node of slot from the thread cache (refilling from the depot). */
+static inline void *tc_pop(struct ust_tcache *tc, int slot)
+{
+    struct tc_list *l = &tc->list[slot];
+    void *p = l->head;
+    if (unlikely(p == NULL))
+        return tc_refill(tc, slot);
+    l->head = node_next(slot, p);
+    l->count--;
+    return p;
+}
+
+/* The list of slot is full: hand half of it to the depot. */
+static __attribute__((noinline)) void tc_spill(struct ust_tcache *tc, int slot)
+{
+    struct tc_list *l = &tc->list[slot];
+    uint32_t batch = tc_cap[slot] / 2;
+    void *chain = l->head, *tail = chain;
+    for (uint32_t i = 1; i < batch; i++)
+        tail = node_next(slot, tail);
+    l->head = node_next(slot, tail);
+    l->count -= batch;
+    node_set_next(slot, tail, NULL);
+    depot_put(slot, chain, batch, slot_node_bytes(slot));
+}
+
+/* Push a free node onto the thread cache. */
 static inline void tc_push(struct ust_tcache *tc, int slot, void *p)
 {
     struct tc_list *l = &tc->list[slot];
-    if (unlikely(l->count >= tc_cap[slot])) {
-        uint32_t batch = tc_cap[slot] / 2;
-        void *chain = l->head, *tail = chain;
-        for (uint32_t i = 1; i < batch; i++)
-            tail = node_next(slot, tail);
-        l->head = node_next(slot, tail);
-        l->count -= batch;
-        node_set_next(slot, tail, NULL);
-        depot_put(slot, chain, batch, slot_node_bytes(slot));
-    }
+    if (unlikely(l->count >= tc_cap[slot]))
+        tc_spill(tc, slot);
     node_set_next(slot, p, l->head);
     l->head = p;
     l->count++;
@@ -351,29 +368,37 @@ static inline void tc_push(struct ust_tcache *tc, int slot, void *p)
 
 /* ------------------------------------------------------------ data units */
 
-/* A unit able to hold size bytes, uninitialised except cls and own.own. */
-static struct ust_dunit *unit_get(struct ust_tcache *tc, size_t size)
+/* A new unit from malloc for class cls (size bytes if UST_CLS_BIG). */
+static struct ust_dunit *unit_new(int cls, size_t size)
 {
-    int cls = size_cls(size);
-    struct ust_dunit *u = NULL;
-    if (cls != UST_CLS_BIG && caching(tc))
-        u = tc_pop(tc, cls);
-    if (u == NULL) {
-        size_t cap = cls == UST_CLS_BIG ? size : cls_bytes(cls);
-        if (size > MAX_SIZE || (u = malloc(sizeof(*u) + cap)) == NULL)
-            return NULL;
-        memset(u, 0, sizeof(*u));
-        u->cls = (uint16_t)cls;
-        u->own.own = 1;
-    } else if (UST_DEBUG_ON && u->state != UST_MB_FREE) {
-        die("block cache corrupted: a cached data unit is not free", u);
-    }
+    size_t cap = cls == UST_CLS_BIG ? size : cls_bytes(cls);
+    struct ust_dunit *u;
+    if (size > MAX_SIZE || (u = malloc(sizeof(*u) + cap)) == NULL)
+        return NULL;
+    memset(u, 0, sizeof(*u));
+    u->cls = (uint16_t)cls;
+    u->own.own = 1;
+    u->state = UST_MB_FREE;
     return u;
 }
 
-static void unit_put(struct ust_tcache *tc, struct ust_dunit *u)
+/* A unit able to hold size bytes, uninitialised except cls and own.own. */
+static inline struct ust_dunit *unit_get(struct ust_tcache *tc, size_t size)
 {
-    if (u->cls != UST_CLS_BIG && caching(tc))
+    int cls = size_cls(size);
+    struct ust_dunit *u = NULL;
+    if (likely(cls != UST_CLS_BIG) && caching(tc))
+        u = tc_pop(tc, cls);
+    if (u == NULL)
+        return unit_new(cls, size);
+    if (UST_DEBUG_ON && u->state != UST_MB_FREE)
+        die("block cache corrupted: a cached data unit is not free", u);
+    return u;
+}
+
+static inline void unit_put(struct ust_tcache *tc, struct ust_dunit *u)
+{
+    if (likely(u->cls != UST_CLS_BIG) && caching(tc))
         tc_push(tc, u->cls, u);
     else
         free(u);
@@ -468,13 +493,8 @@ static void check_live(mblk_t *bp)
 
 /* ---------------------------------------------------------------- the API */
 
-/*
- * ust_allocb_type -- see strcore.h.
- *   Context: any thread; never blocks (the depot lock is a leaf held briefly).
- *   Returns the message block, or NULL (no memory, size too large, injected
- *   failure); a failure is counted.
- */
-mblk_t *ust_allocb_type(size_t size, unsigned char type)
+/* The body of allocb and ust_allocb_type, inlined into both. */
+static inline mblk_t *alloc_type(size_t size, unsigned char type)
 {
     struct ust_tcache *tc = tc_get();
     struct ust_dunit *u;
@@ -490,6 +510,17 @@ mblk_t *ust_allocb_type(size_t size, unsigned char type)
 }
 
 /*
+ * ust_allocb_type -- see strcore.h.
+ *   Context: any thread; never blocks (the depot lock is a leaf held briefly).
+ *   Returns the message block, or NULL (no memory, size too large, injected
+ *   failure); a failure is counted.
+ */
+mblk_t *ust_allocb_type(size_t size, unsigned char type)
+{
+    return alloc_type(size, type);
+}
+
+/*
  * allocb -- allocate a message block with a buffer of size bytes (allocb(9F)).
  *   Context: any thread, any context; never blocks.  pri is advisory.
  *   Returns an M_DATA block with b_rptr == b_wptr == db_base, db_ref 1, band
@@ -498,7 +529,7 @@ mblk_t *ust_allocb_type(size_t size, unsigned char type)
 mblk_t *allocb(size_t size, uint_t pri)
 {
     (void)pri;
-    return ust_allocb_type(size, M_DATA);
+    return alloc_type(size, M_DATA);
 }
 
 /*
@@ -576,14 +607,8 @@ int testb(size_t size, uint_t pri)
     int cls = size_cls(size);
     if (cls != UST_CLS_BIG && caching(tc)) {
         struct ust_dunit *u = tc_pop(tc, cls);
-        if (u == NULL) {
-            if ((u = malloc(sizeof(*u) + cls_bytes(cls))) == NULL)
-                return 0;
-            memset(u, 0, sizeof(*u));
-            u->cls = (uint16_t)cls;
-            u->own.own = 1;
-            u->state = UST_MB_FREE;
-        }
+        if (u == NULL && (u = unit_new(cls, size)) == NULL)
+            return 0;
         tc_push(tc, cls, u);
         return 1;
     }
