@@ -33,8 +33,10 @@ int ustreams_sched_threads(void);
  * timeout_ms milliseconds. */
 int ustreams_quiesce(long timeout_ms);
 
-/* Stop and join every executive thread (scheduler, timers) after running what
- * is scheduled.  The executive restarts on demand afterwards. */
+/* Stop and join every executive thread (scheduler, timer, bufcall).  Service
+ * procedures already on the run lists run first; timeouts not yet due are
+ * cancelled (they never fire); pending bufcalls wait until the executive
+ * restarts, which it does on demand. */
 void ustreams_shutdown(void);
 
 /* Make the next n block allocations fail as if memory were exhausted (0 turns

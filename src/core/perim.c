@@ -312,7 +312,6 @@ void ust_call_srv(queue_t *q)
     pv->srv_defer.q = q; /* ust_srv_done finds the queue through the node */
     if (!pv->inner && !ust_qp(q)->outer) {
         ust_stat_inc(&pv->nsrv);
-        pv->srv_defer.q = q;
         q->q_qinfo->qi_srvp(q);
         if (pv->srv_defer.done)
             pv->srv_defer.done(&pv->srv_defer);
