@@ -8,8 +8,9 @@
 #   make tsan              build-tsan/ (TSan), ctest -L threaded
 #   make install PREFIX=D  install to D (default /usr/local)
 #   make examples          install to build/stage, build examples/*.c against it
-#   make bench             build, run build/bench_micro, then the $(BENCH_SWEEP) hook
-#   make venv              .venv with matplotlib (for the bench charts)
+#   make bench             venv, build, build/bench_micro --quick, then the perftest sweep
+#                          (bench/README.md; FULL=1 to 64 KiB writes, REPEAT=N runs per point)
+#   make venv              .venv with bench/requirements.txt (matplotlib, for the charts)
 #   make format            clang-format -i (if clang-format exists)
 #   make clean / distclean
 #
@@ -54,10 +55,14 @@ TSAN_ENV := TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 # running without address randomisation avoids that.  Harmless elsewhere.
 TSAN_LAUNCH ?= $(shell setarch $$(uname -m) -R true >/dev/null 2>&1 && echo setarch $$(uname -m) -R)
 
-# Bench hooks: BENCH_DEPS are extra prerequisites of `bench` (e.g. venv),
-# BENCH_SWEEP is the command run after bench_micro (e.g. the Python sweep).
-BENCH_DEPS  ?=
-BENCH_SWEEP ?=
+# Bench hooks: BENCH_DEPS are extra prerequisites of `bench` (the venv),
+# BENCH_SWEEP is the command run after bench_micro (the Python sweep of
+# build/perftest against pipe(2) and AF_UNIX socketpairs, with the charts).
+# FULL=1 extends the sweep to 64 KiB writes; REPEAT=N runs each point N times.
+BENCH_MICRO_CSV := $(BUILD)/bench_micro.csv
+BENCH_DEPS  ?= venv
+BENCH_SWEEP ?= FULL="$(FULL)" $(VENV)/bin/python bench/sweep.py --perftest $(BUILD)/perftest \
+               $(if $(REPEAT),--repeat $(REPEAT)) --micro-csv $(BENCH_MICRO_CSV)
 
 EXAMPLES      := $(wildcard examples/*.c)
 EXAMPLE_FLAGS ?= -std=c11 -Wall -Wextra -O2 -g $(if $(filter ON,$(WERROR)),-Werror)
@@ -109,20 +114,25 @@ examples:
 bench: bench-micro bench-sweep
 
 bench-micro: all $(BENCH_DEPS)
-	@if [ -x $(BUILD)/bench_micro ]; then $(BUILD)/bench_micro; \
+	@rm -f $(BENCH_MICRO_CSV)
+	@if [ -x $(BUILD)/bench_micro ]; then $(BUILD)/bench_micro --quick --csv $(BENCH_MICRO_CSV); \
 	else echo "bench: $(BUILD)/bench_micro not built (no bench/micro.c yet)"; fi
 
-# Hook for the full sweep (perftest vs pipe/socketpair, charts).  Set
-# BENCH_SWEEP (and BENCH_DEPS = venv) when it exists.
+# The sweep (bench/sweep.py): results in bench/results/<date>/ and
+# bench/results/latest.md (a missing micro-benchmark CSV is skipped).
 bench-sweep: bench-micro
 	$(if $(strip $(BENCH_SWEEP)),$(BENCH_SWEEP),@true)
 
 venv: $(VENV)/.stamp
 
-$(VENV)/.stamp:
-	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install --upgrade pip
-	$(VENV)/bin/pip install matplotlib
+# python3 -m venv needs Debian's python3-venv; a failed creation leaves a
+# half-made .venv, so remove it and say what to install.
+$(VENV)/.stamp: bench/requirements.txt
+	@$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); \
+	    echo "make: cannot create $(VENV) with '$(PYTHON) -m venv'." >&2; \
+	    echo "      Install the venv module (Debian/Ubuntu: apt-get install python3-venv)" >&2; \
+	    echo "      and run make bench again." >&2; exit 1; }
+	$(VENV)/bin/pip install --quiet -r bench/requirements.txt
 	touch $@
 
 format:

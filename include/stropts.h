@@ -107,6 +107,7 @@ extern "C" {
 #define RMSGN 0x0002     /* message non-discard */
 #define RMODEMASK 0x0003
 #define RFILL 0x0020     /* read-fill: wait until the full count can be returned */
+#define RMREAD 0x0040    /* ustreams: send M_READ downstream before a read blocks (SO_MREADON) */
 #define RPROTDAT 0x0004  /* control part read as data */
 #define RPROTDIS 0x0008  /* control part discarded */
 #define RPROTNORM 0x0010 /* fail read with EBADMSG on a control part */

@@ -7,6 +7,10 @@
  */
 #include "strcore.h"
 
+/* Registration functions of built-ins not declared in strcore.h. */
+void ust_loop_register(void);    /* src/drivers/loop.c */
+void ust_pipemod_register(void); /* src/modules/pipemod.c */
+
 /*
  * ust_builtin_register -- register every built-in driver and module.
  *   Context: ust_init (once per process).  A failed registration is reported
@@ -18,4 +22,6 @@ void ust_builtin_register(void)
     ust_nuls_register();
     ust_nullmod_register();
     ust_srvmod_register();
+    ust_loop_register();
+    ust_pipemod_register();
 }

@@ -71,7 +71,7 @@ queue_t *ust_qalloc(struct streamtab *st, uint_t flags, struct ust_modent *ent)
         /* Never zero q_flag wholesale: QREADR must stay readable by a racing
          * putnext that still holds a stale pointer to this pair. */
         q->q_first = q->q_last = NULL;
-        q->q_next = NULL;
+        __atomic_store_n(&q->q_next, NULL, __ATOMIC_SEQ_CST);
         q->q_link = NULL;
         q->q_ptr = NULL;
         q->q_count = 0;
@@ -96,7 +96,7 @@ queue_t *ust_qalloc(struct streamtab *st, uint_t flags, struct ust_modent *ent)
         pv->srv_defer.done = ust_srv_done;
         pv->srv_defer.q = q;
         pv->srv_deferred = 0;
-        pv->cpu = -1;
+        __atomic_store_n(&pv->cpu, -1, __ATOMIC_RELAXED);
         pv->head_enable = NULL;
         ust_unlock(&pv->lock);
     }
@@ -136,7 +136,7 @@ void ust_qfree(queue_t *rq)
         qband_t *qb = q->q_bandp;
         q->q_bandp = NULL;
         q->q_nband = 0;
-        q->q_next = NULL;
+        __atomic_store_n(&q->q_next, NULL, __ATOMIC_SEQ_CST);
         ust_qflag_clr(q, QUSE);
         ust_unlock(&qp->p[i].lock);
         while (qb) {

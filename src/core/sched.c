@@ -181,14 +181,14 @@ void ust_sched_start(void)
     const char *pin_env = getenv("USTREAMS_SCHED_PIN");
     int pin = n <= ncpu && !(pin_env && *pin_env == '0');
     atomic_store(&stop, 0);
-    lists = rls;
-    atomic_store_explicit(&running, n, memory_order_release);
-    int started = 0;
     for (int i = 0; i < n; i++) {
         ust_lock_init(&rls[i].lock);
         ust_cond_init(&rls[i].wake);
         rls[i].index = i;
     }
+    lists = rls;
+    atomic_store_explicit(&running, n, memory_order_release);
+    int started = 0;
     for (int i = 0; i < n; i++) {
         if (pthread_create(&rls[i].thread, NULL, sched_main, &rls[i]) != 0)
             break;
@@ -236,7 +236,7 @@ static void list_push(queue_t *q)
     }
     int i = pick_list(n);
     struct runlist *rl = &lists[i];
-    ust_qpv(q)->cpu = i;
+    __atomic_store_n(&ust_qpv(q)->cpu, i, __ATOMIC_RELAXED);
     ust_lock(&rl->lock);
     q->q_link = NULL;
     if (rl->tail)
@@ -307,7 +307,7 @@ void ust_srv_done(struct ust_defer *d)
 void ust_sched_cancel(queue_t *q)
 {
     int n = atomic_load(&running);
-    int i = ust_qpv(q)->cpu;
+    int i = __atomic_load_n(&ust_qpv(q)->cpu, __ATOMIC_RELAXED);
     if (!n || i < 0 || i >= n)
         return;
     struct runlist *rl = &lists[i];

@@ -68,6 +68,8 @@ struct ust_sigreg {
 struct ust_waitq {
     atomic_uint seq;      /* bumped by every wake */
     atomic_int waiters;   /* threads waiting (wake skips the syscall if 0) */
+    atomic_int kicked;    /* a wake was issued since the last waiter went to sleep:
+                           * later wakes skip the syscall until a new waiter arrives */
 };
 
 struct stdata {
@@ -86,7 +88,7 @@ struct stdata {
     int sd_werror;               /* LOCK: write error (M_ERROR), 0 none */
     int sd_rdopt;                /* LOCK: read mode and protocol options (RNORM...) */
     int sd_wropt;                /* LOCK: SNDZERO/SNDPIPE/SNDHOLD */
-    int sd_erropt;               /* LOCK: RERR*/WERR* */
+    int sd_erropt;               /* LOCK: RERR* and WERR* options */
     int sd_oflag;                /* LOCK: O_NONBLOCK/O_NDELAY/O_RDWR... of the open */
     ushort_t sd_wroff;           /* LOCK: write offset (SO_WROFF) */
     ssize_t sd_maxblk;           /* LOCK: largest block for writes (SO_MAXBLK), INFPSZ */
@@ -112,7 +114,7 @@ struct stdata {
 
     /* readiness socket (sd_fd.c) */
     int sd_lfd;                  /* library end; the user's descriptors are the other end */
-    int sd_ufd;                  /* the first user descriptor (for draining tokens) */
+    int sd_ufd;                  /* library's own duplicate of the user end (tokens) */
     int sd_rtoken;               /* LOCK: readable token is set */
     int sd_wblock;               /* LOCK: writable is withdrawn */
     int sd_ptoken;               /* LOCK: priority (POLLPRI) token is set */
@@ -141,8 +143,11 @@ void ust_sd_free(struct stdata *sd);
 int ust_sd_attach_fd(struct stdata *sd);
 /* Enter another descriptor for the same stream (dup, I_RECVFD). -errno. */
 int ust_sd_dup_fd(struct stdata *sd);
+/* The same, with the lowest acceptable number and close-on-exec choice (F_DUPFD). */
+int ust_sd_dup_fd_min(struct stdata *sd, int minfd, int cloexec);
 /* Remove fd from the table and close it; returns the stream's remaining
- * descriptor references (0: the caller tears the stream down). */
+ * descriptor references (0: the caller tears the stream down), or -EBADF if fd
+ * is not a descriptor of sd (nothing is closed then). */
 int ust_sd_detach_fd(int fd, struct stdata *sd);
 
 /* Look up fd and count a call in progress (sd_calls).  On failure returns NULL
@@ -167,6 +172,13 @@ void ust_sd_ready_hup(struct stdata *sd);
  * handler has SA_RESTART), ETIME (deadline passed). */
 int ust_sd_wait(struct stdata *sd, struct ust_waitq *w, long long deadline_ns);
 void ust_sd_wake(struct ust_waitq *w);
+/* Lost wake-ups: a wake made by a thread that does not hold sd_lock (flow
+ * control relief: the back-enable hook) can fall between the caller's test and
+ * ust_sd_wait.  Such waiters capture the sequence BEFORE testing:
+ *     unsigned seq = ust_sd_wait_seq(w);  if (!ready) ust_sd_wait_from(sd, w, seq, dl);
+ * ust_sd_wait(sd, w, dl) is ust_sd_wait_from with the sequence read inside. */
+unsigned ust_sd_wait_seq(struct ust_waitq *w);
+int ust_sd_wait_from(struct stdata *sd, struct ust_waitq *w, unsigned seq, long long deadline_ns);
 
 /* ---- sd_rput.c: the head queue pair ---- */
 
@@ -175,6 +187,32 @@ void ust_sd_wake(struct ust_waitq *w);
 int ust_sd_headinit(struct stdata *sd);
 /* The stream head of a head queue, or NULL if q is not one. */
 struct stdata *ust_sd_of(queue_t *q);
+
+/* Take / drop sd_lock around work that may back-enable: getq, rmvq, flushq,
+ * flushband on the head read queue.  When the queue drains, the executive
+ * back-enables the queue behind it, which for a pipe without modules is the
+ * peer head's write queue; its hook then only wakes the peer's writers and
+ * owes the rest (readiness, S_OUTPUT) to this thread, which does it in
+ * ust_sd_unlockq after dropping sd_lock -- so two heads' sd_locks are never
+ * held together.  Plain ust_lock(&sd->sd_lock) is fine for everything else.
+ * Not recursive; ust_sd_wait may be called in between (it drops and retakes
+ * the lock itself). */
+void ust_sd_lockq(struct stdata *sd);
+void ust_sd_unlockq(struct stdata *sd);
+/* Inside ust_sd_lockq: if relief is owed (see above), drop sd_lock, do it,
+ * retake sd_lock and return 1 (the caller rechecks what it saw); else 0.
+ * Call before blocking, so that a peer's writer is not kept waiting. */
+int ust_sd_settle(struct stdata *sd);
+/* Recompute the read-side readiness tokens from the head read queue: readable
+ * while a normal message waits (or a read error / hang-up), priority while a
+ * high-priority message is at the front.  sd_lock held.  Call after removing
+ * messages from the head read queue (read, getmsg, I_FLUSH, ...). */
+void ust_sd_rready(struct stdata *sd);
+/* An ioctl reply (M_IOCACK, M_IOCNAK, M_COPYIN, M_COPYOUT) for this head:
+ * if the ioctl in progress (sd_iocbusy) has the reply's id and no reply is
+ * waiting, store it in sd_iocblk and wake sd_iwait; otherwise free it (a
+ * stale reply).  No lock held; takes sd_lock. */
+void ust_sd_ioc_reply(struct stdata *sd, mblk_t *mp);
 
 /* ---- sd_open.c ---- */
 
@@ -192,17 +230,42 @@ void ust_sd_teardown(struct stdata *sd);
 /* The queue just below the head on the write side, for I_LOOK/I_FIND/I_LIST
  * (call under sd_plumb). */
 queue_t *ust_sd_top(struct stdata *sd);
+/* Credentials of the calling process (euid/egid, real ids, pid). */
+void ust_sd_cred(cred_t *cr);
+/* The table of open streams, for tools.  strm_open registers its streams;
+ * strm_pipe must register its ends; teardown unregisters.  Idempotent.
+ * Take no stream head lock around these (tab_lock is above sd_plumb). */
+void ust_sd_register(struct stdata *sd);
+void ust_sd_unregister(struct stdata *sd);
+/* Call fn(sd, arg) for every registered stream, under the table lock: fn may
+ * take sd_lock or queue locks to look, must not open/close/push/pop. */
+void ust_sd_foreach(void (*fn)(struct stdata *sd, void *arg), void *arg);
 
 /* ---- sd_read.c ---- */
+/* read(2)/readv(2) on the stream.  iov is the caller's (already copied in)
+ * array; the buffers are user addresses (ust_copyout).  Blocking; no lock
+ * held.  Returns the byte count or -errno: EINVAL (STPLEX, total > SSIZE_MAX),
+ * EFAULT, EAGAIN, EINTR, EBADMSG, or the M_ERROR read error. */
 ssize_t ust_sd_read(struct stdata *sd, const struct iovec *iov, int iovcnt);
-/* getpmsg: returns >= 0 (0, MORECTL|MOREDATA) or -errno. */
+/* getpmsg: *flagsp is MSG_HIPRI, MSG_ANY or MSG_BAND (with *bandp), set on
+ * return to MSG_HIPRI or MSG_BAND (and *bandp to the band).  ctl/data are the
+ * caller's strbufs already copied in (NULL: part not wanted); their buf
+ * members are user addresses; len is set on return.  Blocking; no lock held.
+ * Returns >= 0 (0, MORECTL|MOREDATA) or -errno (EINVAL, EAGAIN, EINTR,
+ * EBADMSG for M_PASSFP, EFAULT, the read error). */
 int ust_sd_getpmsg(struct stdata *sd, struct strbuf *ctl, struct strbuf *data, int *bandp,
                    int *flagsp);
-/* I_PEEK: 1 found, 0 none, -errno. */
+/* I_PEEK: pk copied in, its bufs user addresses; flags 0 or RS_HIPRI (else
+ * -EINVAL).  Never blocks; takes only the read queue's lock, so sd_lock may
+ * or may not be held.  1 found (pk filled in), 0 none, -EBADMSG (M_PASSFP at
+ * the front), -EFAULT. */
 int ust_sd_peek_msg(struct stdata *sd, struct strpeek *pk);
-/* I_NREAD: number of messages; *bytes = data bytes of the first. */
+/* I_NREAD: number of messages; *bytes = data bytes of the first.  Takes only
+ * the read queue's lock (sd_lock may or may not be held). */
 int ust_sd_nread(struct stdata *sd, int *bytes);
-/* Send M_READ downstream if SO_MREADON (a reader is about to block). */
+/* Send M_READ (a long: the count wanted) downstream if SO_MREADON or RMREAD
+ * asks for it: a reader is about to block.  sd_lock NOT held (taken briefly,
+ * then the message is sent with a claim on sd_wq). */
 void ust_sd_mread(struct stdata *sd, size_t count);
 
 /* ---- sd_write.c ---- */
@@ -238,9 +301,25 @@ int ust_sd_setsig(struct stdata *sd, int events);
 int ust_sd_getsig(struct stdata *sd, int *events);
 
 /* ---- sd_pipe.c ---- */
-/* Resolve a name given to fattach; returns a referenced stream or NULL. */
+/* A pipe end's write side ends in a "pipe" queue pair (procedures off, so
+ * messages pass through it) whose write queue is cross-connected to the other
+ * end's pipe pair: sd_wq -> [modules] -> pipe wq -> peer's pipe rq -> [peer's
+ * modules] -> peer's sd_rq.  The pipe pair is not a module (sd_pushcnt does
+ * not count it) nor a driver (sd_driver is NULL); plumbing an end touches only
+ * its own queues. */
+/* Resolve a name given to fattach: the stream with one sd_refs reference
+ * taken for the caller (who drops it: the last reference tears down), or
+ * NULL if nothing is attached to path. */
 struct stdata *ust_fattach_lookup(const char *path);
-/* I_SENDFD / I_RECVFD */
+/* Called by ust_sd_teardown (sd_open.c) for a STRPIPE end instead of closing a
+ * driver, after every module of this end was popped, sd_plumb held: unlink
+ * this end from its peer (M_HANGUP to the peer, the twist cut, waiting for a
+ * concurrent close of the peer to finish with our queues) and free the pipe
+ * pair; afterwards sd_wq->q_next is NULL and only the head remains to free. */
+void ust_pipe_teardown(struct stdata *sd);
+/* I_SENDFD: 0 or errno (EINVAL not a pipe, EBADF, ENXIO, EAGAIN, EMFILE).
+ * I_RECVFD: 0 with *rf filled (kernel memory: the caller copies it out), or
+ * errno (EBADMSG, EAGAIN, ENXIO, EINTR, EMFILE).  Calls on sd in progress. */
 int ust_sd_sendfd(struct stdata *sd, int fd);
 int ust_sd_recvfd(struct stdata *sd, struct strrecvfd *rf);
 

@@ -1,0 +1,743 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Pipe benchmark sweep: build/perftest over write sizes, side by side with
+pipe(2) and AF_UNIX socketpairs, and the four charts of the OpenSS7 pipe paper.
+
+    bench/sweep.py [--perftest build/perftest] [--micro-csv FILE] [--repeat N]
+                   [--time SECONDS] [--full] [--peers-only] [--no-extras]
+                   [--out bench/results] [--date YYYY-MM-DD] [--from-raw RAW_CSV]
+
+Environment: FULL=1 is --full (sizes to 64 KiB), REPEAT=N is --repeat N.
+
+Every point is run REPEAT times (default 3) and the median kept.  Runs are
+interleaved (repetition, then size, then series) so that drift of a shared
+machine spreads over every series alike.  Output, in bench/results/<date>/:
+    raw.csv          every run
+    medians.csv      the medians the charts and tables use
+    performance.png  writes/s against log2 size
+    delay.png        seconds per write against size, with the least-squares
+                     line; intercept (per-write overhead) and slope (per-byte
+                     cost) in the legend
+    throughput.png   log bytes/s against log size
+    improvement.png  % of writes/s over pipe(2)
+    results.md       ratios, delay fit, targets, extra tables
+and the same report as bench/results/latest.md with bench/results/latest/*.png.
+--from-raw redoes the medians, charts and reports from an earlier raw.csv
+without measuring.  Timings are a report, never a test: the exit status is 0
+unless perftest could not be run at all.
+"""
+
+import argparse
+import csv
+import datetime
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+PIPE = "pipe(2)"
+UST = "ustreams"
+UST_TUNED = "ustreams -H -w -F"
+
+# label -> perftest arguments.  ustreams uses read/write (-r) like the peers and
+# like the paper's perftest_script; putmsg/getmsg appears in the options table.
+SERIES = [
+    (UST, ["-r"]),
+    (UST_TUNED, ["-r", "-H", "-w", "-F"]),
+    (PIPE, ["--peer", "pipe"]),
+    ("pipe(2) -F", ["--peer", "pipe", "-F"]),
+    ("AF_UNIX stream", ["--peer", "unix-stream"]),
+    ("AF_UNIX seqpacket", ["--peer", "unix-seqpacket"]),
+]
+
+# Options at 64 B: which stream-head feature buys what.
+OPTION_SERIES = [
+    ("-r (read/write)", ["-r"]),
+    ("putmsg/getmsg", []),
+    ("-r -H (hold)", ["-r", "-H"]),
+    ("-r -M (M_READ)", ["-r", "-M"]),
+    ("-r -w (read-fill)", ["-r", "-w"]),
+    ("-r -F (full reads)", ["-r", "-F"]),
+    ("-r -H -w -F", ["-r", "-H", "-w", "-F"]),
+]
+PUSH_COUNTS = [0, 1, 4, 8]
+# The delay line is fitted (and drawn) over sizes up to this, as in the paper:
+# past a few KiB the kernel's costs stop being linear (cache sizes, pipe
+# buffer pages) and the largest points would decide the intercept alone.
+FIT_MAX = 4096
+EXTRA_SIZE = 64
+
+MARKERS = {UST: "o", UST_TUNED: "s", PIPE: "^", "pipe(2) -F": "v",
+           "AF_UNIX stream": "D", "AF_UNIX seqpacket": "x"}
+# One colour per series in every chart (matplotlib's tab10 order).
+COLORS = {lb: f"C{i}" for i, (lb, _) in enumerate(SERIES)}
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------
+# Running perftest
+# --------------------------------------------------------------------------
+
+BLOCK_RE = re.compile(r"blockstats: mblks=(-?\d+) dblks=(-?\d+) bytes=(-?\d+)")
+
+
+class Runner:
+    def __init__(self, perftest, ttime, warmup):
+        self.perftest = perftest
+        self.ttime = ttime
+        self.warmup = warmup
+        self.raw = []          # every run, dicts
+        self.failures = []     # (description, message)
+        self.hung = 0          # ustreams runs that timed out
+
+    def run(self, group, series, size, rep, args):
+        """One perftest run of one interval; returns the result dict (also
+        kept in self.raw) or None when the run failed."""
+        cmd = [self.perftest, "--csv", "-q", "-t", str(self.ttime), "-i", "1",
+               "--warmup", str(self.warmup), "-s", str(size)] + args
+        row = {"group": group, "series": series, "size": size, "rep": rep,
+               "writes_per_s": "", "reads_per_s": "", "bytes_per_s": "",
+               "options": " ".join(args), "rc": "", "mblks": "", "dblks": "",
+               "bytes_outstanding": ""}
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True,
+                               timeout=self.ttime + self.warmup + 30)
+            rc, out, err = p.returncode, p.stdout, p.stderr
+        except subprocess.TimeoutExpired as e:
+            rc, out, err = "timeout", e.stdout or "", "perftest timed out (hung?)"
+            if "--peer" not in args:
+                self.hung += 1
+            if isinstance(out, bytes):
+                out = out.decode(errors="replace")
+        row["rc"] = rc
+        m = BLOCK_RE.search(err)
+        if m:
+            row["mblks"], row["dblks"], row["bytes_outstanding"] = map(int, m.groups())
+        lines = [ln for ln in out.splitlines() if ln.count(",") >= 5]
+        if lines:
+            f = lines[-1].split(",")
+            row["writes_per_s"] = float(f[2])
+            row["reads_per_s"] = float(f[3])
+            row["bytes_per_s"] = float(f[4])
+        self.raw.append(row)
+        if rc != 0 or not lines:
+            msg = err.strip().splitlines()
+            self.failures.append((f"{series} size {size} rep {rep}: rc {rc}",
+                                  msg[-1] if msg else "no output"))
+            return None if not lines else row
+        return row
+
+
+def median_of(rows, key="writes_per_s"):
+    vals = [r[key] for r in rows if r is not None and r[key] != ""]
+    return statistics.median(vals) if vals else None
+
+
+# --------------------------------------------------------------------------
+# Analysis
+# --------------------------------------------------------------------------
+
+def lsq(xs, ys):
+    """Least-squares line y = a + b x; returns (a, b) or (None, None)."""
+    n = len(xs)
+    if n < 2:
+        return None, None
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    if sxx == 0:
+        return None, None
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+    return my - b * mx, b
+
+
+def delay_fit(med, label, sizes):
+    pts = [(s, 1.0 / med[(label, s)]["writes_per_s"]) for s in sizes
+           if s <= FIT_MAX and med.get((label, s)) and med[(label, s)]["writes_per_s"]]
+    a, b = lsq([p[0] for p in pts], [p[1] for p in pts])
+    return (a * 1e9, b * 1e9) if a is not None else (None, None)
+
+
+def fmt_rate(v):
+    if v is None:
+        return "n/a"
+    for unit, div in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(v) >= div:
+            return f"{v / div:.2f} {unit}"
+    return f"{v:.0f}"
+
+
+def fmt_x(v):
+    return "n/a" if v is None else f"{v:.2f}×"
+
+
+def ratio(med, a, b, s, key="bytes_per_s"):
+    ra, rb = med.get((a, s)), med.get((b, s))
+    if not ra or not rb or not rb[key]:
+        return None
+    return ra[key] / rb[key]
+
+
+# --------------------------------------------------------------------------
+# Charts
+# --------------------------------------------------------------------------
+
+def size_label(s):
+    return f"{s // 1024}K" if s >= 1024 else str(s)
+
+
+def charts(med, labels, sizes, fits, outdir):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        log("sweep: matplotlib not available: no charts (make venv)")
+        return []
+
+    def series_pts(label, fn):
+        xs, ys = [], []
+        for s in sizes:
+            r = med.get((label, s))
+            if r and r["writes_per_s"]:
+                xs.append(s)
+                ys.append(fn(r, s))
+        return xs, ys
+
+    def log2_axis(ax):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(sizes)
+        ax.set_xticklabels([size_label(s) for s in sizes], fontsize=8)
+        ax.set_xlabel("write size (bytes)")
+        ax.grid(True, which="both", alpha=0.3)
+
+    made = []
+
+    def save(fig, name):
+        path = os.path.join(outdir, name)
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        made.append(path)
+
+    # performance: writes/s against log size
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for label in labels:
+        xs, ys = series_pts(label, lambda r, s: r["writes_per_s"])
+        if xs:
+            ax.plot(xs, ys, marker=MARKERS.get(label, "."),
+                    color=COLORS.get(label), label=label)
+    log2_axis(ax)
+    ax.set_yscale("log")
+    ax.set_ylabel("writes per second")
+    ax.set_title("Performance: writes/s against write size")
+    ax.legend(fontsize=8)
+    save(fig, "performance.png")
+
+    # delay: seconds per write against size (up to FIT_MAX), with the
+    # least-squares line
+    fig, ax = plt.subplots(figsize=(8, 5))
+    fit_top = max(s for s in sizes if s <= FIT_MAX)
+    for label in labels:
+        xs, ys = series_pts(label, lambda r, s: 1e6 / r["writes_per_s"])
+        xs, ys = [x for x in xs if x <= FIT_MAX], [y for x, y in zip(xs, ys) if x <= FIT_MAX]
+        if not xs:
+            continue
+        a, b = fits.get(label, (None, None))
+        leg = label if a is None else f"{label}: {a:.0f} ns + {b:.3f} ns/B"
+        line, = ax.plot(xs, ys, marker=MARKERS.get(label, "."), linestyle="none",
+                        color=COLORS.get(label), label=leg)
+        if a is not None:
+            ax.plot([0, fit_top], [a / 1e3, (a + b * fit_top) / 1e3],
+                    color=line.get_color(), linewidth=1)
+    ax.set_xlabel("write size (bytes)")
+    ax.set_ylabel("microseconds per write")
+    ax.set_xlim(left=0)
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.set_title(f"Delay: time per write, sizes ≤ {fit_top} B "
+                 "(least squares: intercept + slope)")
+    ax.legend(fontsize=8)
+    save(fig, "delay.png")
+
+    # throughput: log bytes/s against log size
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for label in labels:
+        xs, ys = series_pts(label, lambda r, s: r["writes_per_s"] * s)
+        if xs:
+            ax.plot(xs, ys, marker=MARKERS.get(label, "."),
+                    color=COLORS.get(label), label=label)
+    log2_axis(ax)
+    ax.set_yscale("log")
+    ax.set_ylabel("bytes per second")
+    ax.set_title("Throughput: bytes/s against write size")
+    ax.legend(fontsize=8)
+    save(fig, "throughput.png")
+
+    # improvement: % over pipe(2)
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for label in labels:
+        if label == PIPE:
+            continue
+        xs, ys = [], []
+        for s in sizes:
+            q = ratio(med, label, PIPE, s, "writes_per_s")
+            if q is not None:
+                xs.append(s)
+                ys.append((q - 1) * 100)
+        if xs:
+            ax.plot(xs, ys, marker=MARKERS.get(label, "."),
+                    color=COLORS.get(label), label=label)
+    ax.axhline(0, color="black", linewidth=0.8)
+    log2_axis(ax)
+    ax.set_ylabel("% improvement in writes/s over pipe(2)")
+    ax.set_title("Improvement over pipe(2)")
+    ax.legend(fontsize=8)
+    save(fig, "improvement.png")
+    return made
+
+
+# --------------------------------------------------------------------------
+# Report
+# --------------------------------------------------------------------------
+
+def machine_info():
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for ln in f:
+                if ln.startswith("model name"):
+                    cpu = ln.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    rev = "unknown"
+    try:
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.strip()
+        if dirty:
+            rev += " (with uncommitted changes)"
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    return f"{platform.node()}: {cpu}, {os.cpu_count()} CPUs, {platform.system()} " \
+           f"{platform.release()}; commit {rev}"
+
+
+def report(ctx, img_prefix):
+    med, sizes, labels = ctx["med"], ctx["sizes"], ctx["labels"]
+    L = []
+    add = L.append
+    add(f"# ustreams pipe benchmark, {ctx['date']}")
+    add("")
+    add(f"- machine: {ctx['machine']}")
+    if ctx["from_raw"]:
+        add(f"- re-plotted from `{ctx['from_raw']}` (the machine line is the re-plotting one); "
+            f"median of the runs of each point; sizes {sizes[0]}..{sizes[-1]} B")
+    else:
+        add(f"- perftest: `{ctx['perftest']} -t {ctx['ttime']} -i 1 --warmup {ctx['warmup']}`, "
+            f"{ctx['repeat']} runs per point, median kept; sizes {sizes[0]}..{sizes[-1]} B; "
+            f"sweep took {ctx['elapsed']:.0f} s")
+    add("- ustreams uses read(2)/write(2) (`-r`) like the peers; `-H -w -F` = hold "
+        "(SNDHOLD) + read-fill (RFILL) + full-size reads (64 KiB buffer)")
+    if not ctx["ust_ok"]:
+        add(f"- **ustreams was not measured**: {ctx['ust_error']}")
+    add("")
+    for name, title in (("performance", "Performance"), ("delay", "Delay"),
+                        ("throughput", "Throughput"), ("improvement", "Improvement")):
+        if name + ".png" in ctx["charts"]:
+            add(f"![{title}]({img_prefix}{name}.png)")
+    add("")
+
+    add("## Throughput relative to pipe(2) (bytes/s ratio, median)")
+    add("")
+    others = [lb for lb in labels if lb != PIPE]
+    add("| size | pipe(2) bytes/s | " + " | ".join(others) + " |")
+    add("|---:|---:|" + "---:|" * len(others))
+    for s in sizes:
+        base = med.get((PIPE, s))
+        cells = [fmt_x(ratio(med, lb, PIPE, s)) for lb in others]
+        add(f"| {s} | {fmt_rate(base['bytes_per_s']) if base else 'n/a'} | "
+            + " | ".join(cells) + " |")
+    add("")
+
+    add("## Delay: least-squares fit of seconds per write against size")
+    add("")
+    add(f"Fitted over the sizes up to {min(FIT_MAX, sizes[-1])} B: the intercept is the "
+        "per-write overhead, the slope the per-byte cost.")
+    add("")
+    add("| implementation | intercept (ns per write) | slope (ns per byte) | "
+        "intercept / pipe(2) |")
+    add("|---|---:|---:|---:|")
+    pa = ctx["fits"].get(PIPE, (None, None))[0]
+    for lb in labels:
+        a, b = ctx["fits"].get(lb, (None, None))
+        if a is None:
+            add(f"| {lb} | n/a | n/a | n/a |")
+            continue
+        rel = f"{a / pa:.2f}" if pa and pa > 0 else "n/a"
+        add(f"| {lb} | {a:.0f} | {b:.4f} | {rel} |")
+    add("")
+
+    add("## Targets")
+    add("")
+    add("| target | measured | met |")
+    add("|---|---|:-:|")
+    for t in ctx["targets"]:
+        add(f"| {t[0]} | {t[1]} | {t[2]} |")
+    add("")
+
+    if ctx["options"]:
+        add(f"## Stream-head options at {EXTRA_SIZE} B (ustreams)")
+        add("")
+        add("| options | writes/s | reads/s | bytes/s | × pipe(2) |")
+        add("|---|---:|---:|---:|---:|")
+        pbase = med.get((PIPE, EXTRA_SIZE))
+        for label, r in ctx["options"]:
+            if r is None:
+                add(f"| {label} | failed | | | |")
+                continue
+            x = r["bytes_per_s"] / pbase["bytes_per_s"] if pbase else None
+            add(f"| {label} | {fmt_rate(r['writes_per_s'])} | {fmt_rate(r['reads_per_s'])} | "
+                f"{fmt_rate(r['bytes_per_s'])} | {fmt_x(x)} |")
+        add("")
+
+    if ctx["push"]:
+        add(f"## Modules pushed (nullmod) at {EXTRA_SIZE} B (ustreams `-r -p N`)")
+        add("")
+        add("| nullmods | bytes/s | cost vs 0 |")
+        add("|---:|---:|---:|")
+        b0 = ctx["push"][0][1]
+        for n, r in ctx["push"]:
+            if r is None:
+                add(f"| {n} | failed | |")
+                continue
+            cost = f"{(1 - r['bytes_per_s'] / b0['bytes_per_s']) * 100:.1f} %" if b0 else "n/a"
+            add(f"| {n} | {fmt_rate(r['bytes_per_s'])} | {cost} |")
+        add("")
+
+    if ctx["scale"]:
+        add(f"## Two pipes at once (`--scale`), {EXTRA_SIZE} B, sum of both pairs")
+        add("")
+        add(f"| implementation | one pipe bytes/s | two pipes bytes/s | two / one |")
+        add("|---|---:|---:|---:|")
+        for label, one, two in ctx["scale"]:
+            q = two["bytes_per_s"] / one["bytes_per_s"] if one and two else None
+            add(f"| {label} | {fmt_rate(one['bytes_per_s']) if one else 'failed'} | "
+                f"{fmt_rate(two['bytes_per_s']) if two else 'failed'} | {fmt_x(q)} |")
+        add(f"\n{os.cpu_count()} CPUs: two pairs are four busy threads (plus the executive's "
+            "scheduler threads for ustreams).")
+        add("")
+
+    add("## Message blocks outstanding after each ustreams run")
+    add("")
+    bs = ctx["blocks"]
+    if bs["runs"]:
+        verdict = "zero" if bs["nonzero"] == 0 else f"**NOT zero in {bs['nonzero']} runs**"
+        add(f"{bs['runs']} ustreams runs; after both ends closed and `ustreams_quiesce`, "
+            f"`ustreams_blockstats` was {verdict} (largest seen: mblks={bs['max'][0]}, "
+            f"dblks={bs['max'][1]}, bytes={bs['max'][2]}).")
+    else:
+        add("No ustreams run reported block counters.")
+    add("")
+
+    if ctx["micro"]:
+        add("## Micro-benchmarks (build/bench_micro --quick)")
+        add("")
+        add("| operation | ns/op | ops/s |")
+        add("|---|---:|---:|")
+        for r in ctx["micro"]:
+            add(f"| {r.get('name', '')} | {r.get('ns_per_op', '')} | "
+                f"{fmt_rate(float(r['ops_per_s'])) if r.get('ops_per_s') else ''} |")
+        add("")
+
+    if ctx["failures"]:
+        add("## Failed runs")
+        add("")
+        for what, msg in ctx["failures"][:30]:
+            add(f"- {what}: `{msg}`")
+        if len(ctx["failures"]) > 30:
+            add(f"- ... and {len(ctx['failures']) - 30} more (see raw.csv, column rc)")
+        add("")
+    add("Raw data: `raw.csv` (every run), `medians.csv`. Timings from a shared machine are "
+        "a report, not a test; compare ratios taken in the same run.")
+    return "\n".join(L) + "\n"
+
+
+def targets(med, sizes, fits):
+    out = []
+    small = [s for s in sizes if s <= 128]
+
+    def min_ratio(label):
+        rs = [(ratio(med, label, PIPE, s), s) for s in small]
+        rs = [r for r in rs if r[0] is not None]
+        return min(rs) if rs else (None, None)
+
+    def verdict(v, need):
+        return "n/a" if v is None else ("met" if v >= need else "not met")
+
+    for label, need in ((UST, 5), (UST_TUNED, 10)):
+        r, s = min_ratio(label)
+        what = "n/a" if r is None else f"{r:.2f}× (smallest, at {s} B)"
+        out.append((f"writes ≤ 128 B, {label}: ≥ {need}× pipe(2)", what, verdict(r, need)))
+
+    def best_at(size):
+        cands = [(ratio(med, lb, PIPE, size), lb) for lb in (UST, UST_TUNED)]
+        cands = [c for c in cands if c[0] is not None]
+        return max(cands) if cands else (None, None)
+
+    for size, need, name in ((4096, 2, "4096 B"), (65536, 1, "64 KiB")):
+        if size not in sizes:
+            out.append((f"{name}: ≥ {need}× pipe(2)", "not measured (FULL=1 make bench)", "n/a"))
+            continue
+        r, lb = best_at(size)
+        what = "n/a" if r is None else f"{r:.2f}× ({lb})"
+        out.append((f"{name}: ≥ {need}× pipe(2) (best ustreams configuration)", what,
+                    verdict(r, need)))
+
+    pa = fits.get(PIPE, (None, None))[0]
+    for label in (UST, UST_TUNED):
+        ua = fits.get(label, (None, None))[0]
+        if ua is None or pa is None:
+            out.append((f"delay intercept, {label}: ≤ 1/5 of pipe(2)", "n/a", "n/a"))
+            continue
+        if pa <= 0:
+            out.append((f"delay intercept, {label}: ≤ 1/5 of pipe(2)",
+                        f"{ua:.0f} ns vs {pa:.0f} ns: pipe(2)'s fit has no positive intercept",
+                        "n/a"))
+            continue
+        q = ua / pa
+        out.append((f"delay intercept, {label}: ≤ 1/5 of pipe(2)",
+                    f"{ua:.0f} ns vs {pa:.0f} ns = {q:.2f}", "met" if q <= 0.2 else "not met"))
+    return out
+
+
+# --------------------------------------------------------------------------
+# Main
+# --------------------------------------------------------------------------
+
+def write_csv(path, rows, fields):
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+
+
+def parse_args():
+    env_full = os.environ.get("FULL", "") not in ("", "0", "no", "false")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--perftest", default="build/perftest")
+    ap.add_argument("--micro-csv", help="CSV from build/bench_micro --csv, for the report")
+    ap.add_argument("--repeat", type=int, default=int(os.environ.get("REPEAT", "3")))
+    ap.add_argument("--time", type=float, default=0.4, help="seconds per run (perftest -t)")
+    ap.add_argument("--warmup", type=float, default=0.05)
+    ap.add_argument("--full", action="store_true", default=env_full,
+                    help="sizes up to 64 KiB (also FULL=1)")
+    ap.add_argument("--peers-only", action="store_true", help="skip ustreams")
+    ap.add_argument("--no-extras", action="store_true",
+                    help="skip the options/modules/scale tables")
+    ap.add_argument("--from-raw", metavar="RAW_CSV",
+                    help="measure nothing: redo medians, charts and report from a raw.csv")
+    ap.add_argument("--out", default="bench/results")
+    ap.add_argument("--date", default=datetime.date.today().isoformat())
+    return ap.parse_args()
+
+
+def probe_ustreams(a):
+    """(usable, why not): can perftest run a ustreams pipe at all?"""
+    if a.peers_only:
+        return False, "skipped (--peers-only)"
+    try:
+        p = subprocess.run([a.perftest, "--csv", "-q", "-t", "0.05", "-r"],
+                           capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        return False, "perftest hung (no result in 60 s)"
+    if p.returncode != 0 or not p.stdout.strip():
+        return False, (p.stderr.strip().splitlines() or ["no output"])[-1]
+    return True, ""
+
+
+def make_plan(a, sizes, series, ust_ok):
+    plan = []  # (group, label, size, rep, args)
+    for rep in range(a.repeat):
+        for s in sizes:
+            for lb, args in series:
+                plan.append(("sweep", lb, s, rep, args))
+        if a.no_extras:
+            continue
+        if ust_ok:
+            for lb, args in OPTION_SERIES:
+                plan.append(("options", lb, EXTRA_SIZE, rep, args))
+            for n in PUSH_COUNTS:
+                plan.append(("push", f"-p {n}", EXTRA_SIZE, rep, ["-r", "-p", str(n)]))
+        scale_impls = ([(UST, ["-r"])] if ust_ok else []) + [(PIPE, ["--peer", "pipe"])]
+        for lb, args in scale_impls:
+            plan.append(("scale", f"{lb} one", EXTRA_SIZE, rep, args))
+            plan.append(("scale", f"{lb} two", EXTRA_SIZE, rep, args + ["--scale"]))
+    return plan
+
+
+def measure(a, runner, plan, started):
+    """Run the plan; returns {(group, label, size): [row or None per run]}."""
+    per_run = a.time + a.warmup + 0.05
+    log(f"sweep: {len(plan)} runs of ~{per_run:.2f} s (~{len(plan) * per_run / 60:.1f} min), "
+        f"{a.repeat} repetitions")
+    results = {}
+    for i, (group, lb, s, rep, args) in enumerate(plan, 1):
+        if runner.hung >= 3 and "--peer" not in args:
+            if runner.hung == 3:
+                log("sweep: 3 ustreams runs hung: skipping the remaining ustreams runs")
+                runner.failures.append(("ustreams", "3 runs hung; the rest were skipped"))
+                runner.hung += 1
+            results.setdefault((group, lb, s), []).append(None)
+            continue
+        r = runner.run(group, lb, s, rep, args)
+        results.setdefault((group, lb, s), []).append(r)
+        if i % 10 == 0 or i == len(plan) or r is None:
+            el = time.monotonic() - started
+            eta = el / i * (len(plan) - i)
+            got = f"{r['writes_per_s']:.3g} writes/s" if r else "FAILED"
+            log(f"[{i:4d}/{len(plan)}] {el:5.0f} s, ~{eta:3.0f} s left  "
+                f"{group:7s} {lb:18s} {s:6d} B rep {rep}: {got}")
+    return results
+
+
+def load_raw(path, runner):
+    """Rebuild the results of a sweep from its raw.csv (--from-raw)."""
+    results = {}
+    with open(path) as f:
+        for row in csv.DictReader(f):
+            for k in ("writes_per_s", "reads_per_s", "bytes_per_s", "mblks", "dblks",
+                      "bytes_outstanding"):
+                if row.get(k, "") != "":
+                    row[k] = float(row[k]) if "per_s" in k else int(row[k])
+            row["size"] = int(row["size"])
+            runner.raw.append(row)
+            ok = row["writes_per_s"] != ""
+            if row["rc"] != "0":
+                runner.failures.append((f"{row['series']} size {row['size']} rep {row['rep']}: "
+                                        f"rc {row['rc']}", "see raw.csv"))
+            results.setdefault((row["group"], row["series"], row["size"]), []).append(
+                row if ok else None)
+    return results
+
+
+def main():
+    a = parse_args()
+    started = time.monotonic()
+    runner = Runner(a.perftest, a.time, a.warmup)
+    if a.from_raw:
+        results = load_raw(a.from_raw, runner)
+        sizes = sorted({s for (g, _, s) in results if g == "sweep"})
+        present = {lb for (g, lb, _) in results if g == "sweep"}
+        ust_ok = any(r is not None for s in sizes for r in results.get(("sweep", UST, s), []))
+        ust_error = "no ustreams rows in the raw data"
+        labels = [lb for lb, _ in SERIES if lb in present]
+    else:
+        if not (os.path.isfile(a.perftest) and os.access(a.perftest, os.X_OK)):
+            log(f"sweep: {a.perftest} not found: build it first (make)")
+            return 2
+        top = 65536 if a.full else 4096
+        sizes = [1 << i for i in range(0, top.bit_length())]
+        ust_ok, ust_error = probe_ustreams(a)
+        if not ust_ok:
+            log(f"sweep: ustreams perftest failed ({ust_error}); measuring the peers only")
+        series = [(lb, args) for lb, args in SERIES if ust_ok or not lb.startswith("ustreams")]
+        labels = [lb for lb, _ in series]
+        log(f"sweep: sizes {sizes[0]}..{sizes[-1]}")
+        results = measure(a, runner, make_plan(a, sizes, series, ust_ok), started)
+    elapsed = time.monotonic() - started
+    outdir = os.path.join(a.out, a.date)
+    os.makedirs(outdir, exist_ok=True)
+    if not a.from_raw:
+        write_csv(os.path.join(outdir, "raw.csv"), runner.raw,
+                  ["group", "series", "size", "rep", "writes_per_s", "reads_per_s",
+                   "bytes_per_s", "options", "rc", "mblks", "dblks", "bytes_outstanding"])
+    return write_report(a, runner, results, sizes, labels, ust_ok, ust_error, outdir, elapsed)
+
+
+def write_report(a, runner, results, sizes, labels, ust_ok, ust_error, outdir, elapsed):
+    # Medians
+    med = {}
+    med_rows = []
+    for (group, lb, s), rows in results.items():
+        good = [r for r in rows if r is not None]
+        if not good:
+            continue
+        m = {k: median_of(good, k) for k in ("writes_per_s", "reads_per_s", "bytes_per_s")}
+        m.update(group=group, series=lb, size=s, n=len(good))
+        med_rows.append(m)
+        if group == "sweep":
+            med[(lb, s)] = m
+
+    def get(group, lb, s=EXTRA_SIZE):
+        return next((m for m in med_rows if (m["group"], m["series"], m["size"]) == (group, lb, s)),
+                    None)
+
+    fits = {lb: delay_fit(med, lb, sizes) for lb in labels}
+    write_csv(os.path.join(outdir, "medians.csv"), med_rows,
+              ["group", "series", "size", "writes_per_s", "reads_per_s", "bytes_per_s", "n"])
+    made = charts(med, labels, sizes, fits, outdir)
+
+    micro = []
+    if a.micro_csv and not os.path.exists(a.micro_csv):
+        log(f"sweep: no {a.micro_csv}: no micro-benchmark table")
+    elif a.micro_csv:
+        try:
+            with open(a.micro_csv) as f:
+                micro = list(csv.DictReader(f))
+            dest = os.path.join(outdir, "micro.csv")
+            if os.path.abspath(a.micro_csv) != os.path.abspath(dest):
+                shutil.copy(a.micro_csv, dest)
+        except OSError as e:
+            log(f"sweep: --micro-csv {a.micro_csv}: {e}")
+
+    ust_rows = [r for r in runner.raw if r["mblks"] != ""]
+    nonzero = [r for r in ust_rows if r["mblks"] or r["dblks"] or r["bytes_outstanding"]]
+    blocks = {"runs": len(ust_rows), "nonzero": len(nonzero),
+              "max": tuple(max((r[k] for r in ust_rows), default=0)
+                           for k in ("mblks", "dblks", "bytes_outstanding"))}
+    have = {g for (g, _, _) in results}
+    scale = [(lb, get("scale", f"{lb} one"), get("scale", f"{lb} two"))
+             for lb in ([UST] if ust_ok else []) + [PIPE] if "scale" in have]
+    ctx = {
+        "date": a.date, "machine": machine_info(), "perftest": a.perftest, "ttime": a.time,
+        "warmup": a.warmup, "repeat": a.repeat, "elapsed": elapsed, "from_raw": a.from_raw,
+        "ust_ok": ust_ok, "ust_error": ust_error, "med": med, "sizes": sizes,
+        "labels": labels, "fits": fits, "charts": [os.path.basename(p) for p in made],
+        "targets": targets(med, sizes, fits) if ust_ok else [],
+        "options": [(lb, get("options", lb)) for lb, _ in OPTION_SERIES]
+        if ust_ok and "options" in have else [],
+        "push": [(n, get("push", f"-p {n}")) for n in PUSH_COUNTS]
+        if ust_ok and "push" in have else [],
+        "scale": scale, "blocks": blocks, "micro": micro, "failures": runner.failures,
+    }
+    with open(os.path.join(outdir, "results.md"), "w") as f:
+        f.write(report(ctx, ""))
+
+    # Stable copies for links: bench/results/latest.md + bench/results/latest/*.png
+    latest = os.path.join(a.out, "latest")
+    os.makedirs(latest, exist_ok=True)
+    for p in made:
+        shutil.copy(p, latest)
+    with open(os.path.join(a.out, "latest.md"), "w") as f:
+        f.write(report(ctx, "latest/").replace(
+            "Raw data: `raw.csv`", f"Raw data: `{a.date}/raw.csv`").replace(
+            "`medians.csv`", f"`{a.date}/medians.csv`"))
+
+    log(f"sweep: done in {elapsed:.0f} s: {outdir}/results.md "
+        f"({len(runner.failures)} failed runs)")
+    print(report(ctx, outdir + "/"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,446 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sd_fd.c -- stream descriptors: the table, readiness, lookup and waiting.
+ *
+ * Principles of operation
+ *   A stream's descriptor is one end (U) of an AF_UNIX stream socket pair whose
+ *   other end (L) the library keeps.  The kernel's own poll/epoll/select then
+ *   report the stream's readiness, driven by the library on edges only:
+ *     readable   a token byte sent L -> U   (POLLIN)
+ *     priority   an out-of-band byte L -> U (POLLPRI)
+ *     unwritable 512 bytes sent U -> L, filling U's tiny send buffer (no POLLOUT)
+ *     hang-up    shutdown of L               (POLLHUP, POLLIN)
+ *   Tokens are set when the state appears and taken away lazily, when a reader
+ *   or writer finds the state gone, so a busy stream makes no system call.
+ *   The library reads and writes U through its own duplicate (sd_ufd), so the
+ *   user may close or dup descriptors freely.
+ *
+ *   The table maps descriptor numbers to streams: 1024 chunks of 1024 slots,
+ *   allocated on demand and never freed, read without a lock.  Stream heads
+ *   come from a type-stable pool (never returned to malloc), so ust_sd_get may
+ *   count a call on a head that is being closed: it rechecks the slot after
+ *   counting, and teardown waits for the calls to drain.
+ *
+ *   Waiting uses a futex on a sequence number (struct ust_waitq): an untimed
+ *   FUTEX_WAIT is interrupted by a signal handler exactly as a blocking system
+ *   call is (restarted with SA_RESTART, EINTR without).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sthead.h"
+
+#define CHUNK_BITS 10
+#define CHUNK (1 << CHUNK_BITS)
+#define NCHUNKS 1024
+
+/* tab_lock guards chunk allocation and slot writes; reads are atomic loads. */
+static ust_lock_t tab_lock = UST_LOCK_INIT;
+static struct stdata **chunks[NCHUNKS];
+
+/* pool_lock guards pool (free stream heads); leaf lock. */
+static ust_lock_t pool_lock = UST_LOCK_INIT;
+static struct stdata *pool;
+
+static struct stdata **slot(int fd, int create)
+{
+    if (fd < 0 || fd >= CHUNK * NCHUNKS)
+        return NULL;
+    struct stdata **c = __atomic_load_n(&chunks[fd >> CHUNK_BITS], __ATOMIC_ACQUIRE);
+    if (!c && create) {
+        c = calloc(CHUNK, sizeof(*c));
+        if (!c)
+            return NULL;
+        struct stdata **expected = NULL;
+        if (!__atomic_compare_exchange_n(&chunks[fd >> CHUNK_BITS], &expected, c, 0,
+                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            free(c);
+            c = expected;
+        }
+    }
+    return c ? &c[fd & (CHUNK - 1)] : NULL;
+}
+
+static struct stdata *slot_get(int fd)
+{
+    struct stdata **s = slot(fd, 0);
+    return s ? __atomic_load_n(s, __ATOMIC_ACQUIRE) : NULL;
+}
+
+struct stdata *ust_sd_alloc(void)
+{
+    ust_lock(&pool_lock);
+    struct stdata *sd = pool;
+    if (sd)
+        pool = sd->sd_next;
+    ust_unlock(&pool_lock);
+    if (!sd) {
+        sd = calloc(1, sizeof(*sd));
+        if (!sd)
+            return NULL;
+        ust_lock_init(&sd->sd_lock);
+        ust_lock_init(&sd->sd_plumb);
+    }
+    /* Reset everything but the locks, which stay initialized for the life of
+     * the pool, and the wait sequences, which only ever grow. */
+    ust_lock(&sd->sd_lock);
+    sd->sd_rq = sd->sd_wq = NULL;
+    atomic_store(&sd->sd_calls, 0);
+    atomic_store(&sd->sd_refs, 0);
+    sd->sd_flag = 0;
+    sd->sd_rerror = sd->sd_werror = 0;
+    sd->sd_rdopt = RNORM | RPROTNORM;
+    sd->sd_wropt = 0;
+    sd->sd_erropt = RERRNORM | WERRNORM;
+    sd->sd_oflag = 0;
+    sd->sd_wroff = 0;
+    sd->sd_maxblk = INFPSZ;
+    sd->sd_closetime = UST_CLTIME_MS;
+    sd->sd_pushcnt = 0;
+    sd->sd_anchor = 0;
+    sd->sd_siglist = NULL;
+    __atomic_store_n(&sd->sd_sigflags, 0, __ATOMIC_RELAXED);
+    sd->sd_iocbusy = 0;
+    sd->sd_iocid = 0;
+    sd->sd_iocblk = NULL;
+    sd->sd_hold = NULL;
+    sd->sd_holdtime = 0;
+    sd->sd_rmark = 0;
+    __atomic_store_n(&sd->sd_mread_sent, 0, __ATOMIC_RELAXED);
+    sd->sd_lfd = sd->sd_ufd = -1;
+    __atomic_store_n(&sd->sd_rtoken, 0, __ATOMIC_RELAXED);
+    sd->sd_wblock = sd->sd_ptoken = sd->sd_hupset = 0;
+    sd->sd_driver = NULL;
+    sd->sd_dev = 0;
+    memset(&sd->sd_cred, 0, sizeof(sd->sd_cred));
+    sd->sd_peer = NULL;
+    sd->sd_next = NULL;
+    sd->sd_name[0] = '\0';
+    ust_unlock(&sd->sd_lock);
+    if (ust_sd_headinit(sd) != 0) {
+        ust_lock(&pool_lock);
+        sd->sd_next = pool;
+        pool = sd;
+        ust_unlock(&pool_lock);
+        return NULL;
+    }
+    return sd;
+}
+
+void ust_sd_free(struct stdata *sd)
+{
+    if (!sd)
+        return;
+    ust_lock(&sd->sd_lock);
+    struct ust_sigreg *r = sd->sd_siglist;
+    sd->sd_siglist = NULL;
+    mblk_t *hold = sd->sd_hold, *ioc = sd->sd_iocblk;
+    sd->sd_hold = sd->sd_iocblk = NULL;
+    int lfd = sd->sd_lfd, ufd = sd->sd_ufd;
+    sd->sd_lfd = sd->sd_ufd = -1;
+    queue_t *rq = sd->sd_rq;
+    sd->sd_rq = sd->sd_wq = NULL;
+    ust_unlock(&sd->sd_lock);
+    while (r) {
+        struct ust_sigreg *n = r->next;
+        free(r);
+        r = n;
+    }
+    freemsg(hold);
+    freemsg(ioc);
+    if (rq) {
+        qprocsoff(rq);
+        ust_qfree(rq);
+    }
+    if (lfd >= 0)
+        close(lfd);
+    if (ufd >= 0)
+        close(ufd);
+    ust_lock(&pool_lock);
+    sd->sd_next = pool;
+    pool = sd;
+    ust_unlock(&pool_lock);
+}
+
+static int table_enter(int fd, struct stdata *sd)
+{
+    ust_lock(&tab_lock);
+    struct stdata **s = slot(fd, 1);
+    if (!s) {
+        ust_unlock(&tab_lock);
+        return -ENOMEM;
+    }
+    __atomic_store_n(s, sd, __ATOMIC_RELEASE);
+    atomic_fetch_add(&sd->sd_refs, 1);
+    ust_unlock(&tab_lock);
+    return fd;
+}
+
+int ust_sd_attach_fd(struct stdata *sd)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0)
+        return -errno;
+    int own = fcntl(sv[0], F_DUPFD_CLOEXEC, 0);
+    if (own < 0) {
+        int e = errno;
+        close(sv[0]);
+        close(sv[1]);
+        return -e;
+    }
+    int small = 1; /* the kernel rounds up to its minimum */
+    setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+    ust_lock(&sd->sd_lock);
+    sd->sd_ufd = own;
+    sd->sd_lfd = sv[1];
+    ust_unlock(&sd->sd_lock);
+    int r = table_enter(sv[0], sd);
+    if (r < 0) {
+        close(sv[0]);
+        return r;
+    }
+    return sv[0];
+}
+
+int ust_sd_dup_fd(struct stdata *sd)
+{
+    return ust_sd_dup_fd_min(sd, 0, 1);
+}
+
+int ust_sd_dup_fd_min(struct stdata *sd, int minfd, int cloexec)
+{
+    int fd = fcntl(sd->sd_ufd, cloexec ? F_DUPFD_CLOEXEC : F_DUPFD, minfd);
+    if (fd < 0)
+        return -errno;
+    int r = table_enter(fd, sd);
+    if (r < 0)
+        close(fd);
+    return r;
+}
+
+int ust_sd_detach_fd(int fd, struct stdata *sd)
+{
+    ust_lock(&tab_lock);
+    struct stdata **s = slot(fd, 0);
+    if (!s || __atomic_load_n(s, __ATOMIC_ACQUIRE) != sd) {
+        ust_unlock(&tab_lock);
+        return -EBADF; /* not (any more) a descriptor of this stream */
+    }
+    __atomic_store_n(s, NULL, __ATOMIC_RELEASE);
+    ust_unlock(&tab_lock);
+    close(fd);
+    return atomic_fetch_sub(&sd->sd_refs, 1) - 1;
+}
+
+struct stdata *ust_sd_get(int fd, int *err)
+{
+    struct stdata *sd = slot_get(fd);
+    if (sd) {
+        atomic_fetch_add(&sd->sd_calls, 1);
+        if (slot_get(fd) == sd)
+            return sd;
+        ust_sd_put(sd);
+    }
+    if (err)
+        *err = (fd >= 0 && fcntl(fd, F_GETFD) >= 0) ? ENOSTR : EBADF;
+    return NULL;
+}
+
+void ust_sd_put(struct stdata *sd)
+{
+    atomic_fetch_sub(&sd->sd_calls, 1);
+}
+
+struct stdata *ust_sd_peek(int fd)
+{
+    return slot_get(fd);
+}
+
+/* ---- readiness (sd_lock held) ---- */
+
+static void drain(int fd, int flags)
+{
+    char buf[1024];
+    while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT | flags) > 0)
+        ;
+}
+
+void ust_sd_ready_read(struct stdata *sd, int on)
+{
+    UST_ASSERT_HELD(&sd->sd_lock);
+    if (sd->sd_lfd < 0 || sd->sd_hupset || on == sd->sd_rtoken)
+        return;
+    if (on) {
+        if (send(sd->sd_lfd, "r", 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1)
+            __atomic_store_n(&sd->sd_rtoken, 1, __ATOMIC_RELAXED);
+    } else {
+        drain(sd->sd_ufd, 0);
+        __atomic_store_n(&sd->sd_rtoken, 0, __ATOMIC_RELAXED);
+    }
+}
+
+void ust_sd_ready_pri(struct stdata *sd, int on)
+{
+    UST_ASSERT_HELD(&sd->sd_lock);
+    if (sd->sd_lfd < 0 || sd->sd_hupset || on == sd->sd_ptoken)
+        return;
+    if (on) {
+        if (send(sd->sd_lfd, "p", 1, MSG_DONTWAIT | MSG_NOSIGNAL | MSG_OOB) == 1)
+            sd->sd_ptoken = 1;
+    } else {
+        char c;
+        recv(sd->sd_ufd, &c, 1, MSG_DONTWAIT | MSG_OOB);
+        sd->sd_ptoken = 0;
+    }
+}
+
+void ust_sd_ready_write(struct stdata *sd, int on)
+{
+    UST_ASSERT_HELD(&sd->sd_lock);
+    if (sd->sd_lfd < 0 || sd->sd_hupset || on == !sd->sd_wblock)
+        return;
+    if (!on) {
+        static const char fill[512];
+        if (send(sd->sd_ufd, fill, sizeof(fill), MSG_DONTWAIT | MSG_NOSIGNAL) > 0)
+            sd->sd_wblock = 1;
+    } else {
+        drain(sd->sd_lfd, 0);
+        sd->sd_wblock = 0;
+    }
+}
+
+void ust_sd_ready_hup(struct stdata *sd)
+{
+    UST_ASSERT_HELD(&sd->sd_lock);
+    if (sd->sd_lfd < 0 || sd->sd_hupset)
+        return;
+    drain(sd->sd_lfd, 0); /* a hung-up stream is never blocked for writing */
+    sd->sd_wblock = 0;
+    shutdown(sd->sd_lfd, SHUT_RDWR);
+    sd->sd_hupset = 1;
+}
+
+/* ---- waiting ---- */
+
+static long futex(atomic_uint *addr, int op, unsigned val, const struct timespec *ts)
+{
+    return syscall(SYS_futex, addr, op, val, ts, NULL, 0);
+}
+
+/* How long a waiter spins before sleeping: USTREAMS_SPIN_US microseconds
+ * (default 20; 0 turns spinning off); never on a single CPU. */
+static int spin_ns(void)
+{
+    static int cached = -1;
+    int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (v >= 0)
+        return v;
+    long us = 20;
+    const char *e = getenv("USTREAMS_SPIN_US");
+    if (e && *e)
+        us = strtol(e, NULL, 10);
+    if (us < 0 || us > 10000)
+        us = 20;
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+        us = 0;
+    v = (int)(us * 1000);
+    __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+    return v;
+}
+
+unsigned ust_sd_wait_seq(struct ust_waitq *w)
+{
+    return atomic_load(&w->seq);
+}
+
+int ust_sd_wait_from(struct stdata *sd, struct ust_waitq *w, unsigned seq, long long deadline_ns)
+{
+    struct timespec ts, *tsp = NULL;
+    if (deadline_ns) {
+        long long left = deadline_ns - ust_now_ns();
+        if (left <= 0)
+            return ETIME;
+        ts.tv_sec = left / 1000000000LL;
+        ts.tv_nsec = left % 1000000000LL;
+        tsp = &ts;
+    }
+    ust_unlock(&sd->sd_lock);
+    /* Spin a little first: on another CPU the event is often a microsecond
+     * away, and a wake-up through the kernel costs tens of them (for both
+     * threads).  Wakers bump seq whether or not anyone sleeps. */
+    int spin = spin_ns();
+    if (spin > 0) {
+        long long until = ust_now_ns() + spin;
+        for (int i = 0; atomic_load_explicit(&w->seq, memory_order_acquire) == seq; i++) {
+            if ((i & 63) == 63 && ust_now_ns() > until)
+                break;
+            __builtin_ia32_pause();
+        }
+        if (atomic_load(&w->seq) != seq) {
+            ust_lock(&sd->sd_lock);
+            return 0;
+        }
+    }
+    atomic_store(&w->kicked, 0);
+    atomic_fetch_add(&w->waiters, 1);
+    long r = futex(&w->seq, FUTEX_WAIT_PRIVATE, seq, tsp);
+    int e = r == -1 ? errno : 0;
+    atomic_fetch_sub(&w->waiters, 1);
+    ust_lock(&sd->sd_lock);
+    if (e == EINTR)
+        return EINTR;
+    if (e == ETIMEDOUT)
+        return ETIME;
+    return 0;
+}
+
+int ust_sd_wait(struct stdata *sd, struct ust_waitq *w, long long deadline_ns)
+{
+    return ust_sd_wait_from(sd, w, atomic_load(&w->seq), deadline_ns);
+}
+
+void ust_sd_wake(struct ust_waitq *w)
+{
+    atomic_fetch_add(&w->seq, 1);
+    /* One system call per sleep: the writers that follow the first wake of a
+     * sleeping reader (which takes microseconds to run) make none. */
+    if (atomic_load(&w->waiters) > 0 && !atomic_exchange(&w->kicked, 1))
+        futex(&w->seq, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL);
+}
+
+/* ---- user addresses ---- */
+
+/* Addresses a user pointer can never have: NULL page, kernel half, wrap. */
+static int bad_uaddr(const void *p, size_t len)
+{
+    uintptr_t a = (uintptr_t)p;
+    if (len == 0)
+        return 0;
+    if (a < 4096 || a >= 0x800000000000ULL)
+        return 1;
+    return a + len < a || a + len > 0x800000000000ULL;
+}
+
+int ust_copyin(const void *uaddr, void *kaddr, size_t len)
+{
+    if (bad_uaddr(uaddr, len))
+        return EFAULT;
+    if (len)
+        memcpy(kaddr, uaddr, len);
+    return 0;
+}
+
+int ust_copyout(const void *kaddr, void *uaddr, size_t len)
+{
+    if (bad_uaddr(uaddr, len))
+        return EFAULT;
+    if (len)
+        memcpy(uaddr, kaddr, len);
+    return 0;
+}

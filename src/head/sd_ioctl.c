@@ -1,0 +1,998 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sd_ioctl.c -- ioctl(2) on a stream: every streamio(7) request, I_STR and
+ * the transparent ioctl protocol (M_IOCTL, M_COPYIN/M_COPYOUT, M_IOCDATA,
+ * M_IOCACK/M_IOCNAK).
+ *
+ * Principles of operation
+ *   The I_* requests of streamio(7) (and the Linux Fast-STREAMS extensions
+ *   I_SERROPT, I_GERROPT, I_ANCHOR, I_ISASTREAM, I_GETMSG, I_PUTMSG,
+ *   I_GETPMSG, I_PUTPMSG) are done at the stream head.  Not supported here,
+ *   failing EINVAL: I_LINK, I_UNLINK, I_PLINK, I_PUNLINK (multiplexing comes
+ *   later), I_PIPE, I_FIFO, I_GETTP, I_STATS, I_BIGPIPE, I_AUTOPUSH, I_HEAP.
+ *   Every other request is a transparent ioctl for the modules and driver.
+ *
+ *   Downstream ioctls (I_STR and transparent ones) go one at a time per
+ *   stream: the caller takes the slot (sd_iocbusy, waiting on sd_iwait),
+ *   sends an M_IOCTL with a fresh ioc_id and waits for the reply, which the
+ *   read put procedure (sd_rput.c, ust_sd_ioc_reply) files in sd_iocblk only
+ *   if it carries that id.  A timeout, a signal, a hang-up or an error ends
+ *   the wait; the slot is then given up and its id forgotten, so a late reply
+ *   is freed on arrival.  M_COPYIN and M_COPYOUT are served with ust_copyin
+ *   and ust_copyout and answered with M_IOCDATA; a failed copy is answered
+ *   with a non-zero cp_rval, after which the module gives up the ioctl without
+ *   replying and the call fails EFAULT.  I_STR waits ic_timout seconds for
+ *   each reply (0: UST_IOCTIME_S, -1: forever), a transparent ioctl
+ *   UST_IOCTIME_S.
+ *
+ *   Integer arguments arrive as the pointer-sized variadic argument and are
+ *   truncated to int, as the kernel's ioctl does.  Every request first sends
+ *   a held write (SNDHOLD) so that it stays in order with the data.
+ *
+ * Locking
+ *   sd_lock guards the options and the ioctl slot (sd_iocbusy, sd_iocid,
+ *   sd_iocblk); sd_plumb is held to look at the modules (I_LOOK, I_FIND,
+ *   I_LIST, I_ANCHOR).  No lock is held across putnext or a wait.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sthead.h"
+
+static atomic_uint ioc_ids; /* source of ioc_id values (never 0) */
+
+/* An int argument of the variadic ioctl. */
+static int iarg_of(void *arg)
+{
+    return (int)(intptr_t)arg;
+}
+
+static size_t blen(const mblk_t *mp)
+{
+    return mp->b_wptr > mp->b_rptr ? (size_t)(mp->b_wptr - mp->b_rptr) : 0;
+}
+
+/* Copy out one int result.  0 or EFAULT. */
+static int put_int(void *arg, int v)
+{
+    return ust_copyout(&v, arg, sizeof(v));
+}
+
+/* Copy in a module name (at most FMNAMESZ characters and the NUL).
+ * 0, EFAULT, or EINVAL (longer, or empty). */
+static int get_name(const void *arg, char name[FMNAMESZ + 1])
+{
+    for (int i = 0; i <= FMNAMESZ; i++) {
+        if (ust_copyin((const char *)arg + i, &name[i], 1) != 0)
+            return EFAULT;
+        if (name[i] == '\0')
+            return i == 0 ? EINVAL : 0;
+    }
+    return EINVAL;
+}
+
+/* The name of the module or driver whose queue q is. */
+static const char *q_name(queue_t *q)
+{
+    struct ust_modent *e = ust_qp(q)->ent;
+    if (e)
+        return e->name;
+    if (q->q_qinfo && q->q_qinfo->qi_minfo && q->q_qinfo->qi_minfo->mi_idname)
+        return q->q_qinfo->qi_minfo->mi_idname;
+    return "";
+}
+
+/* Send mp down from the head under a claim on its write queue. */
+static void ioc_send(struct stdata *sd, mblk_t *mp)
+{
+    queue_t *wq = sd->sd_wq;
+    atomic_fetch_add(&ust_qpv(wq)->active, 1);
+    putnext(wq, mp);
+    ust_qrelease(wq);
+}
+
+/* The error that stops an ioctl on this stream now, 0 if none (sd_lock held):
+ * EBADF closing, EINVAL linked, the M_ERROR errors, ENXIO hung up. */
+static int ioc_error(struct stdata *sd)
+{
+    UST_ASSERT_HELD(&sd->sd_lock);
+    uint_t fl = sd->sd_flag;
+    if (fl & STRCLOSE)
+        return EBADF;
+    if (fl & STPLEX)
+        return EINVAL;
+    if ((fl & STRDERR) && sd->sd_rerror)
+        return sd->sd_rerror;
+    if ((fl & STWRERR) && sd->sd_werror)
+        return sd->sd_werror;
+    if (fl & STRHUP)
+        return ENXIO;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The downstream ioctl protocol                                            */
+/* ------------------------------------------------------------------------ */
+
+/* One ioctl on its way: id, deadline policy, the caller's credentials. */
+struct ioc_call {
+    uint_t id;
+    long long timeout_ns; /* per reply; 0: forever */
+    long long deadline;   /* absolute, 0: forever */
+};
+
+static void ioc_rearm(struct ioc_call *c)
+{
+    c->deadline = c->timeout_ns ? ust_now_ns() + c->timeout_ns : 0;
+}
+
+/* A block of size bytes for an ioctl message; waits for memory (a bufcall
+ * retry each tick) until the deadline.  NULL with *errp (ETIME, EINTR). */
+static void ioc_bufwake(void *arg)
+{
+    ust_sd_wake(&((struct stdata *)arg)->sd_iwait);
+}
+
+static mblk_t *ioc_allocb(struct stdata *sd, size_t size, const struct ioc_call *c, int *errp)
+{
+    for (;;) {
+        mblk_t *mp = allocb(size, BPRI_MED);
+        if (mp)
+            return mp;
+        ust_lock(&sd->sd_lock);
+        unsigned seq = ust_sd_wait_seq(&sd->sd_iwait);
+        bufcall_id_t id = bufcall(size, BPRI_MED, ioc_bufwake, sd);
+        long long dl = ust_now_ns() + 1000000000LL / HZ;
+        if (c->deadline && c->deadline < dl)
+            dl = c->deadline;
+        int err = ioc_error(sd);
+        if (!err)
+            err = ust_sd_wait_from(sd, &sd->sd_iwait, seq, dl);
+        ust_unlock(&sd->sd_lock);
+        unbufcall(id);
+        if (err == ETIME && (!c->deadline || ust_now_ns() < c->deadline))
+            err = 0;
+        if (err) {
+            *errp = err;
+            return NULL;
+        }
+    }
+}
+
+/* Take the stream's ioctl slot for c (waiting for it until c's deadline).
+ * 0, ETIME, EINTR, or an error of ioc_error. */
+static int ioc_slot_get(struct stdata *sd, struct ioc_call *c)
+{
+    int err;
+    ust_lock(&sd->sd_lock);
+    for (;;) {
+        err = ioc_error(sd);
+        if (err || !sd->sd_iocbusy)
+            break;
+        err = ust_sd_wait(sd, &sd->sd_iwait, c->deadline);
+        if (err)
+            break;
+    }
+    if (!err) {
+        do
+            c->id = atomic_fetch_add(&ioc_ids, 1) + 1;
+        while (c->id == 0);
+        sd->sd_iocbusy = 1;
+        sd->sd_iocid = c->id;
+        sd->sd_iocblk = NULL;
+    }
+    ust_unlock(&sd->sd_lock);
+    return err;
+}
+
+/* Give the slot up; a reply filed meanwhile is freed. */
+static void ioc_slot_put(struct stdata *sd)
+{
+    ust_lock(&sd->sd_lock);
+    mblk_t *late = sd->sd_iocblk;
+    sd->sd_iocblk = NULL;
+    sd->sd_iocbusy = 0;
+    sd->sd_iocid = 0;
+    ust_sd_wake(&sd->sd_iwait);
+    ust_unlock(&sd->sd_lock);
+    freemsg(late);
+}
+
+/* Wait for the next reply to c.  0 with *mpp, or ETIME, EINTR, an error. */
+static int ioc_wait_reply(struct stdata *sd, const struct ioc_call *c, mblk_t **mpp)
+{
+    int err = 0;
+    ust_lock(&sd->sd_lock);
+    for (;;) {
+        if (sd->sd_iocblk) {
+            *mpp = sd->sd_iocblk;
+            sd->sd_iocblk = NULL;
+            break;
+        }
+        err = ioc_error(sd);
+        if (err)
+            break;
+        err = ust_sd_wait(sd, &sd->sd_iwait, c->deadline);
+        if (err)
+            break;
+    }
+    ust_unlock(&sd->sd_lock);
+    return err;
+}
+
+/* Turn the copy request mp into an M_IOCDATA answering it: rval 0 with the
+ * data dp (may be NULL), or a failure (rval non-zero, dp freed).  Reuses mp's
+ * leading block when it has room, else a new block; NULL if none. */
+static mblk_t *ioc_iocdata(mblk_t *mp, int rval, mblk_t *dp)
+{
+    struct copyreq cq;
+    struct copyresp cp;
+    memcpy(&cq, mp->b_rptr, sizeof(cq));
+    memset(&cp, 0, sizeof(cp));
+    cp.cp_cmd = cq.cq_cmd;
+    cp.cp_cr = cq.cq_cr;
+    cp.cp_id = cq.cq_id;
+    cp.cp_rval = (caddr_t)(intptr_t)rval;
+    cp.cp_private = cq.cq_private;
+    cp.cp_flag = cq.cq_flag;
+    if ((size_t)(mp->b_datap->db_lim - mp->b_rptr) < sizeof(cp) || mp->b_datap->db_ref > 1) {
+        mblk_t *nmp = allocb(sizeof(union ioctypes), BPRI_HI);
+        freemsg(mp);
+        if (!nmp) {
+            freemsg(dp);
+            return NULL;
+        }
+        mp = nmp;
+    } else {
+        freemsg(mp->b_cont);
+    }
+    mp->b_cont = rval ? NULL : dp;
+    if (rval)
+        freemsg(dp);
+    memcpy(mp->b_rptr, &cp, sizeof(cp));
+    mp->b_wptr = mp->b_rptr + sizeof(cp);
+    mp->b_datap->db_type = M_IOCDATA;
+    return mp;
+}
+
+/* Serve an M_COPYIN: copy cq_size bytes from cq_addr and send M_IOCDATA.
+ * Returns 0 (the ioctl goes on) or the error the ioctl fails with. */
+static int ioc_copyin(struct stdata *sd, mblk_t *mp, const struct ioc_call *c)
+{
+    struct copyreq cq;
+    mblk_t *dp = NULL;
+    int err = 0;
+    memcpy(&cq, mp->b_rptr, sizeof(cq));
+    if (cq.cq_size > UST_STRMSGSZ) {
+        err = EINVAL;
+    } else if (cq.cq_size > 0) {
+        dp = ioc_allocb(sd, cq.cq_size, c, &err);
+        if (dp && ust_copyin(cq.cq_addr, dp->b_wptr, cq.cq_size) != 0)
+            err = EFAULT;
+        else if (dp)
+            dp->b_wptr += cq.cq_size;
+    }
+    mp = ioc_iocdata(mp, err, dp);
+    if (mp)
+        ioc_send(sd, mp);
+    else if (!err)
+        err = ENOSR; /* could not answer: the module is left waiting */
+    return err;
+}
+
+/* Serve an M_COPYOUT: copy the data (at most cq_size bytes) to cq_addr and
+ * send M_IOCDATA.  Returns 0 or the error the ioctl fails with. */
+static int ioc_copyout(struct stdata *sd, mblk_t *mp)
+{
+    struct copyreq cq;
+    int err = 0;
+    memcpy(&cq, mp->b_rptr, sizeof(cq));
+    size_t done = 0;
+    for (mblk_t *bp = mp->b_cont; bp && done < cq.cq_size; bp = bp->b_cont) {
+        size_t n = blen(bp) < cq.cq_size - done ? blen(bp) : cq.cq_size - done;
+        if (n && ust_copyout(bp->b_rptr, cq.cq_addr + done, n) != 0) {
+            err = EFAULT;
+            break;
+        }
+        done += n;
+    }
+    mp = ioc_iocdata(mp, err, NULL);
+    if (mp)
+        ioc_send(sd, mp);
+    else if (!err)
+        err = ENOSR;
+    return err;
+}
+
+/*
+ * ioc_run -- send the M_IOCTL mp (its id is c->id, the slot is held) and run
+ *   the protocol to its end.  On M_IOCACK *ackp receives the reply (the caller
+ *   frees it); the slot is given up in every case.
+ *   Returns 0 (acknowledged) or an errno: the M_IOCNAK's error (EINVAL if 0),
+ *   a non-zero ioc_error of an M_IOCACK, EFAULT (a copy failed), ETIME,
+ *   EINTR, or a stream error.
+ */
+static int ioc_run(struct stdata *sd, struct ioc_call *c, mblk_t *mp, mblk_t **ackp)
+{
+    int err;
+    ioc_send(sd, mp);
+    for (;;) {
+        mblk_t *rp = NULL;
+        err = ioc_wait_reply(sd, c, &rp);
+        if (err)
+            break;
+        struct iocblk ioc;
+        switch (rp->b_datap->db_type) {
+        case M_IOCACK:
+            memcpy(&ioc, rp->b_rptr, sizeof(ioc));
+            if (ioc.ioc_error) {
+                err = ioc.ioc_error;
+                freemsg(rp);
+            } else {
+                *ackp = rp;
+            }
+            goto done;
+        case M_IOCNAK:
+            memcpy(&ioc, rp->b_rptr, sizeof(ioc));
+            err = ioc.ioc_error ? ioc.ioc_error : EINVAL;
+            freemsg(rp);
+            goto done;
+        case M_COPYIN:
+            err = ioc_copyin(sd, rp, c);
+            break;
+        case M_COPYOUT:
+            err = ioc_copyout(sd, rp);
+            break;
+        default:
+            freemsg(rp);
+            err = EPROTO;
+            break;
+        }
+        if (err)
+            break;
+        ioc_rearm(c);
+    }
+done:
+    ioc_slot_put(sd);
+    return err;
+}
+
+/* The leading block of an M_IOCTL: room for any of union ioctypes. */
+static mblk_t *ioc_msg(struct stdata *sd, const struct ioc_call *c, int cmd, size_t count,
+                       int *errp)
+{
+    mblk_t *mp = ioc_allocb(sd, sizeof(union ioctypes), c, errp);
+    if (!mp)
+        return NULL;
+    struct iocblk ioc;
+    memset(mp->b_rptr, 0, sizeof(union ioctypes));
+    memset(&ioc, 0, sizeof(ioc));
+    ioc.ioc_cmd = cmd;
+    ioc.ioc_cr = &sd->sd_cred; /* lives as long as the stream */
+    ioc.ioc_id = c->id;
+    ioc.ioc_count = count;
+    ioc.ioc_flag = IOC_NATIVE;
+    memcpy(mp->b_rptr, &ioc, sizeof(ioc));
+    mp->b_wptr = mp->b_rptr + sizeof(ioc);
+    mp->b_datap->db_type = M_IOCTL;
+    return mp;
+}
+
+/*
+ * ioc_i_str -- I_STR: the strioctl's command and data down as an M_IOCTL;
+ *   on M_IOCACK the reply data (ioc_count bytes, as SVR4 copies them: the
+ *   buffer must be large enough) goes back to ic_dp and ic_len is set to its
+ *   length.  Returns ioc_rval (>= 0) or -errno: EINVAL (ic_len outside
+ *   0..UST_STRMSGSZ, ic_timout below -1, a negative ioc_rval), EFAULT, ETIME,
+ *   EINTR, ENXIO, the M_ERROR error, the M_IOCNAK's error.
+ */
+static int ioc_i_str(struct stdata *sd, void *arg)
+{
+    struct strioctl si;
+    struct ioc_call c = {0};
+    mblk_t *dp = NULL, *mp, *ack = NULL;
+    int err;
+
+    if (ust_copyin(arg, &si, sizeof(si)) != 0)
+        return -EFAULT;
+    if (si.ic_len < 0 || si.ic_len > UST_STRMSGSZ || si.ic_timout < -1)
+        return -EINVAL;
+    c.timeout_ns = si.ic_timout == -1
+                       ? 0
+                       : (long long)(si.ic_timout ? si.ic_timout : UST_IOCTIME_S) * 1000000000LL;
+    ioc_rearm(&c);
+    if (si.ic_len > 0) {
+        dp = ioc_allocb(sd, (size_t)si.ic_len, &c, &err);
+        if (!dp)
+            return -err;
+        if (ust_copyin(si.ic_dp, dp->b_wptr, (size_t)si.ic_len) != 0) {
+            freemsg(dp);
+            return -EFAULT;
+        }
+        dp->b_wptr += si.ic_len;
+    }
+    err = ioc_slot_get(sd, &c);
+    if (err) {
+        freemsg(dp);
+        return -err;
+    }
+    mp = ioc_msg(sd, &c, si.ic_cmd, (size_t)si.ic_len, &err);
+    if (!mp) {
+        freemsg(dp);
+        ioc_slot_put(sd);
+        return -err;
+    }
+    mp->b_cont = dp;
+    err = ioc_run(sd, &c, mp, &ack);
+    if (err)
+        return -err;
+    struct iocblk ioc;
+    memcpy(&ioc, ack->b_rptr, sizeof(ioc));
+    size_t want = ioc.ioc_count, got = 0;
+    for (mblk_t *bp = ack->b_cont; bp && got < want; bp = bp->b_cont) {
+        size_t n = blen(bp) < want - got ? blen(bp) : want - got;
+        if (n && ust_copyout(bp->b_rptr, si.ic_dp + got, n) != 0) {
+            err = EFAULT;
+            break;
+        }
+        got += n;
+    }
+    freemsg(ack);
+    si.ic_len = (int)got;
+    if (!err && ust_copyout(&si.ic_len, &((struct strioctl *)arg)->ic_len, sizeof(si.ic_len)) != 0)
+        err = EFAULT;
+    if (err)
+        return -err;
+    return ioc.ioc_rval < 0 ? -EINVAL : ioc.ioc_rval;
+}
+
+/*
+ * ioc_transparent -- a request the head does not know: a TRANSPARENT
+ *   M_IOCTL carrying arg itself in b_cont, served with M_COPYIN/M_COPYOUT
+ *   until acknowledged.  Returns ioc_rval (>= 0) or -errno as ioc_i_str.
+ */
+static int ioc_transparent(struct stdata *sd, unsigned long cmd, void *arg)
+{
+    struct ioc_call c = {0};
+    mblk_t *mp, *dp, *ack = NULL;
+    int err;
+
+    c.timeout_ns = (long long)UST_IOCTIME_S * 1000000000LL;
+    ioc_rearm(&c);
+    dp = ioc_allocb(sd, sizeof(caddr_t), &c, &err);
+    if (!dp)
+        return -err;
+    caddr_t a = arg;
+    memcpy(dp->b_wptr, &a, sizeof(a));
+    dp->b_wptr += sizeof(a);
+    err = ioc_slot_get(sd, &c);
+    if (err) {
+        freemsg(dp);
+        return -err;
+    }
+    mp = ioc_msg(sd, &c, (int)cmd, TRANSPARENT, &err);
+    if (!mp) {
+        freemsg(dp);
+        ioc_slot_put(sd);
+        return -err;
+    }
+    mp->b_cont = dp;
+    err = ioc_run(sd, &c, mp, &ack);
+    if (err)
+        return -err;
+    struct iocblk ioc;
+    memcpy(&ioc, ack->b_rptr, sizeof(ioc));
+    freemsg(ack);
+    return ioc.ioc_rval < 0 ? -EINVAL : ioc.ioc_rval;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Flushing                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * ioc_flush -- I_FLUSH / I_FLUSHBAND: empty the head's own read queue (all of
+ *   it, or band `band` when byband) for FLUSHR, then send M_FLUSH down, whose
+ *   FLUSHR the driver turns back up through the modules.  Returns 0 or -errno:
+ *   EINVAL (flag not FLUSHR, FLUSHW or FLUSHRW, linked), ENXIO (hung up), the
+ *   M_ERROR error, ENOSR (no memory for the M_FLUSH).
+ */
+static int ioc_flush(struct stdata *sd, int flag, int byband, unsigned char band)
+{
+    if (flag & ~FLUSHRW || !(flag & FLUSHRW))
+        return -EINVAL;
+    ust_lock(&sd->sd_lock);
+    int err = ioc_error(sd);
+    ust_unlock(&sd->sd_lock);
+    if (err)
+        return -err;
+    mblk_t *mp = allocb(2, BPRI_HI);
+    if (!mp)
+        return -ENOSR;
+    mp->b_datap->db_type = M_FLUSH;
+    *mp->b_wptr++ = (unsigned char)(flag | (byband ? FLUSHBAND : 0));
+    if (byband)
+        *mp->b_wptr++ = band;
+    if (flag & FLUSHR) {
+        ust_sd_lockq(sd); /* sd_lock: the read queue's front, readiness */
+        if (byband)
+            flushband(sd->sd_rq, band, FLUSHALL);
+        else
+            flushq(sd->sd_rq, FLUSHALL);
+        ust_sd_rready(sd);
+        ust_sd_unlockq(sd);
+    }
+    ioc_send(sd, mp);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Modules: I_LOOK, I_FIND, I_LIST, I_ANCHOR                                */
+/* ------------------------------------------------------------------------ */
+
+/* Names of the modules (top down) and the driver (not for a pipe end);
+ * sd_plumb held.  Returns the count. */
+static int ioc_names(struct stdata *sd, struct str_mlist *out, int max)
+{
+    UST_ASSERT_HELD(&sd->sd_plumb);
+    ust_lock(&sd->sd_lock);
+    int pipe = (sd->sd_flag & (STRPIPE | STRFIFO)) != 0;
+    ust_unlock(&sd->sd_lock);
+    int n = 0;
+    queue_t *q = ust_sd_top(sd);
+    for (int i = 0; q && i < sd->sd_pushcnt + !pipe; i++, q = ust_qnext(q)) {
+        if (ust_qflags(q) & QHEAD)
+            break; /* across a pipe's twist */
+        if (n < max) {
+            const char *nm = q_name(q);
+            size_t l = strnlen(nm, FMNAMESZ);
+            memcpy(out[n].l_name, nm, l);
+            out[n].l_name[l] = '\0';
+        }
+        n++;
+    }
+    return n;
+}
+
+static int ioc_look(struct stdata *sd, void *arg)
+{
+    struct str_mlist top;
+    ust_lock(&sd->sd_plumb);
+    int n = sd->sd_pushcnt > 0 ? ioc_names(sd, &top, 1) : 0;
+    ust_unlock(&sd->sd_plumb);
+    if (n == 0)
+        return -EINVAL;
+    return ust_copyout(top.l_name, arg, strlen(top.l_name) + 1) ? -EFAULT : 0;
+}
+
+static int ioc_find(struct stdata *sd, void *arg)
+{
+    char name[FMNAMESZ + 1];
+    struct str_mlist l[UST_NSTRPUSH + 1];
+    int err = get_name(arg, name);
+    if (err)
+        return -err;
+    if (!fmod_lookup(name))
+        return -EINVAL;
+    ust_lock(&sd->sd_plumb);
+    int n = ioc_names(sd, l, UST_NSTRPUSH + 1), mods = sd->sd_pushcnt;
+    ust_unlock(&sd->sd_plumb);
+    for (int i = 0; i < n && i < mods; i++)
+        if (strcmp(l[i].l_name, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* I_LIST: arg NULL -> the number of modules and driver; else fill the
+ * caller's str_list (sl_nmods >= 1 entries) and set sl_nmods. */
+static int ioc_list(struct stdata *sd, void *arg)
+{
+    struct str_mlist l[UST_NSTRPUSH + 1];
+    struct str_list sl;
+    if (arg && ust_copyin(arg, &sl, sizeof(sl)) != 0)
+        return -EFAULT;
+    if (arg && sl.sl_nmods < 1)
+        return -EINVAL;
+    ust_lock(&sd->sd_plumb);
+    int n = ioc_names(sd, l, UST_NSTRPUSH + 1);
+    ust_unlock(&sd->sd_plumb);
+    if (!arg)
+        return n;
+    if (n > sl.sl_nmods)
+        n = sl.sl_nmods;
+    if (n > 0 && ust_copyout(l, sl.sl_modlist, (size_t)n * sizeof(l[0])) != 0)
+        return -EFAULT;
+    sl.sl_nmods = n;
+    return ust_copyout(&sl.sl_nmods, &((struct str_list *)arg)->sl_nmods, sizeof(int)) ? -EFAULT
+                                                                                       : 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The read queue: I_ATMARK, I_CKBAND, I_GETBAND                            */
+/* ------------------------------------------------------------------------ */
+
+/* Look at the head read queue under its lock.  what: 0 ATMARK (arg the
+ * mark kind), 1 CKBAND (arg the band), 2 GETBAND.  Returns the answer or -1
+ * (GETBAND on an empty queue). */
+static int ioc_rq_look(struct stdata *sd, int what, int arg)
+{
+    queue_t *q = sd->sd_rq;
+    struct ust_qpriv *pv = ust_qpv(q);
+    int r = 0;
+    ust_lock(&pv->lock); /* queue lock: the message list */
+    mblk_t *mp = q->q_first;
+    switch (what) {
+    case 0:
+        if (mp && (mp->b_flag & MSGMARK)) {
+            r = 1;
+            if (arg == LASTMARK)
+                for (mblk_t *m = mp->b_next; m; m = m->b_next)
+                    if (m->b_flag & MSGMARK)
+                        r = 0;
+        }
+        break;
+    case 1:
+        for (; mp && !r; mp = mp->b_next)
+            r = mp->b_datap->db_type < QPCTL && mp->b_band == arg;
+        break;
+    default:
+        r = mp ? (mp->b_datap->db_type >= QPCTL ? 0 : mp->b_band) : -1;
+        break;
+    }
+    ust_unlock(&pv->lock);
+    return r;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Options                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* I_SRDOPT: a read mode and at most one protocol option (none keeps the
+ * current one); RFILL (Linux Fast-STREAMS) and RMREAD (ustreams) allowed. */
+static int ioc_srdopt(struct stdata *sd, int v)
+{
+    int prot = v & RPROTMASK;
+    if ((v & ~(RMODEMASK | RPROTMASK | RFILL | RMREAD)) || (v & RMODEMASK) == RMODEMASK ||
+        (prot && prot != RPROTNORM && prot != RPROTDAT && prot != RPROTDIS))
+        return -EINVAL;
+    ust_lock(&sd->sd_lock);
+    if (!prot)
+        prot = sd->sd_rdopt & RPROTMASK;
+    sd->sd_rdopt = (v & (RMODEMASK | RFILL | RMREAD)) | prot;
+    ust_unlock(&sd->sd_lock);
+    return 0;
+}
+
+/* I_SERROPT: at most one of RERRNORM/RERRNONPERSIST and of WERRNORM/
+ * WERRNONPERSIST; a side not named is set to its persistent (NORM) default. */
+static int ioc_serropt(struct stdata *sd, int v)
+{
+    if ((v & ~(RERRMASK | WERRMASK)) || (v & RERRMASK) == RERRMASK || (v & WERRMASK) == WERRMASK)
+        return -EINVAL;
+    if (!(v & RERRMASK))
+        v |= RERRNORM;
+    if (!(v & WERRMASK))
+        v |= WERRNORM;
+    ust_lock(&sd->sd_lock);
+    sd->sd_erropt = v;
+    ust_unlock(&sd->sd_lock);
+    return 0;
+}
+
+/* I_SWROPT: SNDZERO, SNDPIPE, SNDHOLD; turning SNDHOLD off sends the hold. */
+static int ioc_swropt(struct stdata *sd, int v)
+{
+    if (v & ~(SNDZERO | SNDPIPE | SNDHOLD))
+        return -EINVAL;
+    ust_lock(&sd->sd_lock);
+    sd->sd_wropt = v;
+    ust_unlock(&sd->sd_lock);
+    if (!(v & SNDHOLD))
+        ust_sd_flush_hold(sd);
+    return 0;
+}
+
+/* Read an int option field under sd_lock and copy it out. */
+static int ioc_get(struct stdata *sd, const int *field, void *arg)
+{
+    ust_lock(&sd->sd_lock);
+    int v = *field;
+    ust_unlock(&sd->sd_lock);
+    return put_int(arg, v) ? -EFAULT : 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* I_FDINSERT and the message ioctls                                        */
+/* ------------------------------------------------------------------------ */
+
+/* The read queue at the far end of fsd's write side: the driver's, or across
+ * a pipe the other end's head read queue.  Walked under claims. */
+static queue_t *ioc_bottom(struct stdata *fsd)
+{
+    queue_t *q = fsd->sd_wq, *nq;
+    atomic_fetch_add(&ust_qpv(q)->active, 1);
+    while ((nq = ust_qclaim_next(q)) != NULL) {
+        ust_qrelease(q);
+        q = nq;
+    }
+    queue_t *rq = RD(q);
+    ust_qrelease(q);
+    return rq;
+}
+
+/*
+ * ioc_fdinsert -- I_FDINSERT: putmsg with the read queue pointer of the
+ *   bottom of stream `fildes` stored at `offset` in the control part.
+ *   Returns 0 or -errno: EINVAL (flags not 0/RS_HIPRI, fildes not a stream,
+ *   offset misaligned, control part shorter than offset + a pointer),
+ *   ERANGE (control part longer than UST_STRCTLSZ), EFAULT, and the errors of
+ *   putmsg.
+ */
+static int ioc_fdinsert(struct stdata *sd, void *arg)
+{
+    struct strfdinsert fi;
+    static const size_t psz = sizeof(queue_t *);
+    if (ust_copyin(arg, &fi, sizeof(fi)) != 0)
+        return -EFAULT;
+    if ((fi.flags != 0 && fi.flags != RS_HIPRI) || fi.offset < 0 || (size_t)fi.offset % psz != 0 ||
+        fi.ctlbuf.len < 0 || (size_t)fi.ctlbuf.len < (size_t)fi.offset + psz)
+        return -EINVAL;
+    if (fi.ctlbuf.len > UST_STRCTLSZ)
+        return -ERANGE;
+    int err;
+    struct stdata *fsd = ust_sd_get(fi.fildes, &err);
+    if (!fsd)
+        return -EINVAL;
+    char *ctl = malloc((size_t)fi.ctlbuf.len);
+    if (!ctl) {
+        ust_sd_put(fsd);
+        return -EAGAIN;
+    }
+    if (ust_copyin(fi.ctlbuf.buf, ctl, (size_t)fi.ctlbuf.len) != 0) {
+        ust_sd_put(fsd);
+        free(ctl);
+        return -EFAULT;
+    }
+    queue_t *rq = ioc_bottom(fsd);
+    ust_sd_put(fsd);
+    memcpy(ctl + fi.offset, &rq, psz);
+    struct strbuf kctl = {fi.ctlbuf.len, fi.ctlbuf.len, ctl};
+    int r = ust_sd_putpmsg(sd, &kctl, &fi.databuf, 0, fi.flags ? MSG_HIPRI : MSG_BAND);
+    free(ctl);
+    return r;
+}
+
+/* I_PUTMSG / I_PUTPMSG (struct strpmsg; I_PUTMSG takes flags 0/RS_HIPRI and
+ * ignores band). */
+static int ioc_putpmsg(struct stdata *sd, void *arg, int pmsg)
+{
+    struct strpmsg sp;
+    if (ust_copyin(arg, &sp, sizeof(sp)) != 0)
+        return -EFAULT;
+    int flags = (int)sp.flags, band = sp.band;
+    if (!pmsg) {
+        if (sp.flags != 0 && sp.flags != RS_HIPRI)
+            return -EINVAL;
+        flags = sp.flags ? MSG_HIPRI : MSG_BAND;
+        band = 0;
+    } else if (sp.flags != MSG_HIPRI && sp.flags != MSG_BAND) {
+        return -EINVAL;
+    }
+    return ust_sd_putpmsg(sd, &sp.ctlbuf, &sp.databuf, band, flags);
+}
+
+/* I_GETMSG / I_GETPMSG (struct strpmsg; I_GETMSG takes and returns flags
+ * 0/RS_HIPRI).  Returns getmsg's value (0, MORECTL|MOREDATA) or -errno. */
+static int ioc_getpmsg(struct stdata *sd, void *arg, int pmsg)
+{
+    struct strpmsg sp;
+    if (ust_copyin(arg, &sp, sizeof(sp)) != 0)
+        return -EFAULT;
+    int flags = (int)sp.flags, band = sp.band;
+    if (!pmsg) {
+        if (sp.flags != 0 && sp.flags != RS_HIPRI)
+            return -EINVAL;
+        flags = sp.flags ? MSG_HIPRI : MSG_ANY;
+        band = 0;
+    }
+    int r = ust_sd_getpmsg(sd, &sp.ctlbuf, &sp.databuf, &band, &flags);
+    if (r < 0)
+        return r;
+    sp.band = band;
+    sp.flags = pmsg ? flags : (flags == MSG_HIPRI ? RS_HIPRI : 0);
+    return ust_copyout(&sp, arg, sizeof(sp)) ? -EFAULT : r;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The dispatcher                                                           */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * ust_sd_ioctl -- perform ioctl `cmd` on the stream.
+ *   Context: a system call (sd_calls counted); may block (I_STR, transparent
+ *   ioctls, I_PUSH/I_POP, the message ioctls).  No lock held.
+ *   Returns the request's non-negative value, or -errno as streamio(7) lists
+ *   for each request.
+ */
+int ust_sd_ioctl(struct stdata *sd, unsigned long cmd, void *arg)
+{
+    int v = iarg_of(arg), err, r;
+    char name[FMNAMESZ + 1];
+    cred_t cr;
+
+    ust_sd_flush_hold(sd);
+    switch (cmd) {
+    case I_PUSH:
+        if ((err = get_name(arg, name)) != 0)
+            return -err;
+        ust_sd_cred(&cr);
+        return -ust_sd_push(sd, name, &cr);
+    case I_POP:
+        ust_sd_cred(&cr);
+        return -ust_sd_pop(sd, &cr);
+    case I_LOOK:
+        return ioc_look(sd, arg);
+    case I_FIND:
+        return ioc_find(sd, arg);
+    case I_LIST:
+        return ioc_list(sd, arg);
+    case I_ANCHOR:
+        ust_lock(&sd->sd_plumb);
+        r = sd->sd_pushcnt > 0 ? 0 : -EINVAL;
+        if (r == 0)
+            sd->sd_anchor = sd->sd_pushcnt;
+        ust_unlock(&sd->sd_plumb);
+        return r;
+    case I_FLUSH:
+        return ioc_flush(sd, v, 0, 0);
+    case I_FLUSHBAND: {
+        struct bandinfo bi;
+        if (ust_copyin(arg, &bi, sizeof(bi)) != 0)
+            return -EFAULT;
+        return ioc_flush(sd, bi.bi_flag, 1, bi.bi_pri);
+    }
+    case I_SETSIG:
+        return -ust_sd_setsig(sd, v);
+    case I_GETSIG:
+        if ((err = ust_sd_getsig(sd, &r)) != 0)
+            return -err;
+        return put_int(arg, r) ? -EFAULT : 0;
+    case I_PEEK: {
+        struct strpeek pk;
+        if (ust_copyin(arg, &pk, sizeof(pk)) != 0)
+            return -EFAULT;
+        r = ust_sd_peek_msg(sd, &pk);
+        if (r == 1 && ust_copyout(&pk, arg, sizeof(pk)) != 0)
+            return -EFAULT;
+        return r;
+    }
+    case I_NREAD: {
+        int bytes = 0;
+        r = ust_sd_nread(sd, &bytes);
+        return put_int(arg, bytes) ? -EFAULT : r;
+    }
+    case I_SRDOPT:
+        return ioc_srdopt(sd, v);
+    case I_GRDOPT:
+        return ioc_get(sd, &sd->sd_rdopt, arg);
+    case I_SWROPT:
+        return ioc_swropt(sd, v);
+    case I_GWROPT:
+        return ioc_get(sd, &sd->sd_wropt, arg);
+    case I_SERROPT:
+        return ioc_serropt(sd, v);
+    case I_GERROPT:
+        return ioc_get(sd, &sd->sd_erropt, arg);
+    case I_SETCLTIME: {
+        int ms;
+        if (ust_copyin(arg, &ms, sizeof(ms)) != 0)
+            return -EFAULT;
+        if (ms < 0)
+            return -EINVAL;
+        ust_lock(&sd->sd_lock);
+        sd->sd_closetime = ms;
+        ust_unlock(&sd->sd_lock);
+        return 0;
+    }
+    case I_GETCLTIME:
+        ust_lock(&sd->sd_lock);
+        r = (int)sd->sd_closetime;
+        ust_unlock(&sd->sd_lock);
+        return put_int(arg, r) ? -EFAULT : 0;
+    case I_ATMARK:
+        if (v != ANYMARK && v != LASTMARK)
+            return -EINVAL;
+        return ioc_rq_look(sd, 0, v);
+    case I_CKBAND:
+        if (v < 0 || v > UST_MAXBAND)
+            return -EINVAL;
+        return ioc_rq_look(sd, 1, v);
+    case I_GETBAND:
+        r = ioc_rq_look(sd, 2, 0);
+        if (r < 0)
+            return -ENODATA;
+        return put_int(arg, r) ? -EFAULT : 0;
+    case I_CANPUT: {
+        if (v < 0 || v > UST_MAXBAND)
+            return -EINVAL;
+        queue_t *wq = sd->sd_wq;
+        atomic_fetch_add(&ust_qpv(wq)->active, 1);
+        r = bcanputnext(wq, (unsigned char)v);
+        ust_qrelease(wq);
+        return r;
+    }
+    case I_STR:
+        return ioc_i_str(sd, arg);
+    case I_FDINSERT:
+        return ioc_fdinsert(sd, arg);
+    case I_SENDFD:
+        return -ust_sd_sendfd(sd, v);
+    case I_RECVFD:
+    case I_E_RECVFD: {
+        struct strrecvfd rf;
+        memset(&rf, 0, sizeof(rf));
+        if ((err = ust_sd_recvfd(sd, &rf)) != 0)
+            return -err;
+        if (ust_copyout(&rf, arg, sizeof(rf)) != 0) {
+            strm_close(rf.fd);
+            return -EFAULT;
+        }
+        return 0;
+    }
+    case I_ISASTREAM:
+        ust_lock(&sd->sd_lock);
+        r = (sd->sd_flag & STRFIFO) ? I_FIFO : (sd->sd_flag & STRPIPE) ? I_PIPE : I_STR;
+        ust_unlock(&sd->sd_lock);
+        return r;
+    case I_PUTMSG:
+        return ioc_putpmsg(sd, arg, 0);
+    case I_PUTPMSG:
+        return ioc_putpmsg(sd, arg, 1);
+    case I_GETMSG:
+        return ioc_getpmsg(sd, arg, 0);
+    case I_GETPMSG:
+        return ioc_getpmsg(sd, arg, 1);
+    case I_LINK:
+    case I_UNLINK:
+    case I_PLINK:
+    case I_PUNLINK:
+    case I_PIPE:
+    case I_FIFO:
+    case I_GETTP:
+    case I_STATS:
+    case I_BIGPIPE:
+    case I_AUTOPUSH:
+    case I_HEAP:
+        return -EINVAL;
+    default:
+        return ioc_transparent(sd, cmd, arg);
+    }
+}
+
+/*
+ * strm_ioctl -- ioctl(2) for streams: one optional argument, a pointer or
+ * an int as each request defines.  Returns the request's value, or -1 with
+ * errno (EBADF not open, ENOSTR not a stream, or the request's error).
+ */
+int strm_ioctl(int fd, unsigned long request, ...)
+{
+    va_list ap;
+    int err;
+    va_start(ap, request);
+    void *arg = va_arg(ap, void *);
+    va_end(ap);
+    struct stdata *sd = ust_sd_get(fd, &err);
+    if (!sd) {
+        errno = err;
+        return -1;
+    }
+    int r = ust_sd_ioctl(sd, request, arg);
+    ust_sd_put(sd);
+    if (r < 0) {
+        errno = -r;
+        return -1;
+    }
+    return r;
+}

@@ -1,0 +1,942 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sd_open.c -- opening and closing streams, pushing and popping modules,
+ * fcntl and isastream.
+ *
+ * Principles of operation
+ *   Names.  "/dev/streams/<driver>" opens minor 0 of a driver (DRVOPEN), or
+ *   a new minor when the driver is D_CLONE (CLONEOPEN); "/dev/streams/clone/
+ *   <driver>" always clone-opens.  A name fattach-ed to a stream (sd_pipe.c)
+ *   is resolved before either.  Anything else does not exist (ENOENT).
+ *
+ *   Sharing.  As in SVR4, a second non-clone open of a device that is already
+ *   open does not build a new stream: the open routines of every module and of
+ *   the driver are called again on the existing queues ("reopen") and the new
+ *   descriptor refers to the same stream.  The share table maps (driver,
+ *   device) to the stream; an entry is OPENING while the first open runs,
+ *   OPEN afterwards, CLOSING while the last close dismantles the stream.  An
+ *   opener that finds an entry OPENING or CLOSING waits for it to settle, so a
+ *   device is never opened twice in parallel nor reopened half-closed.
+ *
+ *   Closing.  Descriptors hold references (sd_refs).  A reference is only
+ *   ever added to a stream that still has one (a reopen that finds the count
+ *   at zero waits for the close under way), so whoever drops the last one
+ *   owns the stream alone and calls ust_sd_teardown: it marks the stream STRCLOSE, wakes every
+ *   waiter, waits for the calls still inside the stream to leave, sends the
+ *   held (SNDHOLD) message, then from the top closes each module and finally
+ *   the driver (or, for a pipe end, hands over to sd_pipe.c), each after
+ *   waiting up to the close time (I_SETCLTIME) for its write queue to drain,
+ *   unless the stream is non-blocking or hung up.  What is still queued then
+ *   is discarded by ust_qfree.
+ *
+ *   The table of streams.  Every stream opened here (and every pipe end that
+ *   sd_pipe.c registers) is on one list, for tools (ust_sd_foreach).
+ *
+ * Locking
+ *   tab_lock guards the list of streams, the share table and its entries'
+ *   states; share_cv is signalled whenever an entry changes state or goes.
+ *   Order: tab_lock is taken with no stream head lock held and is above
+ *   sd_plumb, sd_lock and the descriptor table lock of sd_fd.c (strm_close
+ *   holds it across ust_sd_detach_fd, so that two closes of one descriptor
+ *   cannot both detach it).  sd_plumb serializes the plumbing
+ *   of one stream: push, pop, reopen and teardown; module open and close
+ *   routines run under it and may sleep.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ddi.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sthead.h"
+
+#define DEVPREFIX "/dev/streams/"
+#define CLONEDIR  "clone/"
+
+enum share_state { SHARE_OPENING = 1, SHARE_OPEN, SHARE_CLOSING };
+
+/* One device opened without cloning. */
+struct share_ent {
+    struct share_ent *next;
+    struct ust_modent *ent; /* the driver */
+    dev_t dev;              /* the device number the open asked for */
+    struct stdata *sd;      /* the stream, NULL while OPENING */
+    int state;              /* enum share_state */
+};
+
+static ust_lock_t tab_lock = UST_LOCK_INIT; /* guards the two lists below (see Locking) */
+static struct share_ent *share_head;        /* tab_lock: the share table */
+static struct stdata *sd_head;              /* tab_lock: every stream, linked by sd_next */
+/* With tab_lock: signalled when a share table entry changes state or goes. */
+static ust_cond_t share_cv = {PTHREAD_COND_INITIALIZER};
+
+/* ------------------------------------------------------------------------ */
+/* Credentials, the table of streams                                        */
+/* ------------------------------------------------------------------------ */
+/*
+ * ust_sd_cred -- fill *cr with the credentials of the calling process.
+ *   Context: any thread; no lock.
+ */
+void ust_sd_cred(cred_t *cr)
+{
+    cr->cr_uid = geteuid();
+    cr->cr_gid = getegid();
+    cr->cr_ruid = getuid();
+    cr->cr_rgid = getgid();
+    cr->cr_pid = getpid();
+}
+
+/* Locked halves of the list operations (tab_lock held). */
+static int registered_locked(struct stdata *sd)
+{
+    UST_ASSERT_HELD(&tab_lock);
+    for (struct stdata *p = sd_head; p != NULL; p = p->sd_next)
+        if (p == sd)
+            return 1;
+    return 0;
+}
+
+/*
+ * ust_sd_register / ust_sd_unregister -- enter a stream in the table of open
+ * streams, take it out again.
+ *   Context: any thread; takes tab_lock (no stream head lock may be held).
+ *   Both are idempotent.  strm_open registers its streams; ust_sd_teardown
+ *   unregisters every stream it frees.
+ */
+void ust_sd_register(struct stdata *sd)
+{
+    if (sd == NULL)
+        return;
+    ust_lock(&tab_lock);
+    if (!registered_locked(sd)) {
+        sd->sd_next = sd_head;
+        sd_head = sd;
+    }
+    ust_unlock(&tab_lock);
+}
+
+static void unregister_locked(struct stdata *sd)
+{
+    UST_ASSERT_HELD(&tab_lock);
+    for (struct stdata **pp = &sd_head; *pp != NULL; pp = &(*pp)->sd_next) {
+        if (*pp == sd) {
+            *pp = sd->sd_next;
+            sd->sd_next = NULL;
+            return;
+        }
+    }
+}
+
+void ust_sd_unregister(struct stdata *sd)
+{
+    if (sd == NULL)
+        return;
+    ust_lock(&tab_lock);
+    unregister_locked(sd);
+    ust_unlock(&tab_lock);
+}
+
+/*
+ * ust_sd_foreach -- call fn(sd, arg) for every registered stream.
+ *   Context: any thread.  Locking: fn runs under tab_lock; it may take the
+ *   stream's sd_lock or a queue lock to look at it, but must not open, close,
+ *   push or pop anything.
+ */
+void ust_sd_foreach(void (*fn)(struct stdata *sd, void *arg), void *arg)
+{
+    if (fn == NULL)
+        return;
+    ust_lock(&tab_lock);
+    for (struct stdata *p = sd_head; p != NULL; p = p->sd_next)
+        fn(p, arg);
+    ust_unlock(&tab_lock);
+}
+
+static struct share_ent *share_find(struct ust_modent *ent, dev_t dev)
+{
+    UST_ASSERT_HELD(&tab_lock);
+    for (struct share_ent *s = share_head; s != NULL; s = s->next)
+        if (s->ent == ent && s->dev == dev)
+            return s;
+    return NULL;
+}
+
+static struct share_ent *share_find_sd(struct stdata *sd)
+{
+    UST_ASSERT_HELD(&tab_lock);
+    for (struct share_ent *s = share_head; s != NULL; s = s->next)
+        if (s->sd == sd)
+            return s;
+    return NULL;
+}
+
+/* Unlink s from the share table and free it; tab_lock held. */
+static void share_remove(struct share_ent *s)
+{
+    UST_ASSERT_HELD(&tab_lock);
+    for (struct share_ent **pp = &share_head; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == s) {
+            *pp = s->next;
+            break;
+        }
+    }
+    free(s);
+    ust_cond_broadcast(&share_cv);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Plumbing helpers                                                         */
+/* ------------------------------------------------------------------------ */
+/* Take rq's pair out of the stream after a failed open (procedures may not
+ * have been turned on) or after its close, and free it. */
+static void pair_remove(queue_t *rq)
+{
+    qprocsoff(rq);
+    ust_qunlink(rq);
+    ust_qfree(rq);
+}
+
+/* A popped module's queue (procedures off, still linked): pass on what it
+ * still holds, in order, so that I_POP loses no message.  (A message that
+ * passed through the module after its procedures went off may overtake
+ * these: only a write racing with the pop can.) */
+static void pass_on(queue_t *q)
+{
+    mblk_t *mp;
+
+    while ((mp = getq(q)) != NULL)
+        putnext(q, mp);
+}
+
+/* Sleep about a millisecond (the close-time drain polls at this rate). */
+static void nap_1ms(void)
+{
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+}
+
+/* The stream's error for plumbing (I_PUSH, I_POP): the M_ERROR error, ENXIO
+ * after a hang-up, as streamio(7) lists them; 0 if neither.  sd_lock held. */
+static int plumb_error(struct stdata *sd)
+{
+    UST_ASSERT_HELD(&sd->sd_lock);
+    if ((sd->sd_flag & STRDERR) && sd->sd_rerror)
+        return sd->sd_rerror;
+    if ((sd->sd_flag & STWRERR) && sd->sd_werror)
+        return sd->sd_werror;
+    if (sd->sd_flag & STRHUP)
+        return ENXIO;
+    return 0;
+}
+
+/*
+ * ust_sd_top -- the queue just below the head on the write side: the
+ * topmost module's write queue, the driver's, or (pipe) the other end's.
+ *   Context: sd_plumb held, so that it stays what it is.  NULL if none.
+ */
+queue_t *ust_sd_top(struct stdata *sd)
+{
+    return ust_qnext(sd->sd_wq);
+}
+
+/*
+ * ust_sd_push -- I_PUSH: open module `name` directly below the stream head.
+ *   Context: blocking (the module's open may sleep); takes sd_plumb, then
+ *   briefly sd_lock; no lock held while the module's open runs except
+ *   sd_plumb.
+ *   Returns 0, or EINVAL (name NULL, empty, longer than FMNAMESZ, not a
+ *   registered module -- a driver's name is not one -- UST_NSTRPUSH modules
+ *   already pushed, or the stream is linked under a multiplexer), ENXIO
+ *   (hung up), the M_ERROR error of a stream in error, ENOSR (no memory
+ *   for the queues), or the error the module's open returned (the module is
+ *   then taken out again).
+ */
+int ust_sd_push(struct stdata *sd, const char *name, cred_t *cr)
+{
+    struct ust_modent *ent;
+    queue_t *rq;
+    dev_t dev;
+    int err, oflag;
+
+    if (name == NULL || name[0] == '\0' || strnlen(name, FMNAMESZ + 1) > FMNAMESZ)
+        return EINVAL;
+    ust_lock(&sd->sd_plumb);
+    ust_lock(&sd->sd_lock);
+    err = (sd->sd_flag & STPLEX) ? EINVAL : plumb_error(sd);
+    if (err == 0 && (sd->sd_flag & STRCLOSE))
+        err = ENXIO;
+    dev = sd->sd_dev;
+    oflag = sd->sd_oflag;
+    ust_unlock(&sd->sd_lock);
+    if (err == 0 && sd->sd_pushcnt >= UST_NSTRPUSH)
+        err = EINVAL;
+    if (err != 0)
+        goto out;
+    ent = ust_reg_find(name, UST_MODULE);
+    if (ent == NULL) {
+        err = EINVAL;
+        goto out;
+    }
+    rq = ust_qalloc(ent->str, ent->flag, ent); /* holds ent while allocated */
+    ust_reg_rele(ent);
+    if (rq == NULL) {
+        err = ENOSR;
+        goto out;
+    }
+    ust_qinsert(sd->sd_rq, rq);
+    err = ust_qopen(rq, &dev, oflag, MODOPEN, cr);
+    if (err != 0) {
+        pair_remove(rq);
+        goto out;
+    }
+    sd->sd_pushcnt++;
+out:
+    ust_unlock(&sd->sd_plumb);
+    return err;
+}
+
+/*
+ * ust_sd_pop -- I_POP: close and remove the topmost module.  Messages still
+ *   on its queues after its close routine ran are passed on (down from the
+ *   write queue, up from the read queue), not discarded.
+ *   Context: blocking (the module's close may sleep); takes sd_plumb.
+ *   Returns 0, or EINVAL (no module, or linked under a multiplexer), EPERM
+ *   (the module is at or below the I_ANCHOR, as in Linux Fast-STREAMS),
+ *   ENXIO (hung up), the M_ERROR error of a stream in error.
+ */
+int ust_sd_pop(struct stdata *sd, cred_t *cr)
+{
+    int err, oflag;
+
+    ust_lock(&sd->sd_plumb);
+    ust_lock(&sd->sd_lock);
+    err = (sd->sd_flag & STPLEX) ? EINVAL : plumb_error(sd);
+    if (err == 0 && (sd->sd_flag & STRCLOSE))
+        err = ENXIO;
+    oflag = sd->sd_oflag;
+    ust_unlock(&sd->sd_lock);
+    if (err == 0 && sd->sd_pushcnt <= 0)
+        err = EINVAL;
+    else if (err == 0 && sd->sd_pushcnt <= sd->sd_anchor)
+        err = EPERM;
+    if (err == 0) {
+        queue_t *rq = RD(ust_sd_top(sd));
+        ust_qclose(rq, oflag, cr);
+        pass_on(WR(rq));
+        pass_on(rq);
+        pair_remove(rq);
+        sd->sd_pushcnt--;
+    }
+    ust_unlock(&sd->sd_plumb);
+    return err;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Open                                                                     */
+/* ------------------------------------------------------------------------ */
+/* Build a new stream over driver ent: head, driver pair, the driver's open,
+ * the descriptor.  Returns the descriptor and *sdp, or -errno (everything
+ * built is taken down again). */
+static int stream_create(const char *path, struct ust_modent *ent, dev_t dev, int sflag, int oflag,
+                         cred_t *cr, struct stdata **sdp)
+{
+    struct stdata *sd = ust_sd_alloc();
+    queue_t *drv;
+    int err, fd;
+
+    if (sd == NULL)
+        return -ENOSR;
+    drv = ust_qalloc(ent->str, ent->flag, ent);
+    if (drv == NULL) {
+        ust_sd_free(sd);
+        return -ENOSR;
+    }
+    ust_lock(&sd->sd_lock);
+    sd->sd_flag |= STWOPEN;
+    sd->sd_oflag = oflag;
+    sd->sd_cred = *cr;
+    sd->sd_dev = dev;
+    strncpy(sd->sd_name, path, sizeof(sd->sd_name) - 1);
+    sd->sd_name[sizeof(sd->sd_name) - 1] = '\0';
+    ust_unlock(&sd->sd_lock);
+
+    ust_lock(&sd->sd_plumb);
+    ust_qinsert(sd->sd_rq, drv);
+    err = ust_qopen(drv, &dev, oflag, sflag, cr);
+    if (err != 0) {
+        pair_remove(drv);
+        ust_unlock(&sd->sd_plumb);
+        ust_sd_free(sd);
+        return -err;
+    }
+    ust_lock(&sd->sd_lock);
+    sd->sd_dev = dev; /* a clone open chose the minor */
+    sd->sd_driver = ent;
+    ust_unlock(&sd->sd_lock);
+    ust_reg_hold(ent); /* released by teardown */
+    fd = ust_sd_attach_fd(sd);
+    if (fd < 0) {
+        ust_qclose(drv, oflag, cr);
+        pair_remove(drv);
+        ust_unlock(&sd->sd_plumb);
+        ust_reg_rele(ent);
+        ust_sd_free(sd);
+        return fd;
+    }
+    ust_lock(&sd->sd_lock);
+    sd->sd_flag &= ~STWOPEN;
+    ust_unlock(&sd->sd_lock);
+    ust_unlock(&sd->sd_plumb);
+    ust_sd_register(sd);
+    *sdp = sd;
+    return fd;
+}
+
+/* Call the open routines of every module and of the driver of an existing
+ * stream again (SVR4 reopen).  Returns 0 or an errno: EINVAL linked under a
+ * multiplexer, EIO hung up or in error (POSIX open(2): "a hangup or error
+ * occurred"), or what an open routine returned. */
+static int stream_reopen(struct stdata *sd, int oflag, cred_t *cr)
+{
+    queue_t *q;
+    dev_t dev;
+    int err, pipe_end;
+
+    ust_lock(&sd->sd_plumb);
+    ust_lock(&sd->sd_lock);
+    if (sd->sd_flag & STPLEX)
+        err = EINVAL;
+    else if (sd->sd_flag & (STRHUP | STRDERR | STWRERR | STRCLOSE))
+        err = EIO;
+    else
+        err = 0;
+    dev = sd->sd_dev;
+    pipe_end = (sd->sd_flag & STRPIPE) != 0;
+    ust_unlock(&sd->sd_lock);
+    q = sd->sd_wq;
+    for (int i = 0; err == 0 && i < sd->sd_pushcnt; i++) {
+        q = ust_qnext(q);
+        err = ust_qopen(RD(q), &dev, oflag, MODOPEN, cr);
+    }
+    if (err == 0 && !pipe_end && (q = ust_qnext(q)) != NULL)
+        err = ust_qopen(RD(q), &dev, oflag, DRVOPEN, cr);
+    ust_unlock(&sd->sd_plumb);
+    return err;
+}
+
+/* References.  Whoever drops a stream's last reference (sd_refs) tears it
+ * down, exactly once; so a reference is only ever added to a stream that
+ * still has one (never from 0), and a temporary one is given back with
+ * ref_rele. */
+static int ref_hold_live(struct stdata *sd)
+{
+    int n = atomic_load(&sd->sd_refs);
+
+    while (n > 0)
+        if (atomic_compare_exchange_weak(&sd->sd_refs, &n, n + 1))
+            return 1;
+    return 0;
+}
+
+/* No lock held: the last reference tears the stream down. */
+static void ref_rele(struct stdata *sd)
+{
+    if (atomic_fetch_sub(&sd->sd_refs, 1) == 1)
+        ust_sd_teardown(sd);
+}
+
+/* Another descriptor for sd, unless its last reference is gone (EBADF: it
+ * is being closed).  No lock held.  The descriptor or -errno. */
+static int new_fd_live(struct stdata *sd)
+{
+    int fd;
+
+    if (!ref_hold_live(sd))
+        return -EBADF;
+    fd = ust_sd_dup_fd(sd);
+    ref_rele(sd);
+    return fd;
+}
+
+/* Give the descriptor its FD_CLOEXEC as the open asked (the descriptor table
+ * hands out close-on-exec descriptors). */
+static void set_cloexec(int fd, int on)
+{
+    fcntl(fd, F_SETFD, on ? FD_CLOEXEC : 0);
+}
+
+/* Drop a descriptor again after a failed reopen. */
+static void drop_fd(int fd, struct stdata *sd)
+{
+    int left;
+
+    ust_lock(&tab_lock);
+    left = ust_sd_detach_fd(fd, sd);
+    ust_unlock(&tab_lock);
+    if (left == 0)
+        ust_sd_teardown(sd);
+}
+
+/* Open of a fattach-ed name: a new descriptor on that stream, reopened.
+ * ref is the reference ust_fattach_lookup took; it is given back here. */
+static int open_attached(struct stdata *sd, int oflag, cred_t *cr)
+{
+    int fd, err;
+
+    fd = ust_sd_dup_fd(sd);
+    ref_rele(sd); /* the lookup's reference */
+    if (fd < 0)
+        return fd;
+    err = stream_reopen(sd, oflag, cr);
+    if (err != 0) {
+        drop_fd(fd, sd);
+        return -err;
+    }
+    return fd;
+}
+
+/* Open driver ent on dev without cloning: share the stream if the device is
+ * open already, else create it. */
+static int open_shared(const char *path, struct ust_modent *ent, dev_t dev, int oflag, cred_t *cr)
+{
+    struct share_ent *se;
+    struct stdata *sd;
+    int fd, err;
+
+    /* An OPEN entry whose stream has no reference left is about to close
+     * (whoever dropped the last one is on the way to ust_sd_teardown, which
+     * will mark it CLOSING): wait for that too. */
+    ust_lock(&tab_lock);
+    for (;;) {
+        se = share_find(ent, dev);
+        if (se == NULL || (se->state == SHARE_OPEN && ref_hold_live(se->sd)))
+            break;
+        ust_cond_wait(&share_cv, &tab_lock);
+    }
+    if (se != NULL) { /* reopen: a descriptor first, so the stream stays */
+        sd = se->sd;
+        ust_unlock(&tab_lock);
+        fd = ust_sd_dup_fd(sd);
+        ref_rele(sd);
+        if (fd < 0)
+            return fd;
+        err = stream_reopen(sd, oflag, cr);
+        if (err != 0) {
+            drop_fd(fd, sd);
+            return -err;
+        }
+        return fd;
+    }
+    se = calloc(1, sizeof(*se));
+    if (se == NULL) {
+        ust_unlock(&tab_lock);
+        return -ENOSR;
+    }
+    se->ent = ent;
+    se->dev = dev;
+    se->state = SHARE_OPENING;
+    se->next = share_head;
+    share_head = se;
+    ust_unlock(&tab_lock);
+
+    fd = stream_create(path, ent, dev, DRVOPEN, oflag, cr, &sd);
+
+    ust_lock(&tab_lock);
+    if (fd < 0) {
+        share_remove(se);
+    } else {
+        se->sd = sd;
+        se->state = SHARE_OPEN;
+        ust_cond_broadcast(&share_cv);
+    }
+    ust_unlock(&tab_lock);
+    return fd;
+}
+
+/* Open flags that no existing stream name accepts: -EEXIST for O_CREAT with
+ * O_EXCL, -ENOTDIR for O_DIRECTORY (open(2)); else 0. */
+static int name_flags_error(int oflag)
+{
+    if (oflag & O_DIRECTORY)
+        return -ENOTDIR;
+    if ((oflag & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+        return -EEXIST;
+    return 0;
+}
+
+/*
+ * ust_sd_open -- open a stream by name.
+ *   Context: blocking (open routines may sleep; a device being opened or
+ *   closed by another thread is waited for).  No lock held by the caller.
+ *   Returns the descriptor, or -1 with errno: EFAULT (path NULL),
+ *   ENAMETOOLONG, ENOENT (no such name: not fattach-ed, not under
+ *   /dev/streams/, or no such driver), EEXIST (O_CREAT|O_EXCL: the name
+ *   exists), ENOTDIR (O_DIRECTORY), ENOSR (no memory for a stream), EMFILE /
+ *   ENFILE (no descriptor), EINVAL / EIO (reopen of a stream linked under a
+ *   multiplexer / hung up or in error), or the error of a driver's or
+ *   module's open routine (typically ENXIO).
+ */
+int ust_sd_open(const char *path, int oflag, cred_t *cr)
+{
+    struct ust_modent *ent;
+    struct stdata *sd;
+    const char *name;
+    int fd, sflag;
+
+    if (path == NULL) {
+        errno = EFAULT;
+        return -1;
+    }
+    if (strnlen(path, PATH_MAX) >= PATH_MAX) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    sd = ust_fattach_lookup(path);
+    if (sd != NULL) {
+        fd = name_flags_error(oflag);
+        if (fd == 0)
+            fd = open_attached(sd, oflag, cr);
+        else
+            ref_rele(sd); /* the lookup's reference */
+        goto done;
+    }
+    if (strncmp(path, DEVPREFIX, strlen(DEVPREFIX)) != 0) {
+        errno = ENOENT;
+        return -1;
+    }
+    name = path + strlen(DEVPREFIX);
+    sflag = DRVOPEN;
+    if (strncmp(name, CLONEDIR, strlen(CLONEDIR)) == 0) {
+        name += strlen(CLONEDIR);
+        sflag = CLONEOPEN;
+    }
+    ent = strchr(name, '/') == NULL ? ust_reg_find(name, UST_DRIVER) : NULL;
+    if (ent == NULL) {
+        errno = ENOENT;
+        return -1;
+    }
+    if (ent->flag & D_CLONE)
+        sflag = CLONEOPEN;
+    fd = name_flags_error(oflag);
+    if (fd == 0 && sflag == CLONEOPEN)
+        fd = stream_create(path, ent, makedevice(ent->major, 0), CLONEOPEN, oflag, cr, &sd);
+    else if (fd == 0)
+        fd = open_shared(path, ent, makedevice(ent->major, 0), oflag, cr);
+    ust_reg_rele(ent);
+done:
+    if (fd < 0) {
+        errno = -fd;
+        return -1;
+    }
+    set_cloexec(fd, (oflag & O_CLOEXEC) != 0);
+    return fd;
+}
+
+/*
+ * strm_open -- open(2) for streams (see ustreams.h); the mode argument is
+ * accepted and ignored (the names are not files).
+ */
+int strm_open(const char *path, int oflag, ...)
+{
+    cred_t cr;
+
+    ust_sd_cred(&cr);
+    return ust_sd_open(path, oflag, &cr);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Close                                                                    */
+/* ------------------------------------------------------------------------ */
+/* Wait up to the close time for write queue wq to drain (streamio(7),
+ * I_SETCLTIME: "before closing each module and driver"), unless the stream is
+ * non-blocking, hung up, or the close time is 0. */
+static void drain_wait(struct stdata *sd, queue_t *wq)
+{
+    long long deadline;
+    long ms;
+    int skip;
+
+    ust_lock(&sd->sd_lock);
+    ms = sd->sd_closetime;
+    skip = ms <= 0 || (sd->sd_oflag & (O_NONBLOCK | O_NDELAY)) || (sd->sd_flag & STRHUP);
+    ust_unlock(&sd->sd_lock);
+    if (skip)
+        return;
+    deadline = ust_now_ns() + ms * 1000000LL;
+    for (;;) {
+        struct ust_qpriv *pv = ust_qpv(wq);
+        int empty, hup;
+
+        ust_lock(&pv->lock);
+        empty = wq->q_first == NULL;
+        ust_unlock(&pv->lock);
+        ust_lock(&sd->sd_lock);
+        hup = (sd->sd_flag & STRHUP) != 0;
+        ust_unlock(&sd->sd_lock);
+        if (empty || hup || ust_now_ns() >= deadline)
+            return;
+        nap_1ms();
+    }
+}
+
+/* Wait until no system call is inside the stream; keep waking the waits, so
+ * that a thread that went to sleep just before STRCLOSE was set leaves.
+ * A wait that does not look at STRCLOSE is made to return by a hang-up
+ * (every blocking call of the head honours STRHUP); the flag is taken back
+ * once nobody is inside, so that the close-time drain still happens. */
+static void wait_calls(struct stdata *sd)
+{
+    long long hup_at = ust_now_ns() + 50 * 1000000LL;
+    int forced = 0;
+
+    for (int spins = 0; atomic_load(&sd->sd_calls) > 0; spins++) {
+        ust_sd_wake(&sd->sd_rwait);
+        ust_sd_wake(&sd->sd_wwait);
+        ust_sd_wake(&sd->sd_iwait);
+        if (!forced && ust_now_ns() >= hup_at) {
+            ust_lock(&sd->sd_lock);
+            if (!(sd->sd_flag & STRHUP)) {
+                sd->sd_flag |= STRHUP;
+                forced = 1;
+            }
+            ust_unlock(&sd->sd_lock);
+        }
+        if (spins < 50)
+            sched_yield();
+        else
+            nap_1ms();
+    }
+    if (forced) {
+        ust_lock(&sd->sd_lock);
+        sd->sd_flag &= ~STRHUP;
+        ust_unlock(&sd->sd_lock);
+    }
+}
+
+/*
+ * ust_sd_teardown -- the last reference to sd is gone: dismantle and free it.
+ *   Context: blocking (close-time drain, close routines); no stream lock held.
+ *   The caller dropped the last reference (sd_refs 0), so it owns the
+ *   stream; a stream that has references, or is being torn down already, is
+ *   left alone (a defensive check: neither happens).  Threads still
+ *   inside the stream are woken (they see STRCLOSE and return) and waited
+ *   for, the held write is sent, each module is drained, closed, unlinked and
+ *   freed from the top, then the driver (a pipe end goes to
+ *   ust_pipe_teardown instead), and the head is freed.
+ */
+void ust_sd_teardown(struct stdata *sd)
+{
+    struct share_ent *se;
+    queue_t *q;
+    cred_t cr;
+    int oflag, pipe_end, claimed;
+
+    /* Claim the teardown (see the contract above). */
+    ust_lock(&tab_lock);
+    ust_lock(&sd->sd_lock);
+    claimed = atomic_load(&sd->sd_refs) == 0 && !(sd->sd_flag & STRCLOSE);
+    if (claimed)
+        sd->sd_flag |= STRCLOSE;
+    oflag = sd->sd_oflag;
+    pipe_end = (sd->sd_flag & STRPIPE) != 0;
+    ust_unlock(&sd->sd_lock);
+    se = claimed ? share_find_sd(sd) : NULL;
+    if (se != NULL) {
+        se->state = SHARE_CLOSING;
+        ust_cond_broadcast(&share_cv);
+    }
+    ust_unlock(&tab_lock);
+    if (!claimed)
+        return;
+    wait_calls(sd);
+    ust_sd_flush_hold(sd);
+    ust_sd_cred(&cr);
+
+    ust_lock(&sd->sd_plumb);
+    while (sd->sd_pushcnt > 0) {
+        q = ust_sd_top(sd);
+        drain_wait(sd, q);
+        ust_qclose(RD(q), oflag, &cr);
+        pair_remove(RD(q));
+        sd->sd_pushcnt--;
+    }
+    sd->sd_anchor = 0;
+    if (pipe_end) {
+        ust_pipe_teardown(sd);
+    } else if ((q = ust_sd_top(sd)) != NULL) {
+        drain_wait(sd, q);
+        ust_qclose(RD(q), oflag, &cr);
+        pair_remove(RD(q));
+    }
+    if (sd->sd_driver != NULL) {
+        ust_reg_rele(sd->sd_driver);
+        sd->sd_driver = NULL;
+    }
+    ust_unlock(&sd->sd_plumb);
+
+    ust_lock(&tab_lock);
+    unregister_locked(sd);
+    if (se != NULL)
+        share_remove(se);
+    ust_unlock(&tab_lock);
+    ust_sd_free(sd);
+}
+
+/*
+ * strm_close -- close(2) for streams.
+ *   Context: blocking (the last close drains and closes the stream).
+ *   Returns 0, or -1 with errno EBADF (not open, or closed concurrently by
+ *   another thread).  A descriptor that is open but not a stream is handed to
+ *   close(2).  Threads blocked on the stream through this descriptor return
+ *   (EBADF) when it was the last one.
+ */
+int strm_close(int fd)
+{
+    struct stdata *sd;
+    int err, left;
+
+    sd = ust_sd_get(fd, &err);
+    if (sd == NULL) {
+        if (err == ENOSTR)
+            return close(fd);
+        errno = err;
+        return -1;
+    }
+    ust_lock(&tab_lock);
+    if (ust_sd_peek(fd) != sd) { /* another thread closed it first */
+        ust_unlock(&tab_lock);
+        ust_sd_put(sd);
+        errno = EBADF;
+        return -1;
+    }
+    left = ust_sd_detach_fd(fd, sd);
+    ust_unlock(&tab_lock);
+    ust_sd_put(sd);
+    if (left == 0)
+        ust_sd_teardown(sd);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* fcntl, isastream                                                         */
+/* ------------------------------------------------------------------------ */
+/* F_DUPFD for a stream: a new descriptor >= minfd on the same stream.  The
+ * descriptor table hands out the lowest free number, so descriptors it gives
+ * below minfd are kept (they occupy those numbers) until one >= minfd comes,
+ * then dropped.  -errno on failure (EINVAL: minfd negative or not below
+ * RLIMIT_NOFILE, as fcntl(2) says; EMFILE; ENOMEM). */
+static int dup_stream_fd(struct stdata *sd, int minfd, int cloexec)
+{
+    int *held = NULL, nheld = 0, cap = 0, nfd;
+    struct rlimit rl;
+
+    if (minfd < 0 || (getrlimit(RLIMIT_NOFILE, &rl) == 0 && (rlim_t)minfd >= rl.rlim_cur))
+        return -EINVAL;
+    for (;;) {
+        nfd = new_fd_live(sd);
+        if (nfd < 0 || nfd >= minfd)
+            break;
+        if (nheld == cap) {
+            int ncap = cap ? 2 * cap : 16;
+            int *n = realloc(held, (size_t)ncap * sizeof(*held));
+            if (n == NULL) {
+                drop_fd(nfd, sd);
+                nfd = -ENOMEM;
+                break;
+            }
+            held = n;
+            cap = ncap;
+        }
+        held[nheld++] = nfd;
+    }
+    for (int i = 0; i < nheld; i++)
+        drop_fd(held[i], sd);
+    free(held);
+    if (nfd >= 0)
+        set_cloexec(nfd, cloexec);
+    return nfd;
+}
+
+/*
+ * strm_fcntl -- fcntl(2) for streams.
+ *   Context: any thread; F_DUPFD may allocate.
+ *   F_GETFL reports the access mode and O_NONBLOCK of the stream's open
+ *   (sd_oflag); F_SETFL changes O_NONBLOCK/O_NDELAY there (the only status
+ *   flags a stream acts on; others are ignored, as Linux ignores flags it
+ *   cannot change).  The kernel descriptor itself is always non-blocking (the
+ *   library never blocks on it), so its own flag is not touched.  Note that
+ *   sd_oflag belongs to the stream, so it is shared by every descriptor of
+ *   the stream, including those of a shared reopen.
+ *   F_DUPFD/F_DUPFD_CLOEXEC make a new descriptor for the same stream (the
+ *   lowest free number >= arg).  Every other command (F_GETFD, F_SETFD,
+ *   locks, F_SETOWN...) is done by fcntl(2) on the descriptor, and a
+ *   descriptor that is not a stream is handed to fcntl(2) whole.
+ *   Returns as fcntl(2); errors EBADF (not open), EINVAL (bad F_DUPFD
+ *   argument), EMFILE, or those of fcntl(2).
+ */
+int strm_fcntl(int fd, int cmd, ...)
+{
+    struct stdata *sd;
+    va_list ap;
+    void *arg;
+    int err, r;
+
+    va_start(ap, cmd);
+    arg = va_arg(ap, void *); /* as the C library's fcntl does: one word, maybe unused */
+    va_end(ap);
+    sd = ust_sd_get(fd, &err);
+    if (sd == NULL) {
+        if (err == ENOSTR)
+            return fcntl(fd, cmd, arg);
+        errno = err;
+        return -1;
+    }
+    switch (cmd) {
+    case F_GETFL:
+        ust_lock(&sd->sd_lock);
+        r = sd->sd_oflag & (O_ACCMODE | O_NONBLOCK | O_NDELAY | O_APPEND);
+        ust_unlock(&sd->sd_lock);
+        break;
+    case F_SETFL:
+        ust_lock(&sd->sd_lock);
+        sd->sd_oflag = (sd->sd_oflag & ~(O_NONBLOCK | O_NDELAY)) |
+                       ((int)(intptr_t)arg & (O_NONBLOCK | O_NDELAY));
+        ust_unlock(&sd->sd_lock);
+        r = 0;
+        break;
+    case F_DUPFD:
+    case F_DUPFD_CLOEXEC:
+        r = dup_stream_fd(sd, (int)(intptr_t)arg, cmd == F_DUPFD_CLOEXEC);
+        if (r < 0) {
+            errno = -r;
+            r = -1;
+        }
+        break;
+    default:
+        r = fcntl(fd, cmd, arg);
+        break;
+    }
+    ust_sd_put(sd);
+    return r;
+}
+
+/*
+ * isastream -- isastream(3C): 1 if fd is a stream, 0 if it is an open
+ * descriptor of something else, -1 with errno EBADF if it is not open.
+ *   Context: any thread; no lock.
+ */
+int isastream(int fd)
+{
+    if (ust_sd_peek(fd) != NULL)
+        return 1;
+    if (fd >= 0 && fcntl(fd, F_GETFD) >= 0)
+        return 0;
+    errno = EBADF;
+    return -1;
+}

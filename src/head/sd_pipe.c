@@ -1,0 +1,737 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sd_pipe.c -- STREAMS-based pipes: strm_pipe, the close of a pipe end,
+ * fattach/fdetach, and descriptor passing (I_SENDFD/I_RECVFD).
+ *
+ * Principles of operation
+ *   A pipe is two stream heads whose write sides are cross-connected (the
+ *   "twist").  At the bottom of each end sits a "pipe" queue pair standing in
+ *   for a driver (as the pipe driver of Linux Fast-STREAMS does); the twist
+ *   joins the two: each one's write queue has as q_next the other one's read
+ *   queue.  With no module pushed:
+ *       sd0 head wq -> pipe0 wq -> pipe1 rq -> sd1 head rq
+ *       sd1 head wq -> pipe1 wq -> pipe0 rq -> sd0 head rq
+ *   The pipe pairs have their procedures off, so putnext passes straight
+ *   through them and flow control looks through them to the far end's head
+ *   (or its nearest module with a service procedure); back-enabling crosses
+ *   them the same way (backq follows the twist).  Modules pushed on an end go
+ *   between its head and its pipe pair.  Plumbing of one end (ust_qinsert,
+ *   ust_qunlink) rewrites only that end's own queues -- at most the read
+ *   queue of its pipe pair -- so the two ends may push, pop and close at the
+ *   same time under their own sd_plumb locks: the two links of the twist
+ *   (pipe0 wq -> pipe1 rq, pipe1 wq -> pipe0 rq) are written only here, when
+ *   the pipe is made and when it is broken.  The pipe pairs are not modules:
+ *   I_LOOK/I_LIST do not show them, and sd_pushcnt does not count them.
+ *
+ *   Each end lives as long as its own references (descriptors, fattach
+ *   names, descriptors in flight in an M_PASSFP) -- the peer holds none, so
+ *   the close of one end always hangs up the other.  Each end has sd_peer
+ *   pointing at the other while both are connected.  When an end's last
+ *   reference goes, ust_sd_teardown pops its modules and calls
+ *   ust_pipe_teardown, which "breaks" the pair: under pipe_lock it clears
+ *   both sd_peer pointers and files a break record naming the peer, then
+ *   sends M_HANGUP across (the peer then reads 0 after draining and fails
+ *   writes with EPIPE), cuts both links of the twist, and withdraws the
+ *   record.  If both ends are torn down at once, the one that takes pipe_lock
+ *   first breaks the pair for both; the other finds its sd_peer already
+ *   cleared and waits until no break record names it, i.e. until the breaker
+ *   no longer sends through or writes into its queues.  Each end then waits
+ *   out the claims of threads still passing through its pipe pair, and frees
+ *   it; so an end is freed only when nothing points into it.
+ *
+ *   fattach names live in a process-wide table (not in the file system); each
+ *   holds a reference (sd_refs) on its stream until fdetach.  Opening the name
+ *   (ust_sd_open, via ust_fattach_lookup) gives a new descriptor on it.
+ *
+ *   I_SENDFD puts an M_PASSFP straight on the peer head's read queue (through
+ *   the head's put procedure, past any modules, as SVR4 does).  Its data block
+ *   is an esballoc buffer (struct passfp) holding either a close-on-exec
+ *   duplicate of an ordinary descriptor or a reference on a stream; I_RECVFD
+ *   turns it into a new descriptor.  The buffer's free routine releases what
+ *   was never received, so flushing or closing never leaks a descriptor.
+ *
+ * Locking
+ *   pipe_lock guards sd_peer of every pipe end and the `breaking` list;
+ *   pipe_cv (with pipe_lock) is signalled when a break finishes.  pipe_lock is
+ *   a leaf: nothing else is taken while it is held, except a claim (an atomic
+ *   increment) on a peer's read queue.  fattach_lock guards the fattach table;
+ *   it is a leaf too.  sd_plumb of the end being torn down is held by the
+ *   caller of ust_pipe_teardown (and kept: the peer's sd_plumb is never
+ *   needed, so two sd_plumb locks are never held together).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sthead.h"
+
+/* A pair being broken: `victim` is the peer end the breaker still works on. */
+struct pipe_break {
+    struct pipe_break *next;
+    struct stdata *victim;
+};
+
+static ust_lock_t pipe_lock = UST_LOCK_INIT;            /* see Locking */
+static ust_cond_t pipe_cv = {PTHREAD_COND_INITIALIZER}; /* pipe_lock: a break ended */
+static struct pipe_break *breaking;                     /* pipe_lock */
+
+/* ------------------------------------------------------------------------ */
+/* The pipe pair at the bottom of each end                                  */
+/* ------------------------------------------------------------------------ */
+/* Procedures stay off (QPROCSOFF): messages pass through without a call.
+ * The put procedure is there only for a caller that put()s to it directly. */
+static int pipe_pass(queue_t *q, mblk_t *mp)
+{
+    putnext(q, mp);
+    return 0;
+}
+
+static struct module_info pipe_minfo = {
+    .mi_idnum = 5305,
+    .mi_idname = "pipe",
+    .mi_minpsz = 0,
+    .mi_maxpsz = INFPSZ,
+    .mi_hiwat = UST_STRHIGH,
+    .mi_lowat = UST_STRLOW,
+};
+
+static struct qinit pipe_rinit = {.qi_putp = pipe_pass, .qi_minfo = &pipe_minfo};
+static struct qinit pipe_winit = {.qi_putp = pipe_pass, .qi_minfo = &pipe_minfo};
+static struct streamtab pipe_tab = {.st_rdinit = &pipe_rinit, .st_wrinit = &pipe_winit};
+
+static void qlink(queue_t *q, queue_t *next)
+{
+    __atomic_store_n(&q->q_next, next, __ATOMIC_SEQ_CST);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Stream references that are not descriptors                               */
+/* ------------------------------------------------------------------------ */
+/* Take a reference on sd unless it has none left (it is being torn down).
+ * Returns 1 if taken. */
+static int sd_hold_live(struct stdata *sd)
+{
+    int n = atomic_load(&sd->sd_refs);
+    while (n > 0) {
+        if (atomic_compare_exchange_weak(&sd->sd_refs, &n, n + 1))
+            return 1;
+    }
+    return 0;
+}
+
+static void *rele_thread(void *arg)
+{
+    ust_sd_teardown(arg);
+    return NULL;
+}
+
+/*
+ * sd_rele_deferred -- drop a reference taken by sd_hold_live from a context
+ *   that may hold locks (an esballoc free routine runs wherever the message
+ *   is freed).  The last reference tears the stream down on a thread of its
+ *   own, so that teardown never nests inside the caller; inline only if no
+ *   thread can be made.
+ */
+static void sd_rele_deferred(struct stdata *sd)
+{
+    pthread_attr_t attr;
+    pthread_t t;
+    int rc;
+
+    if (atomic_fetch_sub(&sd->sd_refs, 1) != 1)
+        return;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    rc = pthread_create(&t, &attr, rele_thread, sd);
+    pthread_attr_destroy(&attr);
+    if (rc != 0)
+        ust_sd_teardown(sd);
+}
+
+/* ------------------------------------------------------------------------ */
+/* strm_pipe                                                                */
+/* ------------------------------------------------------------------------ */
+/* Set up one end: pipe flags, SNDPIPE, credentials, its peer. */
+static void pipe_end_init(struct stdata *sd, struct stdata *peer, const cred_t *cr)
+{
+    ust_lock(&sd->sd_lock);
+    sd->sd_flag |= STRPIPE;
+    sd->sd_wropt |= SNDPIPE;
+    sd->sd_oflag = O_RDWR;
+    sd->sd_cred = *cr;
+    strcpy(sd->sd_name, "pipe");
+    ust_unlock(&sd->sd_lock);
+    ust_lock(&pipe_lock);
+    sd->sd_peer = peer;
+    ust_unlock(&pipe_lock);
+}
+
+/* Undo a pipe that never got (or lost) its descriptors: nobody else can
+ * reach it, so unlink and free without ceremony. */
+static void pipe_unmake(struct stdata *sd[2], queue_t *drv[2])
+{
+    ust_lock(&pipe_lock);
+    sd[0]->sd_peer = sd[1]->sd_peer = NULL;
+    ust_unlock(&pipe_lock);
+    for (int i = 0; i < 2; i++) {
+        qlink(sd[i]->sd_wq, NULL);
+        if (drv[i] != NULL) {
+            qlink(drv[i], NULL);
+            qlink(WR(drv[i]), NULL);
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        if (drv[i] != NULL)
+            ust_qfree(drv[i]);
+        if (sd[i] != NULL)
+            ust_sd_free(sd[i]);
+    }
+}
+
+/*
+ * strm_pipe -- pipe(2) for STREAMS: two cross-connected stream heads.
+ *   Context: any thread; allocates.
+ *   Both descriptors are open for reading and writing (full duplex); SNDPIPE
+ *   is on (a write after the other end closed fails with EPIPE and raises
+ *   SIGPIPE); modules may be pushed on either end; putmsg/getmsg keep record
+ *   boundaries and bands.  The descriptors are not close-on-exec.
+ *   Returns 0, or -1 with errno: EFAULT (fds NULL or an impossible address),
+ *   EMFILE / ENFILE (no descriptor; nothing is left open), ENOMEM.
+ */
+int strm_pipe(int fds[2])
+{
+    struct stdata *sd[2] = {NULL, NULL};
+    queue_t *drv[2] = {NULL, NULL};
+    int tmp[2], err;
+    cred_t cr;
+
+    if (ust_copyin(fds, tmp, sizeof(tmp)) != 0) {
+        errno = EFAULT;
+        return -1;
+    }
+    for (int i = 0; i < 2; i++) {
+        sd[i] = ust_sd_alloc();
+        drv[i] = ust_qalloc(&pipe_tab, D_MP, NULL); /* procedures stay off */
+        if (sd[i] == NULL || drv[i] == NULL) {
+            for (int j = 0; j <= i; j++) {
+                if (drv[j] != NULL)
+                    ust_qfree(drv[j]);
+                if (sd[j] != NULL)
+                    ust_sd_free(sd[j]);
+            }
+            errno = ENOMEM;
+            return -1;
+        }
+    }
+    ust_sd_cred(&cr);
+    pipe_end_init(sd[0], sd[1], &cr);
+    pipe_end_init(sd[1], sd[0], &cr);
+    for (int i = 0; i < 2; i++) {
+        qlink(drv[i], sd[i]->sd_rq);     /* pipe rq -> own head */
+        qlink(WR(drv[i]), drv[!i]);      /* the twist */
+        qlink(sd[i]->sd_wq, WR(drv[i])); /* own head -> pipe wq */
+    }
+
+    tmp[0] = ust_sd_attach_fd(sd[0]);
+    if (tmp[0] < 0) {
+        err = -tmp[0];
+        pipe_unmake(sd, drv);
+        errno = err;
+        return -1;
+    }
+    tmp[1] = ust_sd_attach_fd(sd[1]);
+    if (tmp[1] < 0) {
+        err = -tmp[1];
+        if (ust_sd_detach_fd(tmp[0], sd[0]) == 0)
+            pipe_unmake(sd, drv);
+        else /* fd0 was taken over meanwhile (fattach, dup): end 1 goes alone */
+            ust_sd_teardown(sd[1]);
+        errno = err;
+        return -1;
+    }
+    fcntl(tmp[0], F_SETFD, 0);
+    fcntl(tmp[1], F_SETFD, 0);
+    ust_sd_register(sd[0]);
+    ust_sd_register(sd[1]);
+    memcpy(fds, tmp, sizeof(tmp));
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Close of one end                                                         */
+/* ------------------------------------------------------------------------ */
+/* Send M_HANGUP down sd's write side, across the twist to the peer's head.
+ * Retries while out of memory: the peer must learn of the close. */
+static void pipe_hangup(struct stdata *sd)
+{
+    queue_t *wq = sd->sd_wq;
+
+    atomic_fetch_add(&ust_qpv(wq)->active, 1);
+    while (!putnextctl(wq, M_HANGUP)) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    ust_qrelease(wq);
+}
+
+static int being_broken(struct stdata *sd)
+{
+    UST_ASSERT_HELD(&pipe_lock);
+    for (struct pipe_break *b = breaking; b != NULL; b = b->next)
+        if (b->victim == sd)
+            return 1;
+    return 0;
+}
+
+/*
+ * ust_pipe_teardown -- unlink a closing pipe end from its peer and free its
+ *   pipe pair.
+ *   Context: ust_sd_teardown, blocking; sd_plumb of sd held; every module of
+ *   sd popped; no other lock held.
+ *   If the peer is still connected: the pair is broken (both sd_peer
+ *   cleared), M_HANGUP goes to the peer's head, and both links of the twist
+ *   are cut.  If the peer broke the pair first, this waits until it is done
+ *   with our queues.  Then no thread is left inside our pipe pair, which is
+ *   freed; sd_wq->q_next is NULL.  Threads still inside our head queues are
+ *   waited out by ust_sd_free (qprocsoff); messages queued at our head are
+ *   freed with it (an unreceived M_PASSFP releases its descriptor).
+ */
+void ust_pipe_teardown(struct stdata *sd)
+{
+    queue_t *dw = ust_qnext(sd->sd_wq); /* our pipe pair's write queue */
+    struct pipe_break me;
+    struct stdata *p;
+
+    ust_lock(&pipe_lock);
+    p = sd->sd_peer;
+    if (p != NULL) {
+        sd->sd_peer = NULL;
+        p->sd_peer = NULL;
+        me.victim = p;
+        me.next = breaking;
+        breaking = &me;
+    }
+    ust_unlock(&pipe_lock);
+
+    if (p != NULL) {
+        pipe_hangup(sd);
+        if (dw != NULL) {
+            queue_t *pr = ust_qnext(dw); /* the peer's pipe read queue */
+            if (pr != NULL && ust_qnext(OTHERQ(pr)) == OTHERQ(dw))
+                qlink(OTHERQ(pr), NULL); /* nothing enters us any more */
+            qlink(dw, NULL);             /* nor leaves us for the peer */
+        }
+        ust_lock(&pipe_lock);
+        for (struct pipe_break **bp = &breaking; *bp != NULL; bp = &(*bp)->next) {
+            if (*bp == &me) {
+                *bp = me.next;
+                break;
+            }
+        }
+        ust_cond_broadcast(&pipe_cv);
+        ust_unlock(&pipe_lock);
+    } else {
+        /* The peer broke the pair (or it was never made): once no record
+         * names us, the peer has cut both links and sends no more. */
+        ust_lock(&pipe_lock);
+        while (being_broken(sd))
+            ust_cond_wait(&pipe_cv, &pipe_lock);
+        ust_unlock(&pipe_lock);
+    }
+    qlink(sd->sd_wq, NULL);
+    if (dw != NULL) {
+        queue_t *dr = OTHERQ(dw);
+        /* Writers of the peer (and its hang-up) that entered before the cut
+         * are waited out, then the pair goes. */
+        ust_qdrain_claims(dr);
+        ust_qdrain_claims(dw);
+        qlink(dw, NULL);
+        qlink(dr, NULL);
+        ust_qfree(dr);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* fattach / fdetach                                                        */
+/* ------------------------------------------------------------------------ */
+struct fattach_ent {
+    struct fattach_ent *next;
+    struct stdata *sd; /* holds one sd_refs reference */
+    char path[];
+};
+
+static ust_lock_t fattach_lock = UST_LOCK_INIT; /* guards fattach_tab; leaf */
+static struct fattach_ent *fattach_tab;         /* fattach_lock */
+
+/* Validate a name for fattach/fdetach: 0, EFAULT (NULL or an impossible
+ * address), ENOENT (empty), ENAMETOOLONG (PATH_MAX or more, or a component
+ * longer than NAME_MAX). */
+static int name_check(const char *path)
+{
+    char c;
+    size_t n, comp = 0;
+
+    if (ust_copyin(path, &c, 1) != 0)
+        return EFAULT;
+    n = strnlen(path, PATH_MAX);
+    if (n == 0)
+        return ENOENT;
+    if (n >= PATH_MAX)
+        return ENAMETOOLONG;
+    for (size_t i = 0; i < n; i++) {
+        comp = path[i] == '/' ? 0 : comp + 1;
+        if (comp > NAME_MAX)
+            return ENAMETOOLONG;
+    }
+    return 0;
+}
+
+static struct fattach_ent **fattach_find(const char *path)
+{
+    UST_ASSERT_HELD(&fattach_lock);
+    struct fattach_ent **pp = &fattach_tab;
+    while (*pp != NULL && strcmp((*pp)->path, path) != 0)
+        pp = &(*pp)->next;
+    return pp;
+}
+
+/*
+ * fattach -- fattach(3C): attach the stream fd to the name path.
+ *   Context: any thread.  The name lives in ustreams' own table (it need not
+ *   exist in the file system); strm_open(path) then opens the stream.  The
+ *   attachment holds the stream open until fdetach.  A stream may carry
+ *   several names.
+ *   Returns 0, or -1 with errno: EBADF (fd not open), EINVAL (fd is not a
+ *   stream), EFAULT (path NULL), ENOENT (path empty), ENAMETOOLONG, EBUSY
+ *   (path already has a stream attached), ENOMEM.
+ */
+int fattach(int fd, const char *path)
+{
+    struct fattach_ent *e = NULL, **pp;
+    struct stdata *sd;
+    size_t len;
+    int err;
+
+    err = name_check(path);
+    if (err != 0)
+        goto out;
+    sd = ust_sd_get(fd, &err);
+    if (sd == NULL) {
+        err = err == ENOSTR ? EINVAL : EBADF;
+        goto out;
+    }
+    len = strlen(path);
+    e = malloc(sizeof(*e) + len + 1);
+    if (e == NULL) {
+        err = ENOMEM;
+        goto put;
+    }
+    memcpy(e->path, path, len + 1);
+    e->sd = sd;
+    ust_lock(&fattach_lock);
+    pp = fattach_find(path);
+    if (*pp != NULL)
+        err = EBUSY;
+    else if (!sd_hold_live(sd))
+        err = EBADF; /* closed meanwhile by another thread */
+    if (err == 0) {
+        e->next = NULL;
+        *pp = e;
+        e = NULL;
+    }
+    ust_unlock(&fattach_lock);
+    if (err == 0) {
+        ust_lock(&sd->sd_lock);
+        sd->sd_flag |= STRATTACH;
+        ust_unlock(&sd->sd_lock);
+    }
+put:
+    ust_sd_put(sd);
+out:
+    free(e);
+    if (err != 0) {
+        errno = err;
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * fdetach -- fdetach(3C): remove the name path from its stream.
+ *   Context: blocking when it drops the stream's last reference (the stream
+ *   is then closed as by the last close).  Descriptors already opened
+ *   through the name stay valid.
+ *   Returns 0, or -1 with errno: EFAULT, ENOENT, ENAMETOOLONG (as fattach),
+ *   EINVAL (nothing attached to path).
+ */
+int fdetach(const char *path)
+{
+    struct fattach_ent *e = NULL, **pp;
+    struct stdata *sd;
+    int err, others = 0;
+
+    err = name_check(path);
+    if (err != 0) {
+        errno = err;
+        return -1;
+    }
+    ust_lock(&fattach_lock);
+    pp = fattach_find(path);
+    e = *pp;
+    if (e != NULL) {
+        *pp = e->next;
+        for (struct fattach_ent *o = fattach_tab; o != NULL; o = o->next)
+            others += o->sd == e->sd;
+    }
+    ust_unlock(&fattach_lock);
+    if (e == NULL) {
+        errno = EINVAL;
+        return -1;
+    }
+    sd = e->sd;
+    free(e);
+    if (others == 0) {
+        ust_lock(&sd->sd_lock);
+        sd->sd_flag &= ~STRATTACH;
+        ust_unlock(&sd->sd_lock);
+    }
+    if (atomic_fetch_sub(&sd->sd_refs, 1) == 1)
+        ust_sd_teardown(sd);
+    return 0;
+}
+
+/*
+ * ust_fattach_lookup -- the stream attached to path, with a reference taken
+ *   (sd_refs) that the caller gives back (the last one tears down); NULL if
+ *   nothing is attached there (or path is NULL).
+ *   Context: any thread; takes fattach_lock briefly.
+ */
+struct stdata *ust_fattach_lookup(const char *path)
+{
+    struct stdata *sd = NULL;
+
+    if (path == NULL)
+        return NULL;
+    ust_lock(&fattach_lock);
+    struct fattach_ent *e = *fattach_find(path);
+    if (e != NULL) {
+        sd = e->sd;
+        atomic_fetch_add(&sd->sd_refs, 1); /* the entry's own keeps it above 0 */
+    }
+    ust_unlock(&fattach_lock);
+    return sd;
+}
+
+/* ------------------------------------------------------------------------ */
+/* I_SENDFD / I_RECVFD                                                      */
+/* ------------------------------------------------------------------------ */
+/* The buffer of an M_PASSFP (esballoc'd: freeing the message runs
+ * passfp_free, which releases whatever was not received). */
+struct passfp {
+    frtn_t frtn;       /* free_func = passfp_free, free_arg = this */
+    int fd;            /* close-on-exec duplicate of an ordinary file, or -1 */
+    struct stdata *sd; /* a stream passed (one sd_refs reference), or NULL */
+    uid_t uid;         /* sender's effective ids */
+    gid_t gid;
+};
+
+static void passfp_free(caddr_t arg)
+{
+    struct passfp *pf = (struct passfp *)(void *)arg;
+
+    if (pf->fd >= 0)
+        close(pf->fd);
+    if (pf->sd != NULL)
+        sd_rele_deferred(pf->sd);
+    free(pf);
+}
+
+/* Build the M_PASSFP for descriptor fd: 0 and *mpp, or an errno (EBADF,
+ * EMFILE for the duplicate, EAGAIN when out of memory). */
+static int passfp_make(int fd, mblk_t **mpp)
+{
+    struct passfp *pf;
+    struct stdata *fsd;
+    mblk_t *mp;
+    int err;
+
+    if (fd < 0)
+        return EBADF;
+    pf = calloc(1, sizeof(*pf));
+    if (pf == NULL)
+        return EAGAIN;
+    pf->frtn.free_func = passfp_free;
+    pf->frtn.free_arg = (caddr_t)pf;
+    pf->fd = -1;
+    pf->uid = geteuid();
+    pf->gid = getegid();
+    fsd = ust_sd_get(fd, &err);
+    if (fsd != NULL) {
+        if (sd_hold_live(fsd))
+            pf->sd = fsd;
+        ust_sd_put(fsd);
+        if (pf->sd == NULL) {
+            free(pf);
+            return EBADF; /* closed meanwhile */
+        }
+    } else if (err == ENOSTR) {
+        pf->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        if (pf->fd < 0) {
+            err = errno == EBADF ? EBADF : EMFILE;
+            free(pf);
+            return err;
+        }
+    } else {
+        free(pf);
+        return EBADF;
+    }
+    mp = esballoc((unsigned char *)pf, sizeof(*pf), BPRI_MED, &pf->frtn);
+    if (mp == NULL) {
+        passfp_free((caddr_t)pf);
+        return EAGAIN;
+    }
+    mp->b_datap->db_type = M_PASSFP;
+    mp->b_wptr += sizeof(*pf);
+    *mpp = mp;
+    return 0;
+}
+
+/*
+ * ust_sd_sendfd -- I_SENDFD: pass descriptor fd to the other end of the pipe
+ *   sd.  The message goes straight to the peer head's read queue.
+ *   Context: a system call on sd (sd_calls counted); no lock held.
+ *   Returns 0 or an errno: EINVAL (sd is not a pipe end), ENXIO (hung up:
+ *   the other end is closed), the stream's write error (M_ERROR), EBADF (fd
+ *   not open), EAGAIN (the peer's read queue is full, or no memory), EMFILE.
+ */
+int ust_sd_sendfd(struct stdata *sd, int fd)
+{
+    struct stdata *p;
+    queue_t *prq;
+    mblk_t *mp;
+    int err = 0;
+
+    ust_lock(&sd->sd_lock);
+    if (!(sd->sd_flag & STRPIPE))
+        err = EINVAL;
+    else if ((sd->sd_flag & STWRERR) && sd->sd_werror)
+        err = sd->sd_werror;
+    else if (sd->sd_flag & STRHUP)
+        err = ENXIO;
+    ust_unlock(&sd->sd_lock);
+    if (err != 0)
+        return err;
+    err = passfp_make(fd, &mp);
+    if (err != 0)
+        return err;
+
+    ust_lock(&pipe_lock);
+    p = sd->sd_peer;
+    prq = p != NULL ? p->sd_rq : NULL;
+    if (prq == NULL)
+        err = ENXIO;
+    else if (ust_qflags(prq) & QFULL)
+        err = EAGAIN;
+    else /* claimed under pipe_lock: the peer's teardown waits for it */
+        atomic_fetch_add(&ust_qpv(prq)->active, 1);
+    ust_unlock(&pipe_lock);
+    if (err != 0) {
+        freemsg(mp);
+        return err;
+    }
+    ust_call_put(prq, mp);
+    return 0;
+}
+
+/* The first message at the head (queue lock taken briefly). */
+static mblk_t *head_first(struct stdata *sd)
+{
+    struct ust_qpriv *pv = ust_qpv(sd->sd_rq);
+    mblk_t *mp;
+
+    ust_lock(&pv->lock);
+    mp = sd->sd_rq->q_first;
+    ust_unlock(&pv->lock);
+    return mp;
+}
+
+/* Turn the passfp into a descriptor of this process: >= 0, or -errno. */
+static int passfp_install(struct passfp *pf)
+{
+    if (pf->sd != NULL) {
+        int fd = ust_sd_dup_fd(pf->sd);
+        if (fd >= 0)
+            fcntl(fd, F_SETFD, 0);
+        return fd;
+    }
+    if (pf->fd >= 0) {
+        int fd = fcntl(pf->fd, F_DUPFD, 0);
+        return fd >= 0 ? fd : -errno;
+    }
+    return -EBADMSG; /* already received through a duplicate of the message */
+}
+
+/*
+ * ust_sd_recvfd -- I_RECVFD: take the M_PASSFP at the front of the head's read
+ *   queue and return a new descriptor for what it carries, with the sender's
+ *   effective uid and gid.  The descriptor is not close-on-exec.
+ *   Context: a system call on sd; blocks until a message arrives unless the
+ *   stream is non-blocking.  Takes sd_lock with ust_sd_lockq (taking the
+ *   message off may back-enable the peer's write side); dropped while
+ *   waiting.  The front of the head read queue changes only under sd_lock,
+ *   so the message seen is the one taken.
+ *   Returns 0 (rf filled) or an errno: EBADMSG (the front message is not an
+ *   M_PASSFP; it stays queued), EAGAIN (nothing queued, O_NONBLOCK), ENXIO
+ *   (hung up and nothing queued), the read error of an M_ERROR, EINTR,
+ *   EMFILE (no descriptor free; the message stays queued).
+ */
+int ust_sd_recvfd(struct stdata *sd, struct strrecvfd *rf)
+{
+    struct passfp *pf;
+    mblk_t *mp;
+    int err = 0, fd;
+
+    ust_sd_lockq(sd);
+    for (;;) {
+        unsigned seq = ust_sd_wait_seq(&sd->sd_rwait);
+        mp = head_first(sd);
+        if (mp != NULL)
+            break;
+        if ((sd->sd_flag & STRDERR) && sd->sd_rerror)
+            err = sd->sd_rerror;
+        else if (sd->sd_flag & (STRHUP | STRCLOSE))
+            err = ENXIO;
+        else if (sd->sd_oflag & (O_NONBLOCK | O_NDELAY))
+            err = EAGAIN;
+        else
+            err = ust_sd_wait_from(sd, &sd->sd_rwait, seq, 0);
+        if (err != 0) {
+            ust_sd_unlockq(sd);
+            return err;
+        }
+    }
+    if (mp->b_datap->db_type != M_PASSFP) {
+        ust_sd_unlockq(sd);
+        return EBADMSG;
+    }
+    pf = (struct passfp *)(void *)mp->b_rptr;
+    fd = passfp_install(pf);
+    if (fd < 0) {
+        ust_sd_unlockq(sd);
+        return -fd;
+    }
+    rmvq(sd->sd_rq, mp);
+    ust_sd_rready(sd);
+    ust_sd_unlockq(sd);
+
+    rf->fd = fd;
+    rf->uid = pf->uid;
+    rf->gid = pf->gid;
+    freemsg(mp); /* releases the in-flight duplicate or stream reference */
+    return 0;
+}

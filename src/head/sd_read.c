@@ -1,0 +1,816 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sd_read.c -- reading from a stream: read(2)/readv(2), getmsg(2)/getpmsg(2),
+ * and the I_PEEK, I_NREAD and M_READ helpers.
+ *
+ * Principles of operation
+ *   Messages wait on the head read queue in STREAMS order (high priority
+ *   first, then band 255 down to band 0, FIFO within a band).  A read takes
+ *   sd_lock once (with ust_sd_lockq, so that the back-enables its getq causes
+ *   never nest two heads' locks) and keeps it while it takes messages off with
+ *   getq, copies them out and puts back what is left of the last one with
+ *   putbq; only a wait drops it.  So reads are atomic with respect to each
+ *   other, a message is never reordered, and on EFAULT the part not copied is
+ *   back at the front.  Messages read to the end are freed after sd_lock is
+ *   dropped.  The only system call of a read that finds data is none; one
+ *   that empties the queue withdraws the readable token (an edge).
+ *
+ *   Read modes (streamio(7) I_SRDOPT, read(2)):
+ *     RNORM  byte stream: reads across message boundaries until the count is
+ *            satisfied or the queue is empty; the rest of a partly read
+ *            message stays at the front.  A read stops before a marked
+ *            message (MSGMARK) when it has data, and after reading one, so it
+ *            never crosses a mark; with SO_DELIM it stops after a delimited
+ *            message (MSGDELIM).  A zero-length message ends the read: it is
+ *            consumed and read returns 0 if nothing was read yet, otherwise
+ *            it stays for the next read.
+ *     RMSGD  at most one message; what does not fit is discarded.
+ *     RMSGN  at most one message; what does not fit stays at the front.
+ *     RFILL  (with RNORM; Linux Fast-STREAMS) wait until the whole count can
+ *            be returned, or a zero-length or delimited message, a mark, an
+ *            error or a hang-up ends the read early.
+ *   Protocol options for M_PROTO/M_PCPROTO at the front: RPROTNORM fails the
+ *   read with EBADMSG (the message stays), RPROTDAT reads the control part as
+ *   data, RPROTDIS discards the control part (a message that has nothing
+ *   else disappears and the read goes on).  An M_PASSFP at the front (a file
+ *   waiting for I_RECVFD) fails read and getmsg with EBADMSG.
+ *   Data held at the head for SNDHOLD is sent before a read or getmsg looks
+ *   for data (the answer a reader waits for may depend on it).
+ *   O_NDELAY and O_NONBLOCK are the same flag on Linux, so an empty
+ *   non-blocking read always fails with EAGAIN (SVR4 returned 0 for O_NDELAY).
+ *   The access mode of the open is not checked: it belongs to the stream
+ *   (sd_oflag, from the first open), not to each descriptor.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "sthead.h"
+
+/* What sd_take tells the read loop. */
+enum { TAKE_MORE, TAKE_STOP };
+
+/* A position in the caller's iovec array. */
+struct rcur {
+    const struct iovec *iov;
+    int cnt;
+    int i;      /* current element */
+    size_t off; /* bytes used of iov[i] */
+};
+
+static size_t blen(const mblk_t *mp)
+{
+    return mp->b_wptr > mp->b_rptr ? (size_t)(mp->b_wptr - mp->b_rptr) : 0;
+}
+
+/* Bytes in the blocks from mp up to (not including) end. */
+static size_t chain_bytes(const mblk_t *mp, const mblk_t *end)
+{
+    size_t n = 0;
+    for (; mp && mp != end; mp = mp->b_cont)
+        n += blen(mp);
+    return n;
+}
+
+/* The first M_DATA block of mp: the start of the data part (mp itself for an
+ * M_DATA message; NULL when a control part has no data behind it). */
+static mblk_t *data_part(mblk_t *mp)
+{
+    while (mp && mp->b_datap->db_type != M_DATA)
+        mp = mp->b_cont;
+    return mp;
+}
+
+/* Put mp on the list of messages to free after sd_lock is dropped. */
+static void dead_add(mblk_t **dead, mblk_t *mp)
+{
+    mp->b_next = *dead;
+    *dead = mp;
+}
+
+static void dead_free(mblk_t *dead)
+{
+    while (dead) {
+        mblk_t *n = dead->b_next;
+        dead->b_next = NULL;
+        freemsg(dead);
+        dead = n;
+    }
+}
+
+/* Put the rest of a message back at the front of its class.  The band exists
+ * (the message came from it), so putbq cannot fail for want of memory. */
+static void put_back(queue_t *q, mblk_t *mp)
+{
+    if (!putbq(q, mp))
+        freemsg(mp);
+}
+
+/* Drop the leading blocks of mp that are empty, carrying band and flags to the
+ * new first block; returns the new first block (NULL if nothing is left, the
+ * dropped blocks then all went to *dead). */
+static mblk_t *trim_front(mblk_t *mp, mblk_t **dead)
+{
+    while (mp && blen(mp) == 0 && mp->b_cont) {
+        mblk_t *next = mp->b_cont;
+        next->b_band = mp->b_band;
+        next->b_flag = mp->b_flag;
+        mp->b_cont = NULL;
+        dead_add(dead, mp);
+        mp = next;
+    }
+    return mp;
+}
+
+/* The error a read or getmsg reports now: EBADF when the stream is being
+ * closed under the caller (the last descriptor went), EINVAL when linked
+ * under a multiplexer, else the M_ERROR read error (once, with
+ * RERRNONPERSIST, if consume is set).  sd_lock held. */
+static int sd_read_error(struct stdata *sd, int consume)
+{
+    UST_ASSERT_HELD(&sd->sd_lock);
+    if (sd->sd_flag & STRCLOSE)
+        return EBADF;
+    if (sd->sd_flag & STPLEX)
+        return EINVAL;
+    if (!(sd->sd_flag & STRDERR) || sd->sd_rerror == 0)
+        return 0;
+    int e = sd->sd_rerror;
+    if (consume && (sd->sd_erropt & RERRNONPERSIST)) {
+        sd->sd_rerror = 0;
+        sd->sd_flag &= ~STRDERR;
+    }
+    return e;
+}
+
+/* The message at the front of the head read queue (it stays there).  With
+ * sd_lock held the front changes only by the holder's hand. */
+static mblk_t *sd_front(queue_t *q)
+{
+    struct ust_qpriv *pv = ust_qpv(q);
+    ust_lock(&pv->lock); /* queue lock: q_first */
+    mblk_t *mp = q->q_first;
+    ust_unlock(&pv->lock);
+    return mp;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Copying out                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* Copy len bytes to the caller's buffers at the cursor.  *done counts what
+ * was copied; returns 0 or EFAULT. */
+static int cur_put(struct rcur *c, const unsigned char *src, size_t len, size_t *done)
+{
+    *done = 0;
+    while (len > 0) {
+        while (c->i < c->cnt && c->off == c->iov[c->i].iov_len) {
+            c->i++;
+            c->off = 0;
+        }
+        if (c->i == c->cnt)
+            return 0;
+        size_t k = c->iov[c->i].iov_len - c->off;
+        if (k > len)
+            k = len;
+        if (ust_copyout(src, (char *)c->iov[c->i].iov_base + c->off, k) != 0)
+            return EFAULT;
+        c->off += k;
+        src += k;
+        len -= k;
+        *done += k;
+    }
+    return 0;
+}
+
+/* Copy up to want bytes of the blocks of mp (all of them, whatever their
+ * type) to the cursor, advancing b_rptr over what was copied.  *got counts the
+ * bytes; returns 0 or EFAULT. */
+static int copy_msg(mblk_t *mp, struct rcur *c, size_t want, size_t *got)
+{
+    *got = 0;
+    for (mblk_t *b = mp; b && *got < want; b = b->b_cont) {
+        size_t k = blen(b);
+        if (k > want - *got)
+            k = want - *got;
+        size_t done;
+        int e = cur_put(c, b->b_rptr, k, &done);
+        b->b_rptr += done;
+        *got += done;
+        if (e)
+            return e;
+    }
+    return 0;
+}
+
+/* Copy up to max bytes of the blocks from mp to end into the user buffer ubuf,
+ * without changing the message.  Returns 0 or EFAULT. */
+static int copy_part(const mblk_t *mp, const mblk_t *end, char *ubuf, size_t max)
+{
+    size_t off = 0;
+    for (; mp && mp != end && off < max; mp = mp->b_cont) {
+        size_t k = blen(mp);
+        if (k > max - off)
+            k = max - off;
+        if (k && ust_copyout(mp->b_rptr, ubuf + off, k) != 0)
+            return EFAULT;
+        off += k;
+    }
+    return 0;
+}
+
+/* Advance b_rptr over n bytes of the blocks from mp on. */
+static void skip_bytes(mblk_t *mp, size_t n)
+{
+    for (; mp && n > 0; mp = mp->b_cont) {
+        size_t k = blen(mp);
+        if (k > n)
+            k = n;
+        mp->b_rptr += k;
+        n -= k;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* read(2)                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Does this stream want M_READ before a read blocks (SO_MREADON, RMREAD)?
+ * sd_lock held. */
+static int sd_wants_mread(struct stdata *sd)
+{
+    return (sd->sd_flag & STRMREAD) || (sd->sd_rdopt & RMREAD);
+}
+
+/*
+ * sd_take -- read message mp (just taken off the queue with getq) into the
+ *   caller's buffers.  *np counts the bytes the read has so far; total is its
+ *   count.  Consumed messages go to *dead; what is not consumed goes back to
+ *   the front.  Sets *errp (EBADMSG, EFAULT) only when the read has nothing.
+ *   Returns TAKE_MORE if the read may go on with the next message.
+ *   sd_lock held (ust_sd_lockq).
+ */
+static int sd_take(struct stdata *sd, queue_t *q, mblk_t *mp, struct rcur *cur, int mode, int rdopt,
+                   size_t total, size_t *np, mblk_t **dead, int *errp)
+{
+    size_t n = *np;
+    unsigned char type = mp->b_datap->db_type;
+
+    if (type == M_PASSFP) {
+        put_back(q, mp);
+        if (n == 0)
+            *errp = EBADMSG;
+        return TAKE_STOP;
+    }
+    if (type != M_DATA) {
+        int prot = rdopt & RPROTMASK;
+        if (prot == RPROTDIS) {
+            mblk_t *d = data_part(mp);
+            if (!d) { /* nothing but control: as if it never came */
+                dead_add(dead, mp);
+                return TAKE_MORE;
+            }
+            mblk_t *c = mp;
+            while (c->b_cont != d)
+                c = c->b_cont;
+            c->b_cont = NULL;
+            d->b_band = mp->b_band;
+            d->b_flag = mp->b_flag;
+            dead_add(dead, mp);
+            mp = d;
+        } else if (prot != RPROTDAT) { /* RPROTNORM */
+            put_back(q, mp);
+            if (n == 0)
+                *errp = EBADMSG;
+            return TAKE_STOP;
+        }
+    }
+    int mark = (mp->b_flag & MSGMARK) != 0;
+    if (mode == RNORM && n > 0 && mark) { /* the mark starts the next read */
+        put_back(q, mp);
+        return TAKE_STOP;
+    }
+    size_t size = chain_bytes(mp, NULL);
+    if (size == 0) { /* a zero-length message ends the read */
+        if (mode == RNORM && n > 0)
+            put_back(q, mp);
+        else
+            dead_add(dead, mp);
+        return TAKE_STOP;
+    }
+    size_t got;
+    int e = copy_msg(mp, cur, total - n, &got);
+    *np = n + got;
+    if (e) {
+        put_back(q, trim_front(mp, dead));
+        if (*np == 0)
+            *errp = e;
+        return TAKE_STOP;
+    }
+    if (got == size) { /* read to the end */
+        int delim = (mp->b_flag & MSGDELIM) && (sd->sd_flag & STRDELIM);
+        dead_add(dead, mp);
+        return (mode != RNORM || mark || delim) ? TAKE_STOP : TAKE_MORE;
+    }
+    /* The count is satisfied inside this message. */
+    if (mode == RMSGD)
+        dead_add(dead, mp);
+    else
+        put_back(q, trim_front(mp, dead));
+    return TAKE_STOP;
+}
+
+/*
+ * ust_sd_read -- read(2)/readv(2) on a stream (see the principles above).
+ *   Context: a system call; may block (futex wait, sd_lock dropped).  No lock
+ *   held on entry.  iov is a kernel copy; its buffers are user addresses.
+ *   Returns the bytes read (0: hang-up, zero-length message, empty vector),
+ *   or -errno: EINVAL (STPLEX, total > SSIZE_MAX), EBADF (closing), EFAULT,
+ *   EAGAIN, EINTR, EBADMSG, or the M_ERROR read error.  A read that has data
+ *   returns it and leaves an error for the next read.
+ */
+ssize_t ust_sd_read(struct stdata *sd, const struct iovec *iov, int iovcnt)
+{
+    size_t total = 0;
+    for (int i = 0; i < iovcnt; i++) {
+        if (iov[i].iov_len > (size_t)SSIZE_MAX - total)
+            return -EINVAL;
+        if (iov[i].iov_len && !iov[i].iov_base)
+            return -EFAULT;
+        total += iov[i].iov_len;
+    }
+    if (total == 0)
+        return 0;
+    ust_sd_flush_hold(sd); /* a reader may wait for the answer to held data */
+
+    struct rcur cur = {iov, iovcnt, 0, 0};
+    queue_t *q = sd->sd_rq;
+    mblk_t *dead = NULL;
+    size_t n = 0;
+    int err = 0, mread_sent = 0;
+
+    ust_sd_lockq(sd); /* sd_lock: the whole read (dropped only to wait or send M_READ) */
+    for (;;) {
+        int rdopt = sd->sd_rdopt;
+        int mode = (rdopt & RMODEMASK) == RMODEMASK ? RNORM : (rdopt & RMODEMASK);
+        int fill = mode == RNORM && (rdopt & RFILL);
+        int e = sd_read_error(sd, n == 0);
+        if (e) {
+            if (n == 0)
+                err = e;
+            break;
+        }
+        if (n == total)
+            break;
+        /* Before testing the queue: sd_data queues and wakes without sd_lock. */
+        unsigned rseq = ust_sd_wait_seq(&sd->sd_rwait);
+        mblk_t *mp = getq(q);
+        if (!mp) {
+            if (n > 0 && !fill)
+                break;
+            if (sd->sd_flag & STRHUP)
+                break;
+            if (sd->sd_oflag & (O_NONBLOCK | O_NDELAY)) {
+                if (n == 0) {
+                    err = EAGAIN;
+                    ust_sd_ready_read(sd, 0); /* an event loop will poll next */
+                }
+                break;
+            }
+            ust_sd_rready(sd);
+            if (ust_sd_settle(sd))
+                continue;
+            if (!mread_sent && sd_wants_mread(sd)) {
+                mread_sent = 1;
+                ust_sd_unlockq(sd);
+                ust_sd_mread(sd, total - n);
+                ust_sd_lockq(sd);
+                continue;
+            }
+            e = ust_sd_wait_from(sd, &sd->sd_rwait, rseq, 0);
+            if (e) {
+                if (n == 0)
+                    err = e;
+                break;
+            }
+            continue;
+        }
+        if (sd_take(sd, q, mp, &cur, mode, rdopt, total, &n, &dead, &err) == TAKE_STOP)
+            break;
+    }
+    ust_sd_rready(sd);
+    ust_sd_unlockq(sd);
+    dead_free(dead);
+    return err ? -err : (ssize_t)n;
+}
+
+/*
+ * ust_sd_mread -- tell the stream a reader is about to block: M_READ, its
+ *   data a long with the count wanted, sent down if SO_MREADON or RMREAD.
+ *   Context: no lock held (takes sd_lock briefly; sends with a claim on
+ *   sd_wq).  Out of memory: nothing is sent.
+ */
+void ust_sd_mread(struct stdata *sd, size_t count)
+{
+    ust_lock(&sd->sd_lock); /* sd_lock: options, sd_mread_sent */
+    int want = sd_wants_mread(sd);
+    if (want)
+        __atomic_store_n(&sd->sd_mread_sent, 1, __ATOMIC_RELAXED);
+    ust_unlock(&sd->sd_lock);
+    if (!want)
+        return;
+    mblk_t *mp = ust_allocb_type(sizeof(long), M_READ);
+    if (!mp)
+        return; /* the read blocks anyway; the module just is not told */
+    long c = count > (size_t)LONG_MAX ? LONG_MAX : (long)count;
+    memcpy(mp->b_wptr, &c, sizeof(c));
+    mp->b_wptr += sizeof(c);
+    queue_t *wq = sd->sd_wq;
+    atomic_fetch_add(&ust_qpv(wq)->active, 1); /* claim the head write queue */
+    putnext(wq, mp);
+    ust_qrelease(wq);
+}
+
+/* ------------------------------------------------------------------------ */
+/* getmsg(2) / getpmsg(2)                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Does the front message mp satisfy getpmsg flags/band?  (A high-priority
+ * message satisfies MSG_BAND too, as in SVR4.) */
+static int gp_match(const mblk_t *mp, int flags, int band)
+{
+    if (!mp)
+        return 0;
+    int pc = mp->b_datap->db_type >= QPCTL;
+    if (flags == MSG_HIPRI)
+        return pc;
+    if (flags == MSG_BAND)
+        return pc || mp->b_band >= band;
+    return 1;
+}
+
+/*
+ * gp_extract -- take message mp (at the front) apart for getpmsg: copy the
+ *   control part into ctl and the data part into data as far as they are
+ *   wanted and fit, then remove what was copied; a remainder stays at the
+ *   front as a message of the same type and band.  Returns MORECTL|MOREDATA
+ *   bits, or -EFAULT (then nothing was removed).  sd_lock held (ust_sd_lockq).
+ */
+static int gp_extract(queue_t *q, mblk_t *mp, struct strbuf *ctl, struct strbuf *data,
+                      mblk_t **dead)
+{
+    int hasctl = mp->b_datap->db_type != M_DATA;
+    mblk_t *d = data_part(mp);
+    size_t clen = hasctl ? chain_bytes(mp, d) : 0;
+    size_t dlen = chain_bytes(d, NULL);
+    int cwant = ctl && ctl->maxlen >= 0;
+    int dwant = data && data->maxlen >= 0;
+    size_t cn = 0, dn = 0;
+
+    if (hasctl && cwant) {
+        cn = clen < (size_t)ctl->maxlen ? clen : (size_t)ctl->maxlen;
+        if (copy_part(mp, d, ctl->buf, cn) != 0)
+            return -EFAULT;
+    }
+    if (d && dwant) {
+        dn = dlen < (size_t)data->maxlen ? dlen : (size_t)data->maxlen;
+        if (copy_part(d, NULL, data->buf, dn) != 0)
+            return -EFAULT;
+    }
+    if (ctl)
+        ctl->len = (hasctl && cwant) ? (int)cn : -1;
+    if (data)
+        data->len = (d && dwant) ? (int)dn : -1;
+
+    int more = (clen > cn ? MORECTL : 0) | (dlen > dn ? MOREDATA : 0);
+    rmvq(q, mp);
+    if (!more) {
+        dead_add(dead, mp);
+        return 0;
+    }
+    /* Remove what was copied.  Control blocks stay (emptied or not) so the
+     * remainder keeps its type; a data part read to the end goes. */
+    if (hasctl)
+        skip_bytes(mp, cn);
+    if (d && dlen == dn && hasctl) {
+        mblk_t *c = mp;
+        while (c->b_cont != d)
+            c = c->b_cont;
+        c->b_cont = NULL;
+        dead_add(dead, d);
+    } else if (d) {
+        skip_bytes(d, dn);
+    }
+    put_back(q, mp);
+    return more;
+}
+
+/*
+ * ust_sd_getpmsg -- getpmsg(2) on a stream.
+ *   Context: a system call; may block.  No lock held on entry.  ctl and data
+ *   are kernel copies (NULL: part not wanted); their buf members are user
+ *   addresses.  *flagsp is MSG_HIPRI, MSG_ANY or MSG_BAND (band *bandp).
+ *   Returns 0 or MORECTL|MOREDATA, with the lengths, *flagsp (MSG_HIPRI or
+ *   MSG_BAND) and *bandp set; at hang-up 0 with both lengths 0.  Errors
+ *   (-errno): EINVAL (flags, band, STPLEX), EBADF (closing), EAGAIN, EINTR,
+ *   EBADMSG (M_PASSFP at the front), EFAULT (nothing removed), the read error.
+ */
+int ust_sd_getpmsg(struct stdata *sd, struct strbuf *ctl, struct strbuf *data, int *bandp,
+                   int *flagsp)
+{
+    int flags = *flagsp;
+    int band = bandp ? *bandp : 0;
+    switch (flags) {
+    case MSG_HIPRI:
+        if (band != 0)
+            return -EINVAL;
+        break;
+    case MSG_ANY:
+        band = 0;
+        break;
+    case MSG_BAND:
+        if (band < 0 || band > UST_MAXBAND)
+            return -EINVAL;
+        break;
+    default:
+        return -EINVAL;
+    }
+
+    queue_t *q = sd->sd_rq;
+    mblk_t *dead = NULL, *mp;
+    int err = 0, more = 0, hup = 0;
+    ust_sd_flush_hold(sd); /* a reader may wait for the answer to held data */
+
+    ust_sd_lockq(sd); /* sd_lock: the whole call (dropped only to wait) */
+    for (;;) {
+        err = sd_read_error(sd, 1);
+        if (err)
+            goto out;
+        unsigned rseq = ust_sd_wait_seq(&sd->sd_rwait); /* before the test: see ust_sd_read */
+        mp = sd_front(q);
+        if (gp_match(mp, flags, band))
+            break;
+        if (sd->sd_flag & STRHUP) {
+            hup = 1;
+            goto out;
+        }
+        if (sd->sd_oflag & (O_NONBLOCK | O_NDELAY)) {
+            err = EAGAIN;
+            ust_sd_rready(sd);
+            goto out;
+        }
+        ust_sd_rready(sd);
+        if (ust_sd_settle(sd))
+            continue;
+        err = ust_sd_wait_from(sd, &sd->sd_rwait, rseq, 0);
+        if (err)
+            goto out;
+    }
+    if (mp->b_datap->db_type == M_PASSFP) {
+        err = EBADMSG;
+        goto out;
+    }
+    int pc = mp->b_datap->db_type >= QPCTL;
+    int outband = pc ? 0 : mp->b_band;
+    more = gp_extract(q, mp, ctl, data, &dead);
+    if (more < 0) {
+        err = -more;
+        goto out;
+    }
+    *flagsp = pc ? MSG_HIPRI : MSG_BAND;
+    if (bandp)
+        *bandp = outband;
+    ust_sd_rready(sd);
+out:
+    ust_sd_unlockq(sd);
+    dead_free(dead);
+    if (err)
+        return -err;
+    if (hup) { /* SVR4: at hang-up getmsg returns 0 with both lengths 0 */
+        if (ctl)
+            ctl->len = 0;
+        if (data)
+            data->len = 0;
+        *flagsp = 0;
+        if (bandp)
+            *bandp = 0;
+    }
+    return more;
+}
+
+/* ------------------------------------------------------------------------ */
+/* I_PEEK, I_NREAD                                                          */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * ust_sd_peek_msg -- I_PEEK: copy the front message (a high-priority one
+ *   only, with RS_HIPRI) without removing it.
+ *   Context: never blocks; takes only the read queue's lock (sd_lock may or
+ *   may not be held by the caller).  pk is a kernel copy, its bufs user
+ *   addresses; maxlen <= 0 copies nothing.
+ *   Returns 1 (pk lengths and flags set; len -1 for an absent part), 0 (no
+ *   such message), -EINVAL (flags other than 0/RS_HIPRI), -EBADMSG (M_PASSFP
+ *   at the front), -EFAULT.
+ */
+int ust_sd_peek_msg(struct stdata *sd, struct strpeek *pk)
+{
+    if (pk->flags & ~(long)RS_HIPRI)
+        return -EINVAL;
+    queue_t *q = sd->sd_rq;
+    struct ust_qpriv *pv = ust_qpv(q);
+    int r = 1;
+
+    ust_lock(&pv->lock); /* queue lock: the front message stays put while copied */
+    mblk_t *mp = q->q_first;
+    int pc = mp && mp->b_datap->db_type >= QPCTL;
+    if (!mp || ((pk->flags & RS_HIPRI) && !pc)) {
+        r = 0;
+    } else if (mp->b_datap->db_type == M_PASSFP) {
+        r = -EBADMSG;
+    } else {
+        int hasctl = mp->b_datap->db_type != M_DATA;
+        mblk_t *d = data_part(mp);
+        size_t cmax = pk->ctlbuf.maxlen > 0 ? (size_t)pk->ctlbuf.maxlen : 0;
+        size_t dmax = pk->databuf.maxlen > 0 ? (size_t)pk->databuf.maxlen : 0;
+        size_t clen = hasctl ? chain_bytes(mp, d) : 0;
+        size_t dlen = chain_bytes(d, NULL);
+        size_t cn = clen < cmax ? clen : cmax;
+        size_t dn = dlen < dmax ? dlen : dmax;
+        if ((hasctl && copy_part(mp, d, pk->ctlbuf.buf, cn) != 0) ||
+            (d && copy_part(d, NULL, pk->databuf.buf, dn) != 0)) {
+            r = -EFAULT;
+        } else {
+            pk->ctlbuf.len = hasctl ? (int)cn : -1;
+            pk->databuf.len = d ? (int)dn : -1;
+            pk->flags = pc ? RS_HIPRI : 0;
+        }
+    }
+    ust_unlock(&pv->lock);
+    return r;
+}
+
+/*
+ * ust_sd_nread -- I_NREAD: the number of messages at the head; *bytes (if
+ *   not NULL) the M_DATA bytes of the first.  Takes only the read queue's
+ *   lock; never blocks.
+ */
+int ust_sd_nread(struct stdata *sd, int *bytes)
+{
+    queue_t *q = sd->sd_rq;
+    struct ust_qpriv *pv = ust_qpv(q);
+    int n = 0;
+    ust_lock(&pv->lock); /* queue lock: the list */
+    size_t first = q->q_first ? msgdsize(q->q_first) : 0;
+    for (mblk_t *m = q->q_first; m; m = m->b_next)
+        n++;
+    ust_unlock(&pv->lock);
+    if (bytes)
+        *bytes = first > INT_MAX ? INT_MAX : (int)first;
+    return n;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The system calls                                                         */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * strm_read / strm_readv -- read(2) and readv(2) of a stream descriptor.
+ *   Errors (errno): EBADF, ENOSTR (not a stream), EINVAL (iovcnt <= 0 or >
+ *   IOV_MAX, ...), EFAULT, and those of ust_sd_read.  A count above
+ *   SSIZE_MAX is cut to SSIZE_MAX.
+ */
+ssize_t strm_read(int fd, void *buf, size_t count)
+{
+    int err;
+    struct stdata *sd = ust_sd_get(fd, &err);
+    if (!sd) {
+        errno = err;
+        return -1;
+    }
+    if (count > (size_t)SSIZE_MAX)
+        count = SSIZE_MAX;
+    struct iovec v = {buf, count};
+    ssize_t r = ust_sd_read(sd, &v, 1);
+    ust_sd_put(sd);
+    if (r < 0) {
+        errno = (int)-r;
+        return -1;
+    }
+    return r;
+}
+
+ssize_t strm_readv(int fd, const struct iovec *iov, int iovcnt)
+{
+    int err;
+    struct stdata *sd = ust_sd_get(fd, &err);
+    if (!sd) {
+        errno = err;
+        return -1;
+    }
+    ssize_t r;
+    struct iovec kv[IOV_MAX];
+    if (iovcnt <= 0 || iovcnt > IOV_MAX)
+        r = -EINVAL;
+    else if (ust_copyin(iov, kv, (size_t)iovcnt * sizeof(*kv)) != 0)
+        r = -EFAULT;
+    else
+        r = ust_sd_read(sd, kv, iovcnt);
+    ust_sd_put(sd);
+    if (r < 0) {
+        errno = (int)-r;
+        return -1;
+    }
+    return r;
+}
+
+/* Copy in a strbuf the caller passed (NULL stays NULL).  0 or EFAULT. */
+static int strbuf_in(const struct strbuf *u, struct strbuf *k, struct strbuf **kp)
+{
+    *kp = NULL;
+    if (!u)
+        return 0;
+    if (ust_copyin(u, k, sizeof(*k)) != 0)
+        return EFAULT;
+    *kp = k;
+    return 0;
+}
+
+/* Copy back the len member of a strbuf.  0 or EFAULT. */
+static int strbuf_out(struct strbuf *u, const struct strbuf *k)
+{
+    if (!u)
+        return 0;
+    return ust_copyout(&k->len, &u->len, sizeof(k->len));
+}
+
+/* getpmsg with flags in getpmsg terms; getmsg adapts its own. */
+static int do_getpmsg(int fd, struct strbuf *ctlptr, struct strbuf *dataptr, int *band, int *flags)
+{
+    int err;
+    struct stdata *sd = ust_sd_get(fd, &err);
+    if (!sd)
+        return -err;
+    struct strbuf kc, kd, *pc, *pd;
+    int r;
+    if (strbuf_in(ctlptr, &kc, &pc) != 0 || strbuf_in(dataptr, &kd, &pd) != 0)
+        r = -EFAULT;
+    else
+        r = ust_sd_getpmsg(sd, pc, pd, band, flags);
+    ust_sd_put(sd);
+    if (r >= 0 && (strbuf_out(ctlptr, &kc) != 0 || strbuf_out(dataptr, &kd) != 0))
+        r = -EFAULT;
+    return r;
+}
+
+/* Fail a call with err, unless fd is bad (EBADF/ENOSTR come first). */
+static int fail_after_fd(int fd, int err)
+{
+    int e;
+    struct stdata *sd = ust_sd_get(fd, &e);
+    if (sd)
+        ust_sd_put(sd);
+    errno = sd ? err : e;
+    return -1;
+}
+
+/*
+ * getpmsg / getmsg -- getpmsg(2) and getmsg(2).  getmsg takes *flagsp 0 (any
+ *   message) or RS_HIPRI and returns RS_HIPRI or 0 in it.  Errors (errno):
+ *   EBADF, ENOSTR first, then EFAULT (flagsp, bandp, the strbufs), EINVAL,
+ *   and those of ust_sd_getpmsg.
+ */
+int getpmsg(int fd, struct strbuf *ctlptr, struct strbuf *dataptr, int *bandp, int *flagsp)
+{
+    int flags, band;
+    if (ust_copyin(flagsp, &flags, sizeof(flags)) != 0 ||
+        ust_copyin(bandp, &band, sizeof(band)) != 0)
+        return fail_after_fd(fd, EFAULT);
+    int r = do_getpmsg(fd, ctlptr, dataptr, &band, &flags);
+    if (r < 0) {
+        errno = -r;
+        return -1;
+    }
+    ust_copyout(&flags, flagsp, sizeof(flags));
+    ust_copyout(&band, bandp, sizeof(band));
+    return r;
+}
+
+int getmsg(int fd, struct strbuf *ctlptr, struct strbuf *dataptr, int *flagsp)
+{
+    int flags, band = 0;
+    if (ust_copyin(flagsp, &flags, sizeof(flags)) != 0)
+        return fail_after_fd(fd, EFAULT);
+    int pflags = flags == 0 ? MSG_ANY : flags == RS_HIPRI ? MSG_HIPRI : -1;
+    if (pflags < 0)
+        return fail_after_fd(fd, EINVAL);
+    int r = do_getpmsg(fd, ctlptr, dataptr, &band, &pflags);
+    if (r < 0) {
+        errno = -r;
+        return -1;
+    }
+    flags = pflags == MSG_HIPRI ? RS_HIPRI : 0;
+    ust_copyout(&flags, flagsp, sizeof(flags));
+    return r;
+}

@@ -1,0 +1,739 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perftest.c -- pipe throughput benchmark (build/perftest), after the perftest
+ * of the OpenSS7 paper "STREAMS-based vs. Legacy Pipe Performance Comparison".
+ *
+ * A writer and a reader move SIZE-byte writes through one pipe for ITERATIONS
+ * intervals of SECONDS each; every interval prints writes/s (counted by the
+ * writer), reads/s (counted by the reader) and bytes/s = writes/s * SIZE.  The
+ * same loop runs over a ustreams pipe (strm_pipe) or, with --peer, over
+ * pipe(2), an AF_UNIX SOCK_STREAM or an AF_UNIX SOCK_SEQPACKET socketpair, so
+ * every figure can be taken side by side with the kernel's.
+ *
+ *   perftest [-s SIZE] [-t SECONDS] [-i ITERATIONS] [-H] [-M] [-w] [-F]
+ *            [-p COUNT] [-m MODULE] [-r] [-b|-n] [-q] [--csv]
+ *            [--hiwat N] [--lowat N] [--peer IMPL] [--scale] [--warmup SECONDS]
+ *
+ * Principles of operation
+ *   - The writer loop and the reader loop are functions of (impl, fd, options,
+ *     counters) and share nothing but one struct pair_state, which lives in a
+ *     MAP_SHARED anonymous mapping: the loops could run in forked processes
+ *     instead of threads without change.
+ *   - Each loop publishes its running totals with relaxed atomic stores (one
+ *     writer per counter); the main thread samples them at the interval
+ *     boundaries, so counting costs the loops no locked instruction.
+ *   - Stop: after the last interval the main thread raises the pair's stop
+ *     flag.  The writer sees it before its next write, closes its end and
+ *     returns; the reader reads until end of file (hang-up), then closes its
+ *     end.  Every byte written is therefore read, and the totals must agree.
+ *   - For ustreams, when both ends are closed the program waits for the
+ *     executive to go idle (ustreams_quiesce) and prints the outstanding block
+ *     counters (ustreams_blockstats), which must be zero: a benchmark run is
+ *     also a leak check.  Exit status 2 if they are not, or if the byte totals
+ *     disagree, or a loop failed.
+ *
+ * Options (the paper's letters):
+ *   -s SIZE     bytes per write (default 64; K/M suffixes accepted)
+ *   -t SECONDS  length of one interval (default 2; fractions accepted)
+ *   -i N        intervals (default 1)
+ *   -H          hold: I_SWROPT SNDHOLD on the writer end (coalesce small writes)
+ *   -M          M_READ: I_SRDOPT | RMREAD on the reader end (the reader's head
+ *               sends M_READ downstream before a read blocks)
+ *   -w          read-fill: I_SRDOPT | RFILL on the reader end
+ *   -F          full-size reads: the reader's buffer is the full hiwat size
+ *               (--hiwat, default 64 KiB) instead of SIZE
+ *   -p COUNT    push COUNT modules on the writer end (default 0)
+ *   -m MODULE   the module to push (default nullmod)
+ *   -r          read(2)/write(2) instead of putmsg/getmsg (peers always use
+ *               read/write)
+ *   -b          blocking I/O (the default; kept for compatibility)
+ *   -n          non-blocking I/O, waiting in poll on EAGAIN
+ *   -q          quiet: only the interval lines (and problems)
+ *   --csv       one line per interval on stdout:
+ *               impl,size,writes_per_s,reads_per_s,bytes_per_s,options
+ *               (the block counters go to stderr as "blockstats: ...")
+ *   --hiwat N, --lowat N
+ *               water marks of the reader end's head read queue (ustreams,
+ *               through the private strqset on sd_rq); peers: the pipe size
+ *               (F_SETPIPE_SZ) or the socket buffers (SO_RCVBUF/SO_SNDBUF)
+ *   --peer IMPL ustreams (default), pipe, unix-stream, unix-seqpacket
+ *   --scale     run two pipes (two writer/reader pairs) at once; report the sum
+ *   --warmup S  run S seconds before the first interval (default 0.05)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sys/mman.h>
+#include <sys/socket.h>
+
+#include <stropts.h>
+#include <sys/stream.h>
+#include <ustreams.h>
+#include <ustreams_exec.h>
+
+#include "sthead.h"
+
+#define FULL_DEFAULT 65536 /* -F buffer without --hiwat: the head's default hiwat */
+#define MAX_PAIRS 2
+
+/* ------------------------------------------------------------------------ */
+/* Implementations                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* One kind of pipe: how to make it and how to move bytes through it. */
+struct impl {
+    const char *name;
+    int streams; /* a ustreams stream: putmsg/getmsg, ioctls, block counters */
+    /* Make a connected pair; *wfd is the writer's end, *rfd the reader's.
+     * 0, or -1 with errno. */
+    int (*mkpair)(int *wfd, int *rfd);
+    ssize_t (*read)(int fd, void *buf, size_t n);
+    ssize_t (*write)(int fd, const void *buf, size_t n);
+    int (*close)(int fd);
+    int (*poll)(struct pollfd *fds, nfds_t n, int timeout);
+    int (*fcntl)(int fd, int cmd, ...);
+};
+
+static int mk_ustreams(int *wfd, int *rfd)
+{
+    int fds[2];
+    if (strm_pipe(fds) < 0)
+        return -1;
+    *wfd = fds[0];
+    *rfd = fds[1];
+    return 0;
+}
+
+static int mk_pipe(int *wfd, int *rfd)
+{
+    int fds[2];
+    if (pipe(fds) < 0)
+        return -1;
+    *rfd = fds[0];
+    *wfd = fds[1];
+    return 0;
+}
+
+static int mk_socketpair(int type, int *wfd, int *rfd)
+{
+    int fds[2];
+    if (socketpair(AF_UNIX, type, 0, fds) < 0)
+        return -1;
+    *wfd = fds[0];
+    *rfd = fds[1];
+    return 0;
+}
+
+static int mk_unix_stream(int *wfd, int *rfd)
+{
+    return mk_socketpair(SOCK_STREAM, wfd, rfd);
+}
+
+static int mk_unix_seqpacket(int *wfd, int *rfd)
+{
+    return mk_socketpair(SOCK_SEQPACKET, wfd, rfd);
+}
+
+static const struct impl impls[] = {
+    {"ustreams", 1, mk_ustreams, strm_read, strm_write, strm_close, strm_poll, strm_fcntl},
+    {"pipe", 0, mk_pipe, read, write, close, poll, fcntl},
+    {"unix-stream", 0, mk_unix_stream, read, write, close, poll, fcntl},
+    {"unix-seqpacket", 0, mk_unix_seqpacket, read, write, close, poll, fcntl},
+};
+
+/* ------------------------------------------------------------------------ */
+/* Options and counters                                                     */
+/* ------------------------------------------------------------------------ */
+
+struct opts {
+    const struct impl *impl;
+    size_t size;     /* bytes per write */
+    double ttime;    /* seconds per interval */
+    int iters;       /* intervals */
+    double warmup;   /* seconds before the first interval */
+    int hold;        /* -H */
+    int mread;       /* -M */
+    int rfill;       /* -w */
+    int full;        /* -F */
+    int npush;       /* -p */
+    const char *module; /* -m */
+    int rw;          /* -r */
+    int nonblock;    /* -n */
+    long hiwat, lowat; /* --hiwat/--lowat, -1 unset */
+    int quiet;       /* -q */
+    int csv;         /* --csv */
+    int scale;       /* --scale: two pairs */
+};
+
+/* The full-read buffer size (-F). */
+static size_t full_size(const struct opts *o)
+{
+    return o->hiwat > 0 ? (size_t)o->hiwat : FULL_DEFAULT;
+}
+
+/* Running totals of one side, published by that side alone. */
+struct side_count {
+    _Alignas(64) atomic_llong ops; /* writes or reads done */
+    atomic_llong bytes;            /* bytes moved */
+    atomic_int err;                /* errno that ended the loop, 0 none */
+};
+
+/* Everything one writer/reader pair shares: in a MAP_SHARED mapping. */
+struct pair_state {
+    struct side_count w, r;
+    _Alignas(64) atomic_int stop; /* raised by main: the writer stops */
+};
+
+/* ------------------------------------------------------------------------ */
+/* The loops                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* Wait until fd is ready for `events` (non-blocking mode), or 100 ms pass so
+ * that the caller can look at the stop flag. */
+static void wait_ready(const struct impl *im, int fd, short events)
+{
+    struct pollfd p = {.fd = fd, .events = events};
+    (void)im->poll(&p, 1, 100);
+}
+
+/* The writer: SIZE-byte writes until the stop flag, then close its end.
+ * Context: its own thread (or process); touches only fd, o and ps->w/ps->stop. */
+static void writer_loop(const struct impl *im, int fd, const struct opts *o,
+                        struct pair_state *ps)
+{
+    char *buf = malloc(o->size);
+    if (!buf) {
+        atomic_store(&ps->w.err, ENOMEM);
+        im->close(fd);
+        return;
+    }
+    memset(buf, 'w', o->size);
+    int use_msg = im->streams && !o->rw;
+    long long n = 0, bytes = 0;
+    while (!atomic_load_explicit(&ps->stop, memory_order_relaxed)) {
+        ssize_t r;
+        if (use_msg) {
+            struct strbuf d = {.maxlen = 0, .len = (int)o->size, .buf = buf};
+            r = putmsg(fd, NULL, &d, 0) < 0 ? -1 : (ssize_t)o->size;
+        } else {
+            r = im->write(fd, buf, o->size);
+        }
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN) {
+                wait_ready(im, fd, POLLOUT);
+                continue;
+            }
+            atomic_store(&ps->w.err, errno);
+            break;
+        }
+        n++;
+        bytes += r;
+        atomic_store_explicit(&ps->w.ops, n, memory_order_relaxed);
+        atomic_store_explicit(&ps->w.bytes, bytes, memory_order_relaxed);
+    }
+    im->close(fd);
+    free(buf);
+}
+
+/* The reader: reads (SIZE bytes, or the full size with -F) until end of file,
+ * then close its end.  Context: its own thread (or process); touches only fd,
+ * o and ps->r. */
+static void reader_loop(const struct impl *im, int fd, const struct opts *o,
+                        struct pair_state *ps)
+{
+    size_t bufsz = o->full ? full_size(o) : o->size;
+    char *buf = malloc(bufsz);
+    if (!buf) {
+        atomic_store(&ps->r.err, ENOMEM);
+        im->close(fd);
+        return;
+    }
+    int use_msg = im->streams && !o->rw;
+    long long n = 0, bytes = 0;
+    for (;;) {
+        ssize_t r;
+        if (use_msg) {
+            struct strbuf d = {.maxlen = (int)bufsz, .len = 0, .buf = buf};
+            int flags = 0;
+            r = getmsg(fd, NULL, &d, &flags) < 0 ? -1 : (d.len > 0 ? d.len : 0);
+        } else {
+            r = im->read(fd, buf, bufsz);
+        }
+        if (r == 0)
+            break; /* end of file: the writer closed */
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN) {
+                wait_ready(im, fd, POLLIN);
+                continue;
+            }
+            atomic_store(&ps->r.err, errno);
+            break;
+        }
+        n++;
+        bytes += r;
+        atomic_store_explicit(&ps->r.ops, n, memory_order_relaxed);
+        atomic_store_explicit(&ps->r.bytes, bytes, memory_order_relaxed);
+    }
+    im->close(fd);
+    free(buf);
+}
+
+/* Thread wrappers. */
+struct loop_arg {
+    const struct opts *o;
+    struct pair_state *ps;
+    int fd;
+};
+
+static void *writer_thread(void *p)
+{
+    struct loop_arg *a = p;
+    writer_loop(a->o->impl, a->fd, a->o, a->ps);
+    return NULL;
+}
+
+static void *reader_thread(void *p)
+{
+    struct loop_arg *a = p;
+    reader_loop(a->o->impl, a->fd, a->o, a->ps);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Setting up a pair                                                        */
+/* ------------------------------------------------------------------------ */
+
+static int set_nonblock(const struct impl *im, int fd)
+{
+    int fl = im->fcntl(fd, F_GETFL);
+    if (fl < 0 || im->fcntl(fd, F_SETFL, (long)(fl | O_NONBLOCK)) < 0)
+        return -1;
+    return 0;
+}
+
+/* The head read queue water marks of the reader end (--hiwat/--lowat): there
+ * is no standard ioctl for them, so reach the stream head's read queue. */
+static int set_watermarks(int fd, long hiwat, long lowat)
+{
+    int err = 0;
+    struct stdata *sd = ust_sd_get(fd, &err);
+    if (!sd)
+        return err;
+    /* Order the two so that lowat <= hiwat holds at every step. */
+    size_t cur_hi = 0;
+    (void)strqget(sd->sd_rq, QHIWAT, 0, &cur_hi);
+    if (hiwat >= 0 && (size_t)hiwat >= cur_hi) {
+        err = strqset(sd->sd_rq, QHIWAT, 0, (intptr_t)hiwat);
+        if (!err && lowat >= 0)
+            err = strqset(sd->sd_rq, QLOWAT, 0, (intptr_t)lowat);
+    } else {
+        if (lowat >= 0)
+            err = strqset(sd->sd_rq, QLOWAT, 0, (intptr_t)lowat);
+        if (!err && hiwat >= 0)
+            err = strqset(sd->sd_rq, QHIWAT, 0, (intptr_t)hiwat);
+    }
+    ust_sd_put(sd);
+    return err;
+}
+
+static int peer_buffers(const struct opts *o, int wfd, int rfd)
+{
+    if (o->hiwat <= 0)
+        return 0;
+    int v = (int)o->hiwat;
+    if (strcmp(o->impl->name, "pipe") == 0)
+        return fcntl(wfd, F_SETPIPE_SZ, v) < 0 ? errno : 0;
+    if (setsockopt(rfd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v)) < 0 ||
+        setsockopt(wfd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v)) < 0)
+        return errno;
+    return 0;
+}
+
+/* Make and configure one pair.  0, or prints why not and returns -1. */
+static int setup_pair(const struct opts *o, int *wfd, int *rfd)
+{
+    const struct impl *im = o->impl;
+    const char *what = "create";
+    int err = 0;
+    if (im->mkpair(wfd, rfd) < 0) {
+        err = errno;
+        goto fail;
+    }
+    if (im->streams) {
+        for (int i = 0; i < o->npush; i++) {
+            what = "I_PUSH";
+            if (strm_ioctl(*wfd, I_PUSH, o->module) < 0)
+                goto fail_errno;
+        }
+        if (o->hold) {
+            int wr = 0;
+            what = "I_SWROPT SNDHOLD";
+            if (strm_ioctl(*wfd, I_GWROPT, &wr) < 0 ||
+                strm_ioctl(*wfd, I_SWROPT, (intptr_t)(wr | SNDHOLD)) < 0)
+                goto fail_errno;
+        }
+        if (o->mread || o->rfill) {
+            int rd = 0;
+            what = "I_SRDOPT";
+            if (strm_ioctl(*rfd, I_GRDOPT, &rd) < 0)
+                goto fail_errno;
+            rd |= (o->mread ? RMREAD : 0) | (o->rfill ? RFILL : 0);
+            if (strm_ioctl(*rfd, I_SRDOPT, (intptr_t)rd) < 0)
+                goto fail_errno;
+        }
+        if (o->hiwat >= 0 || o->lowat >= 0) {
+            what = "--hiwat/--lowat";
+            err = set_watermarks(*rfd, o->hiwat, o->lowat);
+            if (err)
+                goto fail;
+        }
+    } else {
+        what = "--hiwat";
+        err = peer_buffers(o, *wfd, *rfd);
+        if (err)
+            goto fail;
+    }
+    if (o->nonblock) {
+        what = "O_NONBLOCK";
+        if (set_nonblock(im, *wfd) < 0 || set_nonblock(im, *rfd) < 0)
+            goto fail_errno;
+    }
+    return 0;
+
+fail_errno:
+    err = errno;
+fail:
+    fprintf(stderr, "perftest: %s: %s: %s\n", im->name, what, strerror(err));
+    return -1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Main                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void sleep_until(double t)
+{
+    struct timespec ts = {.tv_sec = (time_t)t, .tv_nsec = (long)((t - (double)(time_t)t) * 1e9)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        ;
+}
+
+/* The options as a string for the CSV "options" column and the banner. */
+static void describe(const struct opts *o, char *buf, size_t len)
+{
+    size_t n = 0;
+#define ADD(...) n += (size_t)snprintf(buf + n, n < len ? len - n : 0, __VA_ARGS__)
+    buf[0] = '\0';
+    if (o->rw && o->impl->streams)
+        ADD(" -r");
+    if (o->hold)
+        ADD(" -H");
+    if (o->mread)
+        ADD(" -M");
+    if (o->rfill)
+        ADD(" -w");
+    if (o->full)
+        ADD(" -F");
+    if (o->npush)
+        ADD(" -p %d -m %s", o->npush, o->module);
+    if (o->nonblock)
+        ADD(" -n");
+    if (o->hiwat >= 0)
+        ADD(" --hiwat %ld", o->hiwat);
+    if (o->lowat >= 0)
+        ADD(" --lowat %ld", o->lowat);
+    if (o->scale)
+        ADD(" --scale");
+#undef ADD
+    if (buf[0] == ' ')
+        memmove(buf, buf + 1, strlen(buf));
+    if (!buf[0])
+        snprintf(buf, len, "default");
+}
+
+static long long parse_size(const char *s, const char *what)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 0);
+    if (*end == 'k' || *end == 'K')
+        v *= 1024, end++;
+    else if (*end == 'm' || *end == 'M')
+        v *= 1024 * 1024, end++;
+    if (errno || *end || v < 0) {
+        fprintf(stderr, "perftest: bad %s '%s'\n", what, s);
+        exit(2);
+    }
+    return v;
+}
+
+static double parse_secs(const char *s, const char *what)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (*end || !(v >= 0) || v > 1e6) {
+        fprintf(stderr, "perftest: bad %s '%s'\n", what, s);
+        exit(2);
+    }
+    return v;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: perftest [-s SIZE] [-t SECONDS] [-i ITERATIONS] [-H] [-M] [-w] [-F]\n"
+            "                [-p COUNT] [-m MODULE] [-r] [-b|-n] [-q] [--csv]\n"
+            "                [--hiwat N] [--lowat N] [--peer IMPL] [--scale] [--warmup S]\n"
+            "  IMPL: ustreams (default), pipe, unix-stream, unix-seqpacket\n");
+}
+
+enum { OPT_HIWAT = 256, OPT_LOWAT, OPT_CSV, OPT_PEER, OPT_SCALE, OPT_WARMUP };
+
+static void parse_args(int argc, char **argv, struct opts *o)
+{
+    static const struct option longopts[] = {
+        {"hiwat", required_argument, NULL, OPT_HIWAT},
+        {"lowat", required_argument, NULL, OPT_LOWAT},
+        {"csv", no_argument, NULL, OPT_CSV},
+        {"peer", required_argument, NULL, OPT_PEER},
+        {"scale", no_argument, NULL, OPT_SCALE},
+        {"warmup", required_argument, NULL, OPT_WARMUP},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    *o = (struct opts){.impl = &impls[0], .size = 64, .ttime = 2, .iters = 1, .warmup = 0.05,
+                       .module = "nullmod", .hiwat = -1, .lowat = -1};
+    int c;
+    while ((c = getopt_long(argc, argv, "s:t:i:HMwFp:m:rbnqh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            o->size = (size_t)parse_size(optarg, "size");
+            break;
+        case 't':
+            o->ttime = parse_secs(optarg, "test time");
+            break;
+        case 'i':
+            o->iters = (int)parse_size(optarg, "iterations");
+            break;
+        case 'H':
+            o->hold = 1;
+            break;
+        case 'M':
+            o->mread = 1;
+            break;
+        case 'w':
+            o->rfill = 1;
+            break;
+        case 'F':
+            o->full = 1;
+            break;
+        case 'p':
+            o->npush = (int)parse_size(optarg, "push count");
+            break;
+        case 'm':
+            o->module = optarg;
+            break;
+        case 'r':
+            o->rw = 1;
+            break;
+        case 'b':
+            o->nonblock = 0;
+            break;
+        case 'n':
+            o->nonblock = 1;
+            break;
+        case 'q':
+            o->quiet = 1;
+            break;
+        case OPT_HIWAT:
+            o->hiwat = (long)parse_size(optarg, "hiwat");
+            break;
+        case OPT_LOWAT:
+            o->lowat = (long)parse_size(optarg, "lowat");
+            break;
+        case OPT_CSV:
+            o->csv = 1;
+            break;
+        case OPT_PEER: {
+            o->impl = NULL;
+            for (size_t i = 0; i < sizeof(impls) / sizeof(impls[0]); i++)
+                if (strcmp(optarg, impls[i].name) == 0)
+                    o->impl = &impls[i];
+            if (!o->impl) {
+                fprintf(stderr, "perftest: unknown --peer '%s'\n", optarg);
+                usage(stderr);
+                exit(2);
+            }
+            break;
+        }
+        case OPT_SCALE:
+            o->scale = 1;
+            break;
+        case OPT_WARMUP:
+            o->warmup = parse_secs(optarg, "warmup");
+            break;
+        case 'h':
+            usage(stdout);
+            exit(0);
+        default:
+            usage(stderr);
+            exit(2);
+        }
+    }
+    if (optind != argc || o->size < 1 || o->size > UST_STRMSGSZ || o->iters < 1 ||
+        o->ttime <= 0) {
+        usage(stderr);
+        exit(2);
+    }
+    if (!o->impl->streams && (o->hold || o->mread || o->rfill || o->npush || o->lowat >= 0)) {
+        fprintf(stderr, "perftest: -H, -M, -w, -p and --lowat need a ustreams pipe\n");
+        exit(2);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o;
+    parse_args(argc, argv, &o);
+    signal(SIGPIPE, SIG_IGN);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+
+    const struct impl *im = o.impl;
+    int npairs = o.scale ? 2 : 1;
+    char desc[160];
+    describe(&o, desc, sizeof(desc));
+
+    /* The pairs' shared state: shared memory, so that the loops could be
+     * processes. */
+    struct pair_state *ps = mmap(NULL, sizeof(*ps) * MAX_PAIRS, PROT_READ | PROT_WRITE,
+                                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (ps == MAP_FAILED) {
+        perror("perftest: mmap");
+        return 2;
+    }
+    for (int p = 0; p < npairs; p++) {
+        atomic_init(&ps[p].w.ops, 0);
+        atomic_init(&ps[p].w.bytes, 0);
+        atomic_init(&ps[p].w.err, 0);
+        atomic_init(&ps[p].r.ops, 0);
+        atomic_init(&ps[p].r.bytes, 0);
+        atomic_init(&ps[p].r.err, 0);
+        atomic_init(&ps[p].stop, 0);
+    }
+
+    int wfd[MAX_PAIRS], rfd[MAX_PAIRS];
+    for (int p = 0; p < npairs; p++)
+        if (setup_pair(&o, &wfd[p], &rfd[p]) < 0)
+            return 2;
+
+    if (!o.quiet && !o.csv)
+        printf("perftest: %s, %zu-byte %s, %s reads of %zu bytes, %d x %g s, options: %s\n",
+               im->name, o.size, im->streams && !o.rw ? "putmsg" : "writes",
+               im->streams && !o.rw ? "getmsg" : "read(2)", o.full ? full_size(&o) : o.size,
+               o.iters, o.ttime, desc);
+
+    pthread_t wt[MAX_PAIRS], rt[MAX_PAIRS];
+    struct loop_arg wa[MAX_PAIRS], ra[MAX_PAIRS];
+    for (int p = 0; p < npairs; p++) {
+        ra[p] = (struct loop_arg){.o = &o, .ps = &ps[p], .fd = rfd[p]};
+        wa[p] = (struct loop_arg){.o = &o, .ps = &ps[p], .fd = wfd[p]};
+        if (pthread_create(&rt[p], NULL, reader_thread, &ra[p]) != 0 ||
+            pthread_create(&wt[p], NULL, writer_thread, &wa[p]) != 0) {
+            fprintf(stderr, "perftest: cannot start threads\n");
+            return 2;
+        }
+    }
+
+    double t = now_s() + o.warmup;
+    sleep_until(t);
+    double sum_w = 0, sum_r = 0, sum_t = 0;
+    for (int it = 1; it <= o.iters; it++) {
+        long long w0 = 0, r0 = 0, w1 = 0, r1 = 0;
+        double t0 = now_s();
+        for (int p = 0; p < npairs; p++) {
+            w0 += atomic_load_explicit(&ps[p].w.ops, memory_order_relaxed);
+            r0 += atomic_load_explicit(&ps[p].r.ops, memory_order_relaxed);
+        }
+        sleep_until(t0 + o.ttime);
+        double t1 = now_s();
+        for (int p = 0; p < npairs; p++) {
+            w1 += atomic_load_explicit(&ps[p].w.ops, memory_order_relaxed);
+            r1 += atomic_load_explicit(&ps[p].r.ops, memory_order_relaxed);
+        }
+        double dt = t1 - t0;
+        double wps = (double)(w1 - w0) / dt, rps = (double)(r1 - r0) / dt;
+        double bps = wps * (double)o.size;
+        sum_w += (double)(w1 - w0);
+        sum_r += (double)(r1 - r0);
+        sum_t += dt;
+        if (o.csv)
+            printf("%s,%zu,%.1f,%.1f,%.1f,%s\n", im->name, o.size, wps, rps, bps, desc);
+        else
+            printf("  interval %d: %.3f s  %12.0f writes/s  %12.0f reads/s  %10.2f MB/s  "
+                   "%.3g us/write\n",
+                   it, dt, wps, rps, bps / 1e6, wps > 0 ? 1e6 / wps : 0.0);
+    }
+
+    /* Stop: writers close their ends, readers drain to end of file. */
+    for (int p = 0; p < npairs; p++)
+        atomic_store(&ps[p].stop, 1);
+    for (int p = 0; p < npairs; p++) {
+        pthread_join(wt[p], NULL);
+        pthread_join(rt[p], NULL);
+    }
+
+    int status = 0;
+    for (int p = 0; p < npairs; p++) {
+        int we = atomic_load(&ps[p].w.err), re = atomic_load(&ps[p].r.err);
+        long long wb = atomic_load(&ps[p].w.bytes), rb = atomic_load(&ps[p].r.bytes);
+        if (we)
+            fprintf(stderr, "perftest: pair %d: writer: %s\n", p, strerror(we));
+        if (re)
+            fprintf(stderr, "perftest: pair %d: reader: %s\n", p, strerror(re));
+        if (wb != rb)
+            fprintf(stderr, "perftest: pair %d: wrote %lld bytes but read %lld\n", p, wb, rb);
+        if (we || re || wb != rb)
+            status = 2;
+    }
+    if (!o.quiet && !o.csv && o.iters > 1)
+        printf("  average: %12.0f writes/s  %12.0f reads/s  %10.2f MB/s\n", sum_w / sum_t,
+               sum_r / sum_t, sum_w / sum_t * (double)o.size / 1e6);
+
+    if (im->streams) {
+        int q = ustreams_quiesce(5000);
+        struct ustreams_blockstats st;
+        ustreams_blockstats(&st);
+        int leak = st.mblks != 0 || st.dblks != 0 || st.bytes != 0;
+        if (leak || q || !o.quiet || o.csv)
+            fprintf(o.csv ? stderr : stdout,
+                    "blockstats: mblks=%ld dblks=%ld bytes=%ld allocs=%ld failures=%ld%s%s\n",
+                    st.mblks, st.dblks, st.bytes, st.allocs, st.failures,
+                    q ? " (quiesce timed out)" : "", leak ? " NOT ZERO" : "");
+        if (leak)
+            status = 2;
+    }
+    munmap(ps, sizeof(*ps) * MAX_PAIRS);
+    return status;
+}
