@@ -41,13 +41,13 @@ import time
 
 PIPE = "pipe(2)"
 UST = "ustreams"
-UST_TUNED = "ustreams -H -w -F"
+UST_TUNED = "ustreams -H -M -w -F"
 
 # label -> perftest arguments.  ustreams uses read/write (-r) like the peers and
 # like the paper's perftest_script; putmsg/getmsg appears in the options table.
 SERIES = [
     (UST, ["-r"]),
-    (UST_TUNED, ["-r", "-H", "-w", "-F"]),
+    (UST_TUNED, ["-r", "-H", "-M", "-w", "-F"]),
     (PIPE, ["--peer", "pipe"]),
     ("pipe(2) -F", ["--peer", "pipe", "-F"]),
     ("AF_UNIX stream", ["--peer", "unix-stream"]),
@@ -63,6 +63,7 @@ OPTION_SERIES = [
     ("-r -w (read-fill)", ["-r", "-w"]),
     ("-r -F (full reads)", ["-r", "-F"]),
     ("-r -H -w -F", ["-r", "-H", "-w", "-F"]),
+    ("-r -H -M -w -F", ["-r", "-H", "-M", "-w", "-F"]),
 ]
 PUSH_COUNTS = [0, 1, 4, 8]
 # The delay line is fitted (and drawn) over sizes up to this, as in the paper:
@@ -345,8 +346,9 @@ def report(ctx, img_prefix):
         add(f"- perftest: `{ctx['perftest']} -t {ctx['ttime']} -i 1 --warmup {ctx['warmup']}`, "
             f"{ctx['repeat']} runs per point, median kept; sizes {sizes[0]}..{sizes[-1]} B; "
             f"sweep took {ctx['elapsed']:.0f} s")
-    add("- ustreams uses read(2)/write(2) (`-r`) like the peers; `-H -w -F` = hold "
-        "(SNDHOLD) + read-fill (RFILL) + full-size reads (64 KiB buffer)")
+    add("- ustreams uses read(2)/write(2) (`-r`) like the peers; `-H -M -w -F` = hold "
+        "(SNDHOLD) + M_READ (the reader's head releases the writer's hold before it "
+        "blocks) + read-fill (RFILL) + full-size reads (64 KiB buffer)")
     if not ctx["ust_ok"]:
         add(f"- **ustreams was not measured**: {ctx['ust_error']}")
     add("")

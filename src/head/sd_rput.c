@@ -767,7 +767,13 @@ static int sd_rput(queue_t *q, mblk_t *mp)
     case M_IOCTL:
         sd_ioctl_nak(sd, mp);
         break;
-    default: /* M_READ, M_IOCDATA and anything else has no business here */
+    case M_READ:
+        /* The far end of a pipe is about to block reading: what this head
+         * holds (SNDHOLD) is what it waits for. */
+        freemsg(mp);
+        ust_sd_flush_hold(sd);
+        break;
+    default: /* M_IOCDATA and anything else has no business here */
         freemsg(mp);
         break;
     }

@@ -28,7 +28,8 @@
  *   the lock and take it only to wait.
  *
  *   Holding (SNDHOLD, or SO_STRHOLD from a module).  A write smaller than a
- *   FASTBUF (UST_FASTBUF bytes) is not sent: its data stays in sd_hold and
+ *   FASTBUF (UST_FASTBUF bytes) is not sent: its data gathers in sd_hold, a
+ *   block of UST_HOLDSZ bytes (less if the packet size is smaller), and
  *   the next small writes are appended to it while it has room.  It is sent
  *   when a write does not fit, before any write that is not held, by
  *   ust_sd_flush_hold (which read, getmsg, putmsg, ioctl, poll and close
@@ -59,6 +60,7 @@
  *   held, because it waits for a running callback, which takes both.
  */
 #include <errno.h>
+#include <time.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -86,6 +88,15 @@ static void holdtime_set(struct stdata *sd, long long v)
 {
     UST_ASSERT_HELD(&sd->sd_lock);
     __atomic_store_n(&sd->sd_holdtime, v, __ATOMIC_RELEASE);
+}
+
+/* The clock for the per-write lateness test: a few nanoseconds to read,
+ * a few milliseconds coarse, which HOLD_OVERDUE_NS (three ticks) tolerates. */
+static long long coarse_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /* An arm time for sd_holdtime: even and never 0. */
@@ -638,7 +649,7 @@ static int hold_write(struct stdata *sd, struct sd_uio *u, size_t total, size_t 
     mblk_t *h = sd->sd_hold;
     if (h) {
         size_t have = (size_t)(h->b_wptr - h->b_rptr);
-        int late = ust_now_ns() - (holdtime_get(sd) & ~HOLD_BUSY) > HOLD_OVERDUE_NS;
+        int late = coarse_now_ns() - (holdtime_get(sd) & ~HOLD_BUSY) > HOLD_OVERDUE_NS;
         if (!late && have + total <= cap && (size_t)(h->b_datap->db_lim - h->b_wptr) >= total) {
             unsigned char *w = h->b_wptr;
             int err = uio_copy(u, w, total);
@@ -737,7 +748,7 @@ ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt)
             ust_unlock(&sd->sd_lock);
             return -ERANGE;
         }
-        size_t cap = pkt < UST_FASTBUF ? pkt : UST_FASTBUF;
+        size_t cap = pkt < UST_HOLDSZ ? pkt : UST_HOLDSZ;
         if (cap > p.maxblk)
             cap = p.maxblk;
         if (p.hold && total > 0 && total < UST_FASTBUF && total <= cap) {
