@@ -16,10 +16,10 @@
 #include <sys/stream.h>
 #include <sys/strconf.h>
 
+#include "modutil.h"
+
 #define NULLMOD_ID 5001
 
-static int nullmod_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *crp);
-static int nullmod_close(queue_t *q, int oflag, cred_t *crp);
 static int nullmod_put(queue_t *q, mblk_t *mp);
 
 static struct module_info nullmod_minfo = {
@@ -33,8 +33,8 @@ static struct module_info nullmod_minfo = {
 
 static struct qinit nullmod_rinit = {
     .qi_putp = nullmod_put,
-    .qi_qopen = nullmod_open,
-    .qi_qclose = nullmod_close,
+    .qi_qopen = ust_mod_open,
+    .qi_qclose = ust_mod_close,
     .qi_minfo = &nullmod_minfo,
 };
 
@@ -65,52 +65,11 @@ void ust_nullmod_register(void)
         cmn_err(CE_WARN, "nullmod: register_strmod failed (%d)", rc);
 }
 
-static int nullmod_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *crp)
-{
-    (void)devp;
-    (void)oflag;
-    (void)crp;
-    if (sflag != MODOPEN)
-        return ENXIO;
-    qprocson(q);
-    return 0;
-}
-
-static int nullmod_close(queue_t *q, int oflag, cred_t *crp)
-{
-    (void)oflag;
-    (void)crp;
-    qprocsoff(q);
-    return 0;
-}
-
-/* Flush the queues of this pair that the M_FLUSH in mp names. */
-static void nullmod_flush(queue_t *q, mblk_t *mp)
-{
-    unsigned char flag;
-
-    if (mp->b_wptr - mp->b_rptr < 1)
-        return;
-    flag = *mp->b_rptr;
-    if ((flag & FLUSHBAND) && mp->b_wptr - mp->b_rptr >= 2) {
-        unsigned char band = mp->b_rptr[1];
-        if (flag & FLUSHW)
-            flushband(WR(q), band, FLUSHDATA);
-        if (flag & FLUSHR)
-            flushband(RD(q), band, FLUSHDATA);
-    } else {
-        if (flag & FLUSHW)
-            flushq(WR(q), FLUSHDATA);
-        if (flag & FLUSHR)
-            flushq(RD(q), FLUSHDATA);
-    }
-}
-
 /* Both sides: pass everything on; M_FLUSH flushes this pair first. */
 static int nullmod_put(queue_t *q, mblk_t *mp)
 {
     if (mp->b_datap->db_type == M_FLUSH)
-        nullmod_flush(q, mp);
+        ust_mod_flush(q, mp);
     putnext(q, mp);
     return 0;
 }

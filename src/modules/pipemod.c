@@ -24,10 +24,10 @@
 #include <sys/stream.h>
 #include <sys/strconf.h>
 
+#include "modutil.h"
+
 #define PIPEMOD_ID 5303
 
-static int pipemod_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *crp);
-static int pipemod_close(queue_t *q, int oflag, cred_t *crp);
 static int pipemod_put(queue_t *q, mblk_t *mp);
 
 static struct module_info pipemod_minfo = {
@@ -41,8 +41,8 @@ static struct module_info pipemod_minfo = {
 
 static struct qinit pipemod_rinit = {
     .qi_putp = pipemod_put,
-    .qi_qopen = pipemod_open,
-    .qi_qclose = pipemod_close,
+    .qi_qopen = ust_mod_open,
+    .qi_qclose = ust_mod_close,
     .qi_minfo = &pipemod_minfo,
 };
 
@@ -75,28 +75,6 @@ void ust_pipemod_register(void)
     int rc = register_strmod(&pipemod_fmod);
     if (rc < 0)
         cmn_err(CE_WARN, "pipemod: register_strmod failed (%d)", rc);
-}
-
-/*
- * pipemod_open -- push only (MODOPEN); ENXIO otherwise.  Turns procedures on.
- */
-static int pipemod_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *crp)
-{
-    (void)devp;
-    (void)oflag;
-    (void)crp;
-    if (sflag != MODOPEN)
-        return ENXIO;
-    qprocson(q);
-    return 0;
-}
-
-static int pipemod_close(queue_t *q, int oflag, cred_t *crp)
-{
-    (void)oflag;
-    (void)crp;
-    qprocsoff(q);
-    return 0;
 }
 
 /*

@@ -19,10 +19,10 @@
 #include <sys/stream.h>
 #include <sys/strconf.h>
 
+#include "modutil.h"
+
 #define SRVMOD_ID 5002
 
-static int srvmod_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *crp);
-static int srvmod_close(queue_t *q, int oflag, cred_t *crp);
 static int srvmod_put(queue_t *q, mblk_t *mp);
 static int srvmod_srv(queue_t *q);
 
@@ -38,8 +38,8 @@ static struct module_info srvmod_minfo = {
 static struct qinit srvmod_rinit = {
     .qi_putp = srvmod_put,
     .qi_srvp = srvmod_srv,
-    .qi_qopen = srvmod_open,
-    .qi_qclose = srvmod_close,
+    .qi_qopen = ust_mod_open,
+    .qi_qclose = ust_mod_close,
     .qi_minfo = &srvmod_minfo,
 };
 
@@ -71,47 +71,6 @@ void ust_srvmod_register(void)
         cmn_err(CE_WARN, "srvmod: register_strmod failed (%d)", rc);
 }
 
-static int srvmod_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *crp)
-{
-    (void)devp;
-    (void)oflag;
-    (void)crp;
-    if (sflag != MODOPEN)
-        return ENXIO;
-    qprocson(q);
-    return 0;
-}
-
-static int srvmod_close(queue_t *q, int oflag, cred_t *crp)
-{
-    (void)oflag;
-    (void)crp;
-    qprocsoff(q);
-    return 0;
-}
-
-/* Flush the queues of this pair that the M_FLUSH in mp names. */
-static void srvmod_flush(queue_t *q, mblk_t *mp)
-{
-    unsigned char flag;
-
-    if (mp->b_wptr - mp->b_rptr < 1)
-        return;
-    flag = *mp->b_rptr;
-    if ((flag & FLUSHBAND) && mp->b_wptr - mp->b_rptr >= 2) {
-        unsigned char band = mp->b_rptr[1];
-        if (flag & FLUSHW)
-            flushband(WR(q), band, FLUSHDATA);
-        if (flag & FLUSHR)
-            flushband(RD(q), band, FLUSHDATA);
-    } else {
-        if (flag & FLUSHW)
-            flushq(WR(q), FLUSHDATA);
-        if (flag & FLUSHR)
-            flushq(RD(q), FLUSHDATA);
-    }
-}
-
 /* Both sides: high priority passes at once, everything else is queued. */
 static int srvmod_put(queue_t *q, mblk_t *mp)
 {
@@ -119,7 +78,7 @@ static int srvmod_put(queue_t *q, mblk_t *mp)
 
     if (pcmsg(type)) {
         if (type == M_FLUSH)
-            srvmod_flush(q, mp);
+            ust_mod_flush(q, mp);
         putnext(q, mp);
         return 0;
     }
