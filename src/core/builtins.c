@@ -10,6 +10,9 @@
 /* Registration functions of built-ins not declared in strcore.h. */
 void ust_loop_register(void);    /* src/drivers/loop.c */
 void ust_pipemod_register(void); /* src/modules/pipemod.c */
+void ust_mux_register(void);     /* src/drivers/mux.c */
+void ust_sad_register(void);     /* src/drivers/sad.c (issue 4) */
+void ust_log_register(void);     /* src/drivers/log.c (issue 4: log driver) */
 
 /*
  * ust_builtin_register -- register every built-in driver and module.
@@ -24,4 +27,7 @@ void ust_builtin_register(void)
     ust_srvmod_register();
     ust_loop_register();
     ust_pipemod_register();
+    ust_mux_register();
+    ust_sad_register();
+    ust_log_register(); /* issue 4: log driver */
 }

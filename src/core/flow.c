@@ -51,13 +51,21 @@ int ust_flow_update(queue_t *q, qband_t *qb)
     return 0;
 }
 
+/* Does q have a service procedure?  q_qinfo is read atomically: walking
+ * q_next without claims may meet a pair being reused (queue.c). */
+static int has_srv(queue_t *q)
+{
+    struct qinit *qi = __atomic_load_n(&q->q_qinfo, __ATOMIC_RELAXED);
+    return qi && qi->qi_srvp;
+}
+
 /* The nearest queue, from q onwards, whose service procedure can run (the one
  * whose fullness governs a writer into q). */
 static queue_t *flow_target(queue_t *q)
 {
     while (q) {
         uint_t fl = ust_qflags(q);
-        if (q->q_qinfo && q->q_qinfo->qi_srvp && !(fl & QPROCSOFF))
+        if (has_srv(q) && !(fl & QPROCSOFF))
             return q;
         queue_t *n = ust_qnext(q);
         if (!n)
@@ -70,7 +78,7 @@ static queue_t *flow_target(queue_t *q)
 void ust_backenable_now(queue_t *q)
 {
     queue_t *b = backq(q);
-    while (b && !(b->q_qinfo && b->q_qinfo->qi_srvp && !(ust_qflags(b) & QPROCSOFF)))
+    while (b && !(has_srv(b) && !(ust_qflags(b) & QPROCSOFF)))
         b = backq(b);
     if (b) {
         struct ust_qpriv *pv = ust_qpv(b);

@@ -77,7 +77,7 @@ queue_t *ust_qalloc(struct streamtab *st, uint_t flags, struct ust_modent *ent)
         q->q_count = 0;
         q->q_bandp = NULL;
         q->q_nband = 0;
-        q->q_qinfo = qi[i];
+        __atomic_store_n(&q->q_qinfo, qi[i], __ATOMIC_RELAXED); /* read by flow.c unclaimed */
         struct module_info *mi = qi[i]->qi_minfo;
         if (mi) {
             q->q_minpsz = mi->mi_minpsz;

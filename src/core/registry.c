@@ -184,6 +184,8 @@ static struct ust_modent *entry_new(int kind, const char *name, struct streamtab
     atomic_init(&e->refs, 0);
     atomic_init(&e->nopen, 0);
     atomic_init(&e->nclose, 0);
+    e->dlhandle = ust_loader_current(); /* issue 4: registered by a loading shared object? */
+    e->dynamic = e->dlhandle != NULL;
     return e;
 }
 
@@ -396,9 +398,20 @@ struct cdevsw *cdev_lookup_major(major_t major)
  * (UST_DRIVER) called name, with a reference taken; NULL if none.
  *   Context: any thread; takes the registry lock.  The caller gives the
  *   reference back with ust_reg_rele once the pair it made is freed (or at
- *   once if it made none).
+ *   once if it made none).  On a miss the module loader (loader.c) looks for
+ *   a shared object of that name; it may block while one is loaded.
  */
 struct ust_modent *ust_reg_find(const char *name, int kind)
+{
+    struct ust_modent *e = ust_reg_find_noload(name, kind);
+
+    if (e == NULL && name_ok(name)) /* issue 4: a miss tries the module loader */
+        e = ust_loader_try(name, kind);
+    return e;
+}
+
+/* ust_reg_find_noload -- as ust_reg_find, without loading on a miss. */
+struct ust_modent *ust_reg_find_noload(const char *name, int kind)
 {
     struct ust_modent *e;
 
@@ -441,10 +454,17 @@ void ust_reg_hold(struct ust_modent *e)
 
 void ust_reg_rele(struct ust_modent *e)
 {
-    long was = atomic_fetch_sub(&e->refs, 1);
+    char name[FMNAMESZ + 1];
+    int kind = e->kind, dyn = e->dynamic; /* issue 4 loader: read while e surely lives */
+    long was;
 
+    if (dyn)
+        memcpy(name, e->name, sizeof(name));
+    was = atomic_fetch_sub(&e->refs, 1);
     if (was <= 0)
         cmn_err(CE_PANIC, "ustreams: registry reference underflow on \"%s\"", e->name);
+    if (was == 1 && dyn) /* the last user of a loaded entry: maybe unload it */
+        ust_loader_idle(name, kind);
 }
 
 /*

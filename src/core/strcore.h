@@ -379,6 +379,18 @@ void ust_reg_rele(struct ust_modent *e);
 /* Iterate over every entry under the registry lock. */
 void ust_reg_foreach(void (*fn)(struct ust_modent *e, void *arg), void *arg);
 
+/* Loadable modules (issue 4; src/core/loader.c).  ust_reg_find falls back on
+ * ust_loader_try on a miss; ust_reg_find_noload is the lookup without that.
+ * ust_loader_try: load the shared object for name on demand and return the
+ * entry held, or NULL.  ust_loader_idle: a loaded entry's refs fell to 0
+ * (called by ust_reg_rele, no lock held; unloads if loaded on demand).
+ * ust_loader_current: the object whose ust_module_init runs on this thread
+ * (entries registered meanwhile are marked dynamic with it), or NULL. */
+struct ust_modent *ust_reg_find_noload(const char *name, int kind);
+struct ust_modent *ust_loader_try(const char *name, int kind);
+void ust_loader_idle(const char *name, int kind);
+void *ust_loader_current(void);
+
 /* The process-wide perimeter of legacy (non D_MP) modules. */
 extern struct ust_perim ust_legacy_perim;
 

@@ -7,9 +7,9 @@
  * Principles of operation
  *   The I_* requests of streamio(7) (and the Linux Fast-STREAMS extensions
  *   I_SERROPT, I_GERROPT, I_ANCHOR, I_ISASTREAM, I_GETMSG, I_PUTMSG,
- *   I_GETPMSG, I_PUTPMSG) are done at the stream head.  Not supported here,
- *   failing EINVAL: I_LINK, I_UNLINK, I_PLINK, I_PUNLINK (multiplexing comes
- *   later), I_PIPE, I_FIFO, I_GETTP, I_STATS, I_BIGPIPE, I_AUTOPUSH, I_HEAP.
+ *   I_GETPMSG, I_PUTPMSG) are done at the stream head; I_LINK, I_UNLINK,
+ *   I_PLINK and I_PUNLINK in sd_link.c.  Not supported here, failing
+ *   EINVAL: I_PIPE, I_FIFO, I_GETTP, I_STATS, I_BIGPIPE, I_AUTOPUSH, I_HEAP.
  *   Every other request is a transparent ioctl for the modules and driver.
  *
  *   Downstream ioctls (I_STR and transparent ones) go one at a time per
@@ -822,6 +822,8 @@ int ust_sd_ioctl(struct stdata *sd, unsigned long cmd, void *arg)
     char name[FMNAMESZ + 1];
     cred_t cr;
 
+    if ((r = ust_sd_plex_ioctl(sd, cmd)) != 0)
+        return r; /* linked under a multiplexer (sd_link.c) */
     ust_sd_flush_hold(sd);
     switch (cmd) {
     case I_PUSH:
@@ -954,10 +956,12 @@ int ust_sd_ioctl(struct stdata *sd, unsigned long cmd, void *arg)
         return ioc_getpmsg(sd, arg, 0);
     case I_GETPMSG:
         return ioc_getpmsg(sd, arg, 1);
-    case I_LINK:
-    case I_UNLINK:
+    case I_LINK: /* multiplexing: sd_link.c */
     case I_PLINK:
+        return ust_sd_link(sd, v, cmd == I_PLINK);
+    case I_UNLINK:
     case I_PUNLINK:
+        return ust_sd_unlink(sd, v, cmd == I_PUNLINK);
     case I_PIPE:
     case I_FIFO:
     case I_GETTP:

@@ -340,6 +340,8 @@ int ust_sd_pop(struct stdata *sd, cred_t *cr)
 /* ------------------------------------------------------------------------ */
 /* Open                                                                     */
 /* ------------------------------------------------------------------------ */
+static void drop_fd(int fd, struct stdata *sd); /* below; autopush failure */
+
 /* Build a new stream over driver ent: head, driver pair, the driver's open,
  * the descriptor.  Returns the descriptor and *sdp, or -errno (everything
  * built is taken down again). */
@@ -393,6 +395,12 @@ static int stream_create(const char *path, struct ust_modent *ent, dev_t dev, in
     sd->sd_flag &= ~STWOPEN;
     ust_unlock(&sd->sd_lock);
     ust_unlock(&sd->sd_plumb);
+    /* Autopush (sad(7), src/core/autopush.c): a failed push fails the open. */
+    err = ust_autopush_apply(sd, getmajor(dev), getminor(dev), cr);
+    if (err != 0) {
+        drop_fd(fd, sd);
+        return -err;
+    }
     ust_sd_register(sd);
     *sdp = sd;
     return fd;
@@ -756,6 +764,7 @@ void ust_sd_teardown(struct stdata *sd)
         return;
     wait_calls(sd);
     ust_sd_flush_hold(sd);
+    ust_sd_unlink_all(sd); /* its ordinary links under a multiplexer (sd_link.c) */
     ust_sd_cred(&cr);
 
     ust_lock(&sd->sd_plumb);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sd_write.c -- the write side of the stream head: write(2)/writev(2),
- * putmsg(2)/putpmsg(2), flow control for writers, write errors, and write
- * holding (SNDHOLD).
+ * putmsg(2)/putpmsg(2), flow control for writers, write errors, and which
+ * writes are held (SNDHOLD; the holding itself is sd_hold.c).
  *
  * Principles of operation
  *   Packetization.  A write is cut into messages the queue below the head
@@ -27,88 +27,36 @@
  *   has to wait.  Later messages of a long write recheck flow control without
  *   the lock and take it only to wait.
  *
- *   Holding (SNDHOLD, or SO_STRHOLD from a module).  A write smaller than a
- *   FASTBUF (UST_FASTBUF bytes) is not sent: its data gathers in sd_hold, a
- *   block of UST_HOLDSZ bytes (less if the packet size is smaller), and
- *   the next small writes are appended to it while it has room.  It is sent
- *   when a write does not fit, before any write that is not held, by
- *   ust_sd_flush_hold (which read, getmsg, putmsg, ioctl, poll and close
- *   call), and by the hold timer, which fires every tick (1/HZ s) while
- *   holds are being made, so held data never waits much longer than a tick.
- *   Two rules keep the data in order: whoever takes the held message out to
- *   send it marks the hold "in transit" until its putnext has returned, and
- *   every writer, and every flush, waits while a hold is in transit.  So
- *   what a thread wrote earlier always goes down before what it writes or
- *   sends later, whichever thread happens to send the held part.
- *
- *   The hold timer.  struct stdata has no field for a timeout id, so the
- *   armed timers live in a small table here keyed by stream (ht_*), at most
- *   one per stream.  sd_holdtime, written only by this file (always with
- *   atomics, since ust_sd_flush_hold reads it without the lock), encodes the
- *   rest: 0 means no timer is armed (and then no message is held); otherwise
- *   its even part is when the timer was last armed and bit 0 is set while a
- *   held message is in transit.  The timer re-arms itself while it finds
- *   something to send and disarms when it finds nothing.  The last close
- *   (ust_sd_flush_hold from ust_sd_teardown) cancels it and waits for a
- *   callback in progress, so no callback touches a stream after its close.
+ *   Holding (SNDHOLD, or SO_STRHOLD from a module).  Small writes gather
+ *   in one held block instead of going down one by one: sd_hold.c, which
+ *   holds its own principles of operation.  ust_sd_write decides which
+ *   writes are held (ust_sd_hold_write) and sends the held block before any
+ *   write that is not held, waiting while a held block is in transit.
  *
  * Locking
- *   sd_lock guards sd_hold, sd_holdtime and the options read here, and is
- *   never held across putnext.  ht_lock guards the timer table and each
- *   entry's id and running count; order: sd_lock > ht_lock > the timer lock
- *   (timeout() is called under both).  untimeout() is called with neither
- *   held, because it waits for a running callback, which takes both.
+ *   sd_lock guards sd_hold and the options read here, and is never held
+ *   across putnext.  The hold timer's own lock is sd_hold.c's.
  */
 #include <errno.h>
-#include <time.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "sthead.h"
 
-#define HOLD_TICK_NS    (1000000000LL / HZ)
-#define HOLD_OVERDUE_NS (3 * HOLD_TICK_NS) /* the timer is late: the writer sends */
-#define HOLD_BUSY       1LL                /* sd_holdtime bit 0: in transit */
-#define HT_NBUCKET      64
+#define TICK_NS (1000000000LL / HZ)
 
 /* ------------------------------------------------------------------------ */
 /* Small helpers                                                            */
 /* ------------------------------------------------------------------------ */
 
-static long long holdtime_get(struct stdata *sd)
-{
-    return __atomic_load_n(&sd->sd_holdtime, __ATOMIC_ACQUIRE);
-}
-
-static void holdtime_set(struct stdata *sd, long long v)
-{
-    UST_ASSERT_HELD(&sd->sd_lock);
-    __atomic_store_n(&sd->sd_holdtime, v, __ATOMIC_RELEASE);
-}
-
-/* The clock for the per-write lateness test: a few nanoseconds to read,
- * a few milliseconds coarse, which HOLD_OVERDUE_NS (three ticks) tolerates. */
-static long long coarse_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-/* An arm time for sd_holdtime: even and never 0. */
-static long long hold_stamp(void)
-{
-    long long t = ust_now_ns() & ~HOLD_BUSY;
-    return t ? t : 2;
-}
-
-/* Send mp down the stream: putnext from the head's write queue under a claim.
- * No lock held. */
-static void sd_send(struct stdata *sd, mblk_t *mp)
+/*
+ * ust_sd_send -- send mp down the stream: putnext from the head's write
+ *   queue under a claim.
+ *   Context: any thread; no lock held (module procedures run inside).
+ */
+void ust_sd_send(struct stdata *sd, mblk_t *mp)
 {
     queue_t *wq = sd->sd_wq;
     atomic_fetch_add(&ust_qpv(wq)->active, 1);
@@ -152,18 +100,9 @@ static size_t sd_pktsize(ssize_t maxpsz)
 /* Copying from the caller's iovec array                                    */
 /* ------------------------------------------------------------------------ */
 
-/* A cursor over the caller's iovecs; each element is copied in (ust_copyin)
- * before use, so a bad array pointer is EFAULT, not a crash. */
-struct sd_uio {
-    const struct iovec *iov; /* the caller's array */
-    int iovcnt;
-    int idx;          /* next element to load */
-    struct iovec cur; /* what is left of the current element */
-};
-
 /* Check the array and total its lengths.  0, EFAULT or EINVAL (more than
  * IOV_MAX elements, a negative count, or more than SSIZE_MAX bytes). */
-static int uio_init(struct sd_uio *u, const struct iovec *iov, int iovcnt, size_t *total)
+static int uio_init(struct ust_sd_uio *u, const struct iovec *iov, int iovcnt, size_t *total)
 {
     size_t sum = 0;
     if (iovcnt < 0 || iovcnt > IOV_MAX)
@@ -185,9 +124,13 @@ static int uio_init(struct sd_uio *u, const struct iovec *iov, int iovcnt, size_
     return 0;
 }
 
-/* Copy the next n bytes into dst.  0 or EFAULT (a bad buffer, or the array
- * changed under us and holds fewer bytes than it did). */
-static int uio_copy(struct sd_uio *u, unsigned char *dst, size_t n)
+/*
+ * ust_sd_uio_copy -- copy the next n bytes of the caller's iovecs into dst.
+ *   Context: any thread; any lock may be held (it does not block).
+ *   Returns 0 or EFAULT (a bad buffer, or the array changed under us and
+ *   holds fewer bytes than it did).
+ */
+int ust_sd_uio_copy(struct ust_sd_uio *u, unsigned char *dst, size_t n)
 {
     while (n > 0) {
         while (u->cur.iov_len == 0) {
@@ -207,7 +150,7 @@ static int uio_copy(struct sd_uio *u, unsigned char *dst, size_t n)
 }
 
 /* A plain buffer as a one-element cursor source. */
-static void uio_single(struct sd_uio *u, struct iovec *one, const void *buf, size_t len)
+static void uio_single(struct ust_sd_uio *u, struct iovec *one, const void *buf, size_t len)
 {
     one->iov_base = (void *)(uintptr_t)buf;
     one->iov_len = len;
@@ -320,7 +263,7 @@ static int sd_waitbuf(struct stdata *sd, size_t size)
     if (err == 0) {
         id = bufcall(size, BPRI_MED, sd_bufcall_wake, sd);
         /* Without a bufcall record, poll once a tick. */
-        err = ust_sd_wait_from(sd, &sd->sd_wwait, seq, id ? 0 : ust_now_ns() + HOLD_TICK_NS);
+        err = ust_sd_wait_from(sd, &sd->sd_wwait, seq, id ? 0 : ust_now_ns() + TICK_NS);
         if (err == ETIME)
             err = 0;
     }
@@ -355,7 +298,7 @@ static mblk_t *sd_allocb(struct stdata *sd, size_t size, int nonblock, int *errp
  *   n == 0 gives one empty block.  No lock held.  Returns the message, or
  *   NULL with *errp (EFAULT, EAGAIN, EINTR, a write error).
  */
-static mblk_t *sd_build(struct stdata *sd, struct sd_uio *u, size_t n, size_t wroff, size_t maxblk,
+static mblk_t *sd_build(struct stdata *sd, struct ust_sd_uio *u, size_t n, size_t wroff, size_t maxblk,
                         int nonblock, int *errp)
 {
     mblk_t *head = NULL, **tail = &head;
@@ -369,7 +312,7 @@ static mblk_t *sd_build(struct stdata *sd, struct sd_uio *u, size_t n, size_t wr
         bp->b_wptr = bp->b_rptr;
         *tail = bp;
         tail = &bp->b_cont;
-        if (k && (*errp = uio_copy(u, bp->b_wptr, k)) != 0)
+        if (k && (*errp = ust_sd_uio_copy(u, bp->b_wptr, k)) != 0)
             goto fail;
         bp->b_wptr += k;
         n -= k;
@@ -382,232 +325,11 @@ fail:
 }
 
 /* ------------------------------------------------------------------------ */
-/* The hold timer table                                                     */
-/* ------------------------------------------------------------------------ */
-
-struct hold_timer {
-    struct hold_timer *next; /* ht_lock: bucket chain */
-    struct stdata *sd;       /* constant */
-    toid_t id;               /* ht_lock: the pending timeout */
-    int running;             /* ht_lock: callbacks inside hold_expire */
-};
-
-static ust_lock_t ht_lock = UST_LOCK_INIT;            /* see Locking */
-static ust_cond_t ht_cv = {PTHREAD_COND_INITIALIZER}; /* ht_lock: running fell */
-static struct hold_timer *ht_tab[HT_NBUCKET];         /* ht_lock */
-
-static struct hold_timer **ht_bucket(const struct stdata *sd)
-{
-    uintptr_t h = (uintptr_t)sd;
-    return &ht_tab[(h >> 6 ^ h >> 12) % HT_NBUCKET];
-}
-
-static struct hold_timer *ht_find(const struct stdata *sd)
-{
-    UST_ASSERT_HELD(&ht_lock);
-    for (struct hold_timer *t = *ht_bucket(sd); t; t = t->next)
-        if (t->sd == sd)
-            return t;
-    return NULL;
-}
-
-static int ht_present(const struct hold_timer *ht)
-{
-    UST_ASSERT_HELD(&ht_lock);
-    for (struct hold_timer *t = *ht_bucket(ht->sd); t; t = t->next)
-        if (t == ht)
-            return 1;
-    return 0;
-}
-
-static void ht_unlink(struct hold_timer *ht)
-{
-    UST_ASSERT_HELD(&ht_lock);
-    for (struct hold_timer **pp = ht_bucket(ht->sd); *pp; pp = &(*pp)->next)
-        if (*pp == ht) {
-            *pp = ht->next;
-            ht->next = NULL;
-            return;
-        }
-}
-
-static void hold_expire(void *arg);
-
-/* Arm the hold timer of sd unless it is armed.  sd_lock held.  0 or ENOMEM
- * (then the caller must not hold). */
-static int hold_arm(struct stdata *sd)
-{
-    UST_ASSERT_HELD(&sd->sd_lock);
-    if (holdtime_get(sd) != 0)
-        return 0;
-    struct hold_timer *ht = calloc(1, sizeof(*ht));
-    if (!ht)
-        return ENOMEM;
-    ht->sd = sd;
-    ust_lock(&ht_lock);
-    struct hold_timer **b = ht_bucket(sd);
-    ht->next = *b;
-    *b = ht;
-    ht->id = timeout(hold_expire, ht, 1);
-    if (ht->id == 0)
-        ht_unlink(ht);
-    ust_unlock(&ht_lock);
-    if (ht->id == 0) {
-        free(ht);
-        return ENOMEM;
-    }
-    holdtime_set(sd, hold_stamp());
-    return 0;
-}
-
-/* Take sd's timer out of the table (sd_lock held); the caller then calls
- * hold_disarm_finish with no lock held.  NULL if none was armed. */
-static struct hold_timer *hold_disarm_start(struct stdata *sd, toid_t *idp)
-{
-    UST_ASSERT_HELD(&sd->sd_lock);
-    struct hold_timer *ht = NULL;
-    if (holdtime_get(sd) == 0)
-        return NULL;
-    ust_lock(&ht_lock);
-    ht = ht_find(sd);
-    if (ht) {
-        ht_unlink(ht);
-        *idp = ht->id;
-    }
-    ust_unlock(&ht_lock);
-    holdtime_set(sd, 0);
-    return ht;
-}
-
-/* Cancel the timeout and wait for any callback still using ht, then free it. */
-static void hold_disarm_finish(struct hold_timer *ht, toid_t id)
-{
-    if (!ht)
-        return;
-    untimeout(id);
-    ust_lock(&ht_lock);
-    while (ht->running > 0)
-        ust_cond_wait(&ht_cv, &ht_lock);
-    ust_unlock(&ht_lock);
-    free(ht);
-}
-
-/* Send the held message, which the caller took out of sd_hold, marking the
- * hold in transit meanwhile.  sd_lock held on entry and return (dropped
- * across the putnext); writers waiting for the transit are woken. */
-static void hold_send_locked(struct stdata *sd, mblk_t *mp)
-{
-    UST_ASSERT_HELD(&sd->sd_lock);
-    holdtime_set(sd, holdtime_get(sd) | HOLD_BUSY);
-    ust_unlock(&sd->sd_lock);
-    sd_send(sd, mp);
-    ust_lock(&sd->sd_lock);
-    holdtime_set(sd, holdtime_get(sd) & ~HOLD_BUSY);
-    ust_sd_wake(&sd->sd_wwait);
-}
-
-/*
- * hold_expire -- the hold timer: send what is held, then re-arm while holds
- *   keep being made, else disarm.
- *   Context: the timer thread; no lock held on entry.
- */
-static void hold_expire(void *arg)
-{
-    struct hold_timer *ht = arg;
-    struct stdata *sd;
-    int active = 0, drop = 0;
-
-    ust_lock(&ht_lock);
-    if (!ht_present(ht)) { /* cancelled: the canceller frees it */
-        ust_unlock(&ht_lock);
-        return;
-    }
-    ht->running++;
-    sd = ht->sd;
-    ust_unlock(&ht_lock);
-
-    ust_lock(&sd->sd_lock);
-    ust_lock(&ht_lock);
-    int mine = ht_present(ht); /* it cannot leave the table while we hold sd_lock */
-    ust_unlock(&ht_lock);
-    if (mine) {
-        if (holdtime_get(sd) & HOLD_BUSY) {
-            active = 1; /* someone else is sending it; keep watching */
-        } else if (sd->sd_hold) {
-            mblk_t *mp = sd->sd_hold;
-            sd->sd_hold = NULL;
-            hold_send_locked(sd, mp);
-            active = 1;
-        }
-        ust_lock(&ht_lock);
-        if (ht_present(ht)) {
-            toid_t id = active ? timeout(hold_expire, ht, 1) : 0;
-            if (id) {
-                ht->id = id;
-                holdtime_set(sd, hold_stamp() | (holdtime_get(sd) & HOLD_BUSY));
-            } else { /* disarm; a transit by another thread stays marked */
-                ht_unlink(ht);
-                holdtime_set(sd, holdtime_get(sd) & HOLD_BUSY);
-                drop = 1; /* nothing is held now: writers wait for a transit */
-            }
-        }
-        ust_unlock(&ht_lock);
-    }
-    ust_unlock(&sd->sd_lock);
-
-    ust_lock(&ht_lock);
-    ht->running--;
-    ust_cond_broadcast(&ht_cv);
-    ust_unlock(&ht_lock);
-    if (drop)
-        free(ht);
-}
-
-/*
- * ust_sd_flush_hold -- send the held (SNDHOLD) message now, and stop the
- *   hold timer.
- *   Context: a system call on the stream (read, getmsg, putmsg, ioctl, poll,
- *   close) or I_SWROPT; no lock held (it calls putnext).  May wait briefly
- *   while another thread has a held message in transit, so that the caller's
- *   next message goes after it.  Costs one atomic load when nothing is held.
- *   On the last close, after it returns no hold timer refers to sd.
- */
-void ust_sd_flush_hold(struct stdata *sd)
-{
-    struct hold_timer *ht;
-    toid_t id = 0;
-
-    if (!sd || holdtime_get(sd) == 0)
-        return;
-    ust_lock(&sd->sd_lock);
-    while (holdtime_get(sd) & HOLD_BUSY)
-        ust_sd_wait(sd, &sd->sd_wwait, 0); /* EINTR: just look again */
-    if (sd->sd_hold) {
-        mblk_t *mp = sd->sd_hold;
-        sd->sd_hold = NULL;
-        hold_send_locked(sd, mp);
-    }
-    ht = hold_disarm_start(sd, &id);
-    ust_unlock(&sd->sd_lock);
-    hold_disarm_finish(ht, id);
-}
-
-/* ------------------------------------------------------------------------ */
 /* write(2)                                                                 */
 /* ------------------------------------------------------------------------ */
 
-/* What a write needs of the stream, read under sd_lock. */
-struct wparams {
-    int nonblock;
-    int hold; /* holding enabled: SNDHOLD or SO_STRHOLD */
-    int sndzero;
-    int ndelon; /* SO_NDELON: a flow-controlled non-blocking write returns 0 */
-    size_t wroff;
-    size_t maxblk; /* largest data block, SIZE_MAX for no limit */
-    ssize_t minpsz, maxpsz;
-};
-
-static void wparams_get(struct stdata *sd, struct wparams *p)
+/* Read what a write needs of the stream into *p.  sd_lock held. */
+static void wparams_get(struct stdata *sd, struct ust_sd_wparams *p)
 {
     UST_ASSERT_HELD(&sd->sd_lock);
     p->nonblock = sd_nonblock(sd);
@@ -619,81 +341,19 @@ static void wparams_get(struct stdata *sd, struct wparams *p)
     sd_psz(sd, &p->minpsz, &p->maxpsz);
 }
 
-/* The outcome of a write that stopped with err after `sent` bytes: the
- * partial count if anything went, else -err (0 for SO_NDELON's EAGAIN). */
-static ssize_t sd_wresult(size_t sent, int err, const struct wparams *p)
+/*
+ * ust_sd_wresult -- the outcome of a write that stopped with err after
+ *   `sent` bytes.  Context: any; no locking.
+ *   Returns the partial count if anything went, else -err (0 for SO_NDELON's
+ *   EAGAIN).
+ */
+ssize_t ust_sd_wresult(size_t sent, int err, const struct ust_sd_wparams *p)
 {
     if (sent > 0)
         return (ssize_t)sent;
     if (err == EAGAIN && p->ndelon)
         return 0;
     return -err;
-}
-
-/* Outcomes of hold_write. */
-enum { HW_DONE = 1, HW_AGAIN, HW_NORMAL };
-
-/*
- * hold_write -- try to keep a small write in the hold.  sd_lock held, no
- *   hold in transit.
- *   Returns HW_DONE when the write is done (*res is its result; sd_lock
- *   released); HW_AGAIN when the caller must look at the stream again (a
- *   held message that could not take this write has been sent, or another
- *   writer got in while this one waited; sd_lock held); HW_NORMAL when the
- *   write must be sent as a normal message (no memory for a hold; sd_lock
- *   held, nothing held).
- */
-static int hold_write(struct stdata *sd, struct sd_uio *u, size_t total, size_t cap,
-                      const struct wparams *p, ssize_t *res)
-{
-    mblk_t *h = sd->sd_hold;
-    if (h) {
-        size_t have = (size_t)(h->b_wptr - h->b_rptr);
-        int late = coarse_now_ns() - (holdtime_get(sd) & ~HOLD_BUSY) > HOLD_OVERDUE_NS;
-        if (!late && have + total <= cap && (size_t)(h->b_datap->db_lim - h->b_wptr) >= total) {
-            unsigned char *w = h->b_wptr;
-            int err = uio_copy(u, w, total);
-            if (err == 0)
-                h->b_wptr = w + total;
-            ust_unlock(&sd->sd_lock);
-            *res = err ? -err : (ssize_t)total;
-            return HW_DONE;
-        }
-        sd->sd_hold = NULL;
-        hold_send_locked(sd, h);
-        return HW_AGAIN;
-    }
-    int err = ust_sd_wait_writable(sd, 0, p->nonblock);
-    if (err) {
-        ust_unlock(&sd->sd_lock);
-        *res = sd_wresult(0, err, p);
-        return HW_DONE;
-    }
-    if (sd->sd_hold || (holdtime_get(sd) & HOLD_BUSY))
-        return HW_AGAIN;
-    mblk_t *mp = allocb(p->wroff + cap, BPRI_MED);
-    if (!mp)
-        return HW_NORMAL; /* the normal path knows how to wait for memory */
-    mp->b_rptr += p->wroff;
-    mp->b_wptr = mp->b_rptr;
-    err = uio_copy(u, mp->b_wptr, total);
-    if (err) {
-        ust_unlock(&sd->sd_lock);
-        freemsg(mp);
-        *res = -err;
-        return HW_DONE;
-    }
-    mp->b_wptr += total;
-    if (hold_arm(sd) != 0) { /* no timer: send it now instead */
-        ust_unlock(&sd->sd_lock);
-        sd_send(sd, mp);
-        *res = (ssize_t)total;
-        return HW_DONE;
-    }
-    sd->sd_hold = mp;
-    ust_unlock(&sd->sd_lock);
-    *res = (ssize_t)total;
-    return HW_DONE;
 }
 
 /*
@@ -711,8 +371,8 @@ static int hold_write(struct stdata *sd, struct sd_uio *u, size_t total, size_t 
  */
 ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt)
 {
-    struct sd_uio u;
-    struct wparams p;
+    struct ust_sd_uio u;
+    struct ust_sd_wparams p;
     size_t total, pkt, sent = 0;
     ssize_t res;
     int err;
@@ -728,7 +388,7 @@ ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt)
             ust_unlock(&sd->sd_lock);
             return -err;
         }
-        if (holdtime_get(sd) & HOLD_BUSY) { /* wait: our data goes after it */
+        if (ust_sd_hold_busy(sd)) { /* wait: our data goes after it */
             err = ust_sd_wait(sd, &sd->sd_wwait, 0);
             if (err) {
                 ust_unlock(&sd->sd_lock);
@@ -752,17 +412,17 @@ ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt)
         if (cap > p.maxblk)
             cap = p.maxblk;
         if (p.hold && total > 0 && total < UST_FASTBUF && total <= cap) {
-            int hw = hold_write(sd, &u, total, cap, &p, &res);
-            if (hw == HW_DONE)
+            int hw = ust_sd_hold_write(sd, &u, total, cap, &p, &res);
+            if (hw == UST_HW_DONE)
                 return res;
-            if (hw == HW_AGAIN)
+            if (hw == UST_HW_AGAIN)
                 continue;
-            break; /* HW_NORMAL: nothing is held */
+            break; /* UST_HW_NORMAL: nothing is held */
         }
         if (sd->sd_hold) { /* a write that is not held goes after the held data */
             mblk_t *h = sd->sd_hold;
             sd->sd_hold = NULL;
-            hold_send_locked(sd, h);
+            ust_sd_hold_send_locked(sd, h);
             continue;
         }
         break;
@@ -771,13 +431,13 @@ ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt)
     err = ust_sd_wait_writable(sd, 0, p.nonblock);
     ust_unlock(&sd->sd_lock);
     if (err)
-        return sd_wresult(0, err, &p);
+        return ust_sd_wresult(0, err, &p);
     for (;;) {
         size_t n = total - sent < pkt ? total - sent : pkt;
         mblk_t *mp = sd_build(sd, &u, n, p.wroff, p.maxblk, p.nonblock, &err);
         if (!mp)
-            return sd_wresult(sent, err, &p);
-        sd_send(sd, mp);
+            return ust_sd_wresult(sent, err, &p);
+        ust_sd_send(sd, mp);
         sent += n;
         if (sent >= total)
             return (ssize_t)sent;
@@ -786,7 +446,7 @@ ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt)
             err = ust_sd_wait_writable(sd, 0, p.nonblock);
             ust_unlock(&sd->sd_lock);
             if (err)
-                return sd_wresult(sent, err, &p);
+                return ust_sd_wresult(sent, err, &p);
         }
     }
 }
@@ -873,7 +533,7 @@ int ust_sd_putpmsg(struct stdata *sd, const struct strbuf *ctl, const struct str
         return -err;
 
     if (dlen >= 0) {
-        struct sd_uio u;
+        struct ust_sd_uio u;
         struct iovec one;
         uio_single(&u, &one, dbuf, (size_t)dlen);
         dp = sd_build(sd, &u, (size_t)dlen, wroff, maxblk, nonblock, &err);
@@ -898,7 +558,7 @@ int ust_sd_putpmsg(struct stdata *sd, const struct strbuf *ctl, const struct str
         mp = dp;
     }
     mp->b_band = flags == MSG_HIPRI ? 0 : (unsigned char)band;
-    sd_send(sd, mp);
+    ust_sd_send(sd, mp);
     return 0;
 }
 

@@ -10,7 +10,8 @@
  *   sd_open.c   strm_open/strm_close, name resolution, push/pop, fcntl
  *   sd_rput.c   the head's read put procedure (messages arriving at the head)
  *   sd_read.c   strm_read/readv, getmsg/getpmsg, I_PEEK/I_NREAD helpers
- *   sd_write.c  strm_write/writev, putmsg/putpmsg, hold, packetization
+ *   sd_write.c  strm_write/writev, putmsg/putpmsg, packetization, flow control
+ *   sd_hold.c   write holding (SNDHOLD): the held block and its timer
  *   sd_ioctl.c  strm_ioctl: every I_* and the M_IOCTL/M_COPY* protocol
  *   sd_poll.c   strm_poll, I_SETSIG registrations and signal delivery
  *   sd_pipe.c   strm_pipe, fattach/fdetach, I_SENDFD/I_RECVFD
@@ -107,7 +108,7 @@ struct stdata {
 
     /* write holding (SNDHOLD) */
     mblk_t *sd_hold;             /* LOCK: held M_DATA being coalesced */
-    long long sd_holdtime;       /* LOCK: when the held message was started */
+    long long sd_holdtime;       /* LOCK (atomic): hold timer state, see sd_hold.c */
 
     /* read state */
     int sd_rmark;                /* LOCK: marks (MSGMARK) seen */
@@ -242,6 +243,11 @@ void ust_sd_unregister(struct stdata *sd);
  * take sd_lock or queue locks to look, must not open/close/push/pop. */
 void ust_sd_foreach(void (*fn)(struct stdata *sd, void *arg), void *arg);
 
+/* ---- src/core/autopush.c (issue 4 hook: sad(7) autopush) ---- */
+/* Push the modules configured for (major, minor) on the new stream sd; 0 or
+ * the failed push's errno (the pushed ones are popped again).  No lock held. */
+int ust_autopush_apply(struct stdata *sd, major_t major, minor_t minor, cred_t *cr);
+
 /* ---- sd_read.c ---- */
 /* read(2)/readv(2) on the stream.  iov is the caller's (already copied in)
  * array; the buffers are user addresses (ust_copyout).  Blocking; no lock
@@ -274,8 +280,6 @@ ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt);
 /* putpmsg: 0 or -errno.  Also used by I_FDINSERT with the prepared control. */
 int ust_sd_putpmsg(struct stdata *sd, const struct strbuf *ctl, const struct strbuf *data,
                    int band, int flags);
-/* Send the held message (SNDHOLD) downstream now, if any. */
-void ust_sd_flush_hold(struct stdata *sd);
 /* Wait until the write side can take a message of band `band` (flow control),
  * honouring O_NONBLOCK (EAGAIN), errors and hang-up.  sd_lock held. 0/errno. */
 int ust_sd_wait_writable(struct stdata *sd, int band, int nonblock);
@@ -283,12 +287,88 @@ int ust_sd_wait_writable(struct stdata *sd, int band, int nonblock);
  * none; raises SIGPIPE when SNDPIPE asks for it.  sd_lock held. */
 int ust_sd_write_error(struct stdata *sd);
 
+/* The write side's pieces that sd_hold.c shares (sd_write.c owns them). */
+
+/* A cursor over the caller's iovecs; each element is copied in (ust_copyin)
+ * before use, so a bad array pointer is EFAULT, not a crash. */
+struct ust_sd_uio {
+    const struct iovec *iov; /* the caller's array */
+    int iovcnt;
+    int idx;          /* next element to load */
+    struct iovec cur; /* what is left of the current element */
+};
+/* Copy the next n bytes of u into dst.  Never blocks; any lock may be held.
+ * 0 or EFAULT (a bad buffer, or fewer bytes than the array said). */
+int ust_sd_uio_copy(struct ust_sd_uio *u, unsigned char *dst, size_t n);
+
+/* What a write needs of the stream, read under sd_lock (a snapshot). */
+struct ust_sd_wparams {
+    int nonblock;
+    int hold; /* holding enabled: SNDHOLD or SO_STRHOLD */
+    int sndzero;
+    int ndelon; /* SO_NDELON: a flow-controlled non-blocking write returns 0 */
+    size_t wroff;
+    size_t maxblk; /* largest data block, SIZE_MAX for no limit */
+    ssize_t minpsz, maxpsz;
+};
+/* The result of a write that stopped with err after `sent` bytes: the
+ * partial count if anything went, else -err (0 for SO_NDELON's EAGAIN). */
+ssize_t ust_sd_wresult(size_t sent, int err, const struct ust_sd_wparams *p);
+/* putnext of mp from sd_wq under a claim.  No lock held. */
+void ust_sd_send(struct stdata *sd, mblk_t *mp);
+
+/* ---- sd_hold.c: write holding (SNDHOLD) ---- */
+/* sd_holdtime encodes the hold timer's state (see sd_hold.c): 0 no timer
+ * armed and nothing held; otherwise the even part is when the timer was last
+ * armed, and bit UST_HOLD_BUSY is set while a held message is in transit
+ * (taken out of sd_hold, its putnext not yet returned).  Written only by
+ * sd_hold.c, always with atomics. */
+#define UST_HOLD_BUSY 1LL
+/* Is a held message in transit?  Every writer waits (on sd_wwait) while it
+ * is, so that its data goes after the held data.  sd_lock held. */
+static inline int ust_sd_hold_busy(struct stdata *sd)
+{
+    return (__atomic_load_n(&sd->sd_holdtime, __ATOMIC_ACQUIRE) & UST_HOLD_BUSY) != 0;
+}
+/* Outcomes of ust_sd_hold_write. */
+enum { UST_HW_DONE = 1, UST_HW_AGAIN, UST_HW_NORMAL };
+/* Keep a small write (0 < total < UST_FASTBUF, total <= cap) in the hold,
+ * arming the hold timer; cap is the most the held block may gather.  sd_lock
+ * held, no hold in transit; may wait for flow control unless p->nonblock.
+ * UST_HW_DONE: done, *res is write(2)'s result, sd_lock released.
+ * UST_HW_AGAIN: look at the stream again (the held block could not take
+ * this write and was sent, or another writer got in), sd_lock held.
+ * UST_HW_NORMAL: send it as a normal message (no memory for a hold), sd_lock
+ * held, nothing held. */
+int ust_sd_hold_write(struct stdata *sd, struct ust_sd_uio *u, size_t total, size_t cap,
+                      const struct ust_sd_wparams *p, ssize_t *res);
+/* Send mp, just taken out of sd_hold by the caller, marking the hold in
+ * transit meanwhile; waiting writers are woken.  sd_lock held on entry and
+ * return, dropped across the putnext. */
+void ust_sd_hold_send_locked(struct stdata *sd, mblk_t *mp);
+/* Send the held message (SNDHOLD) downstream now, if any, and stop the hold
+ * timer; waits while another thread's held message is in transit.  No lock
+ * held.  After the last close's call no timer refers to sd. */
+void ust_sd_flush_hold(struct stdata *sd);
+
 /* ---- sd_ioctl.c ---- */
 /* Perform ioctl `cmd` with argument `arg` on the stream; returns the ioctl's
  * non-negative return value, or -errno. */
 int ust_sd_ioctl(struct stdata *sd, unsigned long cmd, void *arg);
 /* Send an M_IOCTL built from iocblk fields and data downstream and wait for the
  * reply (I_STR and the transparent protocol use it). */
+
+/* ---- sd_link.c: multiplexing ---- */
+/* I_LINK (persistent 0) / I_PLINK (1) of the stream of descriptor fd under
+ * the multiplexing driver of sd: the multiplexer id or -errno. */
+int ust_sd_link(struct stdata *sd, int fd, int persistent);
+/* I_UNLINK (persistent 0) / I_PUNLINK (1) of muxid or MUXID_ALL: 0/-errno. */
+int ust_sd_unlink(struct stdata *sd, int muxid, int persistent);
+/* Teardown of a controlling stream: unlink its ordinary links. */
+void ust_sd_unlink_all(struct stdata *sd);
+/* -EINVAL for an ioctl other than I_UNLINK/I_PUNLINK on a linked (STPLEX)
+ * stream, else 0. */
+int ust_sd_plex_ioctl(struct stdata *sd, unsigned long cmd);
 
 /* ---- sd_poll.c ---- */
 /* Deliver signals for events (S_*) to the registered processes; band is the

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * strlog.c -- strlog(9F) and the text form of log messages.
+ *
+ * strlog formats its arguments (vsnprintf into LOGMSGSZ bytes; the reference
+ * pages' limit of NLOGARGS arguments is not needed by this implementation
+ * and not enforced) and hands the message to the log driver's router
+ * (ust_log_route in src/drivers/log.c), which passes a copy up to every
+ * logger that wants it.  A console message nobody logs goes to stderr when
+ * the environment variable USTREAMS_VERBOSE is set (and not "0").
+ * ust_log_format is the line the strace and strerr tools print.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/strlog.h>
+#include <time.h>
+
+#include "drivers/logpriv.h"
+
+/* Is USTREAMS_VERBOSE set (and not "0")? */
+static int strlog_verbose(void)
+{
+    const char *v = getenv("USTREAMS_VERBOSE");
+    return v != NULL && *v != '\0' && strcmp(v, "0") != 0;
+}
+
+/*
+ * strlog(9F) -- see sys/strlog.h.
+ *   Context: any thread, module procedures included; never blocks.
+ *   Returns 1 if a copy reached a logger, else 0 (no logger wanted it, or
+ *   every copy was dropped for flow control or memory).
+ */
+int strlog(short mid, short sid, char level, unsigned short flags, char *fmt, ...)
+{
+    char text[LOGMSGSZ];
+    struct log_ctl lc;
+    int had_console = 0;
+    int n = 0, rc;
+    va_list ap;
+
+    if (fmt != NULL) {
+        va_start(ap, fmt);
+        n = vsnprintf(text, sizeof(text), fmt, ap);
+        va_end(ap);
+    }
+    if (n < 0)
+        n = 0; /* an encoding error: log an empty text */
+    if ((size_t)n >= sizeof(text))
+        n = (int)sizeof(text) - 1;
+    text[n] = '\0';
+
+    memset(&lc, 0, sizeof(lc));
+    lc.mid = mid;
+    lc.sid = sid;
+    lc.level = level;
+    lc.flags = (short)flags;
+    lc.pri = ust_log_pri(flags);
+    rc = ust_log_route(&lc, text, (size_t)n, &had_console);
+    if ((flags & SL_CONSOLE) && !had_console && strlog_verbose())
+        fprintf(stderr, "strlog: mid %d sid %d level %d: %s\n", mid, sid, (unsigned char)level,
+                text);
+    return rc;
+}
+
+/* Letters of the flags, in the order E T F N C W I; "-" for none. */
+static void strlog_flagstr(short flags, char out[8])
+{
+    static const struct {
+        short bit;
+        char c;
+    } letters[] = {{SL_ERROR, 'E'},   {SL_TRACE, 'T'}, {SL_FATAL, 'F'}, {SL_NOTIFY, 'N'},
+                   {SL_CONSOLE, 'C'}, {SL_WARN, 'W'},  {SL_NOTE, 'I'}};
+    int k = 0;
+
+    for (size_t i = 0; i < sizeof(letters) / sizeof(letters[0]); i++)
+        if (flags & letters[i].bit)
+            out[k++] = letters[i].c;
+    if (k == 0)
+        out[k++] = '-';
+    out[k] = '\0';
+}
+
+/*
+ * ust_log_format -- see sys/strlog.h.
+ *   Context: any thread (localtime_r).
+ */
+int ust_log_format(const struct log_ctl *lc, const char *text, char *buf, size_t len)
+{
+    char when[16], flags[8], clean[LOGMSGSZ];
+    time_t t;
+    struct tm tm;
+    size_t i;
+
+    if (lc == NULL || text == NULL)
+        return -1;
+    t = (time_t)lc->ttime;
+    if (localtime_r(&t, &tm) == NULL || strftime(when, sizeof(when), "%H:%M:%S", &tm) == 0)
+        snprintf(when, sizeof(when), "??:??:??");
+    strlog_flagstr(lc->flags, flags);
+    for (i = 0; i < sizeof(clean) - 1 && text[i] != '\0'; i++) {
+        unsigned char c = (unsigned char)text[i];
+        clean[i] = (c >= 0x20 && c < 0x7f) || c == '\t' ? (char)c : '?';
+    }
+    clean[i] = '\0';
+    return snprintf(buf, len, "%06d %s %ld %u %s %d %d %s", lc->seq_no, when, lc->ltime,
+                    (unsigned char)lc->level, flags, lc->mid, lc->sid, clean);
+}

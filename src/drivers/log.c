@@ -1,0 +1,581 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * log.c -- the STREAMS log driver, /dev/streams/log (log(7)).
+ *
+ * MT level: D_MP | D_CLONE.  Every open is a new minor (clone); the streams
+ * open on the driver are kept in one table, guarded by log_lock.
+ *
+ * Principles of operation
+ *   - A stream becomes a logger with an I_STR ioctl: I_ERRLOG (the one error
+ *     logger), I_TRCLOG (a trace logger, with its array of struct trace_ids
+ *     filters; any number of them) or I_CONSLOG (the one console logger).  A
+ *     stream may hold several roles; a repeated I_TRCLOG replaces its
+ *     filters.  Closing the stream gives its roles up.
+ *   - ust_log_route (called by strlog and by this driver's write side for a
+ *     putmsg) decides under log_lock which loggers get the message, takes a
+ *     sequence number per logger kind and claims each chosen logger's read
+ *     queue (the claim keeps the queue and its q_next valid: log_close takes
+ *     the stream off the table under log_lock, then qprocsoff waits for the
+ *     claims).  With the lock dropped it builds each copy (M_PROTO log_ctl +
+ *     M_DATA text) and passes it up with putnext from that read queue.
+ *   - Never blocking: a copy for a logger whose read side is full
+ *     (canputnext fails) is dropped and counted (ls_dropped), as is a copy
+ *     that cannot be allocated (ls_nomem).  The sequence number was taken
+ *     all the same, so a logger sees a gap where its copies were dropped.
+ *   - Sequence numbers start at 0 and count the messages routed to a kind:
+ *     every error-logger copy takes the next error number, a trace message
+ *     one trace number shared by all trace loggers that select it, a console
+ *     copy the next console number.  Copies for different loggers are passed
+ *     up by the threads that logged them, so a logger sees each thread's
+ *     messages in order; messages of different threads may arrive with their
+ *     numbers out of order.
+ * Flow control: none on the write side (a putmsg to the log is routed at
+ * once); the read side has no service procedure and never waits.
+ * Lock order: log_lock is a leaf.  strlog runs in module procedures, which
+ * hold no executive lock; under log_lock nothing runs but the table walk,
+ * malloc and claim increments -- never putnext, allocb or a module procedure.
+ * Writes that are not a log_ctl + text (write(2), M_PCPROTO, ...) are freed
+ * and counted as ls_badmsg.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <sys/ddi.h>
+#include <sys/stream.h>
+#include <sys/strconf.h>
+#include <sys/strlog.h>
+#include <time.h>
+
+#include "drivers/logpriv.h"
+#include "strcore.h"
+
+#define LOG_ID      LOG_MID /* module id */
+#define LOG_TARGETS 16      /* copies routed without a heap array */
+
+/* Roles of a log stream (log_strm.roles). */
+#define LR_ERR  0x1
+#define LR_TRC  0x2
+#define LR_CONS 0x4
+
+/* One open stream of the driver. */
+struct log_strm {
+    struct log_strm *next;  /* log_lock: the table */
+    queue_t *rq;            /* the driver's read queue (constant) */
+    minor_t minor;          /* constant after open */
+    int roles;              /* log_lock: LR_* */
+    struct trace_ids *tids; /* log_lock: trace filters (LR_TRC) */
+    size_t ntids;           /* log_lock */
+};
+
+/* log_lock guards the table of open streams, the error and console logger
+ * pointers and the three sequence counters.  Held only for short
+ * bookkeeping: never across putnext, allocb or a module procedure. */
+static ust_lock_t log_lock = UST_LOCK_INIT;
+static struct log_strm *log_streams; /* log_lock: every open stream */
+static struct log_strm *log_errq;    /* log_lock: the error logger or NULL */
+static struct log_strm *log_consq;   /* log_lock: the console logger or NULL */
+static int log_errseq;               /* log_lock: next error sequence number */
+static int log_trcseq;               /* log_lock: next trace sequence number */
+static int log_conseq;               /* log_lock: next console sequence number */
+
+/* Counters (ust_log_getstats); updated without the lock. */
+static atomic_ulong log_nlogged, log_nunrouted, log_ndelivered, log_ndropped, log_nnomem,
+    log_nbadmsg;
+
+static int log_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *crp);
+static int log_close(queue_t *q, int oflag, cred_t *crp);
+static int log_rput(queue_t *q, mblk_t *mp);
+static int log_wput(queue_t *q, mblk_t *mp);
+
+static struct module_info log_minfo = {
+    .mi_idnum = LOG_ID,
+    .mi_idname = "log",
+    .mi_minpsz = 0,
+    .mi_maxpsz = INFPSZ,
+    .mi_hiwat = 8192,
+    .mi_lowat = 1024,
+};
+
+static struct qinit log_rinit = {
+    .qi_putp = log_rput,
+    .qi_qopen = log_open,
+    .qi_qclose = log_close,
+    .qi_minfo = &log_minfo,
+};
+
+static struct qinit log_winit = {
+    .qi_putp = log_wput,
+    .qi_minfo = &log_minfo,
+};
+
+static struct streamtab log_info = {
+    .st_rdinit = &log_rinit,
+    .st_wrinit = &log_winit,
+};
+
+static struct cdevsw log_cdev = {
+    .d_name = "log",
+    .d_str = &log_info,
+    .d_flag = D_MP | D_CLONE,
+};
+
+/* Registration from ust_builtin_register. */
+void ust_log_register(void);
+
+void ust_log_register(void)
+{
+    int rc = register_strdev(&log_cdev, 0);
+    if (rc < 0)
+        cmn_err(CE_WARN, "log: register_strdev failed (%d)", rc);
+}
+
+/*
+ * ust_log_getstats -- the driver's counters (see sys/strlog.h).
+ *   Context: any thread.  Each counter is read atomically; the set is not a
+ *   snapshot.
+ */
+void ust_log_getstats(struct ust_log_stats *st)
+{
+    if (st == NULL)
+        return;
+    st->ls_logged = atomic_load(&log_nlogged);
+    st->ls_unrouted = atomic_load(&log_nunrouted);
+    st->ls_delivered = atomic_load(&log_ndelivered);
+    st->ls_dropped = atomic_load(&log_ndropped);
+    st->ls_nomem = atomic_load(&log_nnomem);
+    st->ls_badmsg = atomic_load(&log_nbadmsg);
+}
+
+int ust_log_pri(unsigned short flags)
+{
+    if (flags & SL_FATAL)
+        return LOG_KERN | LOG_CRIT;
+    if (flags & SL_ERROR)
+        return LOG_KERN | LOG_ERR;
+    if (flags & SL_WARN)
+        return LOG_KERN | LOG_WARNING;
+    if (flags & SL_NOTE)
+        return LOG_KERN | LOG_NOTICE;
+    if (flags & SL_TRACE)
+        return LOG_KERN | LOG_DEBUG;
+    return LOG_KERN | LOG_INFO;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Routing                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* One copy to pass up: the claimed read queue and the copy's number. */
+struct log_target {
+    queue_t *rq;
+    int seq;
+};
+
+/* Does one of ls's filters select the message?  log_lock held. */
+static int log_trace_match(const struct log_strm *ls, const struct log_ctl *lc)
+{
+    for (size_t i = 0; i < ls->ntids; i++) {
+        const struct trace_ids *t = &ls->tids[i];
+        if (t->ti_mid != -1 && t->ti_mid != lc->mid)
+            continue;
+        if (t->ti_sid != -1 && t->ti_sid != lc->sid)
+            continue;
+        if ((unsigned char)lc->level <= (unsigned char)t->ti_level)
+            return 1;
+    }
+    return 0;
+}
+
+/* Target list with a stack array, grown on the heap for many loggers. */
+struct log_targets {
+    struct log_target *v;
+    size_t n, cap;
+    struct log_target local[LOG_TARGETS];
+};
+
+/* Append a target and claim its queue.  log_lock held.  Returns 0, or -1
+ * (no memory: the copy is counted as ls_nomem and not claimed). */
+static int log_add_target(struct log_targets *t, queue_t *rq, int seq)
+{
+    UST_ASSERT_HELD(&log_lock);
+    if (t->n == t->cap) {
+        size_t ncap = t->cap * 2;
+        struct log_target *nv = malloc(ncap * sizeof(*nv));
+        if (nv == NULL) {
+            atomic_fetch_add(&log_nnomem, 1);
+            return -1;
+        }
+        memcpy(nv, t->v, t->n * sizeof(*nv));
+        if (t->v != t->local)
+            free(t->v);
+        t->v = nv;
+        t->cap = ncap;
+    }
+    atomic_fetch_add(&ust_qpv(rq)->active, 1); /* released in log_deliver */
+    t->v[t->n].rq = rq;
+    t->v[t->n].seq = seq;
+    t->n++;
+    return 0;
+}
+
+/* Build one copy: M_PROTO log_ctl + M_DATA text with a NUL.  NULL if out of
+ * memory. */
+static mblk_t *log_mkmsg(const struct log_ctl *lc, const char *text, size_t len)
+{
+    mblk_t *mp = allocb(sizeof(*lc), BPRI_HI);
+    mblk_t *dp = allocb(len + 1, BPRI_HI);
+
+    if (mp == NULL || dp == NULL) {
+        freemsg(mp);
+        freemsg(dp);
+        return NULL;
+    }
+    mp->b_datap->db_type = M_PROTO;
+    memcpy(mp->b_wptr, lc, sizeof(*lc));
+    mp->b_wptr += sizeof(*lc);
+    memcpy(dp->b_wptr, text, len);
+    dp->b_wptr[len] = '\0';
+    dp->b_wptr += len + 1;
+    mp->b_cont = dp;
+    return mp;
+}
+
+/* Pass one copy up from the claimed read queue rq and release the claim.
+ * Returns 1 if passed up, 0 if dropped (counted). */
+static int log_deliver(queue_t *rq, struct log_ctl *lc, const char *text, size_t len)
+{
+    int sent = 0;
+
+    if (!canputnext(rq)) {
+        atomic_fetch_add(&log_ndropped, 1);
+    } else {
+        mblk_t *mp = log_mkmsg(lc, text, len);
+        if (mp == NULL) {
+            atomic_fetch_add(&log_nnomem, 1);
+        } else {
+            putnext(rq, mp);
+            atomic_fetch_add(&log_ndelivered, 1);
+            sent = 1;
+        }
+    }
+    ust_qrelease(rq);
+    return sent;
+}
+
+int ust_log_route(struct log_ctl *lc, const char *text, size_t len, int *had_console)
+{
+    struct log_targets t = {.n = 0, .cap = LOG_TARGETS};
+    int err_seq = -1, trc_seq = -1, cons_seq = -1;
+    int delivered = 0;
+
+    t.v = t.local;
+    (void)drv_getparm(LBOLT, &lc->ltime);
+    lc->ttime = (long)time(NULL);
+    atomic_fetch_add(&log_nlogged, 1);
+
+    ust_lock(&log_lock);
+    if (had_console)
+        *had_console = log_consq != NULL;
+    if ((lc->flags & SL_ERROR) && log_errq) {
+        err_seq = log_errseq++;
+        (void)log_add_target(&t, log_errq->rq, err_seq);
+    }
+    if (lc->flags & SL_TRACE) {
+        for (struct log_strm *ls = log_streams; ls; ls = ls->next) {
+            if (!(ls->roles & LR_TRC) || !log_trace_match(ls, lc))
+                continue;
+            if (trc_seq < 0)
+                trc_seq = log_trcseq++;
+            (void)log_add_target(&t, ls->rq, trc_seq);
+        }
+    }
+    if ((lc->flags & SL_CONSOLE) && log_consq) {
+        cons_seq = log_conseq++;
+        (void)log_add_target(&t, log_consq->rq, cons_seq);
+    }
+    ust_unlock(&log_lock);
+
+    if (err_seq < 0 && trc_seq < 0 && cons_seq < 0)
+        atomic_fetch_add(&log_nunrouted, 1);
+    for (size_t i = 0; i < t.n; i++) {
+        lc->seq_no = t.v[i].seq;
+        delivered |= log_deliver(t.v[i].rq, lc, text, len);
+    }
+    if (t.v != t.local)
+        free(t.v);
+    return delivered;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Open and close                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* Lowest minor >= 1 no open stream uses.  log_lock held. */
+static minor_t log_free_minor(void)
+{
+    minor_t m = 1;
+    for (;;) {
+        struct log_strm *ls;
+        for (ls = log_streams; ls && ls->minor != m; ls = ls->next)
+            ;
+        if (ls == NULL)
+            return m;
+        m++;
+    }
+}
+
+/*
+ * log_open -- open a log stream.
+ *   Context: stream head open (may block).  A clone open gets the lowest free
+ *   minor >= 1; a reopen of an open stream does nothing.
+ *   Returns 0, ENXIO (neither a driver nor a clone open, or no minor left),
+ *   ENOMEM is not possible (KM_SLEEP).
+ */
+static int log_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *crp)
+{
+    struct log_strm *ls;
+    minor_t minor;
+
+    (void)oflag;
+    (void)crp;
+    if (q->q_ptr != NULL)
+        return 0;
+    if (sflag != DRVOPEN && sflag != CLONEOPEN)
+        return ENXIO;
+    ls = kmem_zalloc(sizeof(*ls), KM_SLEEP);
+    ls->rq = q;
+
+    ust_lock(&log_lock);
+    minor = sflag == CLONEOPEN ? log_free_minor() : getminor(*devp);
+    if (minor > L_MAXMIN) {
+        ust_unlock(&log_lock);
+        kmem_free(ls, sizeof(*ls));
+        return ENXIO;
+    }
+    ls->minor = minor;
+    ls->next = log_streams;
+    log_streams = ls;
+    ust_unlock(&log_lock);
+
+    if (sflag == CLONEOPEN)
+        *devp = makedevice(getmajor(*devp), minor);
+    q->q_ptr = ls;
+    WR(q)->q_ptr = ls;
+    qprocson(q);
+    return 0;
+}
+
+/*
+ * log_close -- close a log stream, giving up its logger roles.
+ *   Context: stream head close (may block).  The stream leaves the table
+ *   first, so no new copy can be routed to it; qprocsoff then waits for
+ *   copies being passed up through it.
+ *   Returns 0.
+ */
+static int log_close(queue_t *q, int oflag, cred_t *crp)
+{
+    struct log_strm *ls = q->q_ptr;
+
+    (void)oflag;
+    (void)crp;
+    ust_lock(&log_lock);
+    for (struct log_strm **pp = &log_streams; *pp; pp = &(*pp)->next) {
+        if (*pp == ls) {
+            *pp = ls->next;
+            break;
+        }
+    }
+    if (log_errq == ls)
+        log_errq = NULL;
+    if (log_consq == ls)
+        log_consq = NULL;
+    ust_unlock(&log_lock);
+
+    qprocsoff(q);
+    q->q_ptr = NULL;
+    WR(q)->q_ptr = NULL;
+    free(ls->tids);
+    kmem_free(ls, sizeof(*ls));
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Read side                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Nothing is below the driver; pass up whatever arrives. */
+static int log_rput(queue_t *q, mblk_t *mp)
+{
+    putnext(q, mp);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Write side: ioctls and messages from the process                          */
+/* ------------------------------------------------------------------------ */
+
+/* Copy the ioctl's data (count bytes in b_cont) into a new array of
+ * trace_ids.  Returns 0 with *tp and *np set, EINVAL (count not a non-zero
+ * multiple of the structure, or fewer bytes than it says), ENOMEM. */
+static int log_get_tids(mblk_t *mp, struct trace_ids **tp, size_t *np)
+{
+    struct iocblk *iocp = (struct iocblk *)(void *)mp->b_rptr;
+    size_t count = iocp->ioc_count;
+    struct trace_ids *tids;
+    unsigned char *dst;
+    size_t got = 0;
+
+    if (count == TRANSPARENT || count == 0 || count % sizeof(struct trace_ids) != 0)
+        return EINVAL;
+    if (mp->b_cont == NULL || (size_t)msgdsize(mp->b_cont) < count)
+        return EINVAL;
+    tids = malloc(count);
+    if (tids == NULL)
+        return ENOMEM;
+    dst = (unsigned char *)tids;
+    for (mblk_t *bp = mp->b_cont; bp && got < count; bp = bp->b_cont) {
+        size_t n = (size_t)(bp->b_wptr - bp->b_rptr);
+        if (n > count - got)
+            n = count - got;
+        memcpy(dst + got, bp->b_rptr, n);
+        got += n;
+    }
+    *tp = tids;
+    *np = count / sizeof(struct trace_ids);
+    return 0;
+}
+
+/*
+ * log_ioctl -- I_ERRLOG, I_TRCLOG, I_CONSLOG (I_STR only).
+ *   Acks with no data, or naks: EBUSY (another stream is the error or
+ *   console logger), EINVAL (a transparent ioctl, a bad I_TRCLOG length, an
+ *   unknown command), ENOMEM.
+ */
+static void log_ioctl(queue_t *q, mblk_t *mp)
+{
+    struct log_strm *ls = q->q_ptr;
+    struct iocblk *iocp;
+    struct trace_ids *tids = NULL, *old = NULL;
+    size_t ntids = 0;
+    int err = 0;
+
+    if ((size_t)(mp->b_wptr - mp->b_rptr) < sizeof(struct iocblk)) {
+        atomic_fetch_add(&log_nbadmsg, 1);
+        freemsg(mp);
+        return;
+    }
+    iocp = (struct iocblk *)(void *)mp->b_rptr;
+    if (iocp->ioc_count == TRANSPARENT) {
+        miocnak(q, mp, 0, EINVAL);
+        return;
+    }
+    switch (iocp->ioc_cmd) {
+    case I_ERRLOG:
+    case I_CONSLOG: {
+        struct log_strm **slot = iocp->ioc_cmd == I_ERRLOG ? &log_errq : &log_consq;
+        ust_lock(&log_lock);
+        if (*slot != NULL && *slot != ls) {
+            err = EBUSY;
+        } else {
+            *slot = ls;
+            ls->roles |= iocp->ioc_cmd == I_ERRLOG ? LR_ERR : LR_CONS;
+        }
+        ust_unlock(&log_lock);
+        break;
+    }
+    case I_TRCLOG:
+        err = log_get_tids(mp, &tids, &ntids);
+        if (err)
+            break;
+        ust_lock(&log_lock);
+        old = ls->tids;
+        ls->tids = tids;
+        ls->ntids = ntids;
+        ls->roles |= LR_TRC;
+        ust_unlock(&log_lock);
+        free(old);
+        break;
+    default:
+        err = EINVAL;
+        break;
+    }
+    if (err) {
+        miocnak(q, mp, 0, err);
+        return;
+    }
+    freemsg(mp->b_cont);
+    mp->b_cont = NULL;
+    miocack(q, mp, 0, 0);
+}
+
+/*
+ * log_putmsg -- a process logs: M_PROTO holding exactly a struct log_ctl,
+ *   then the text.  mid becomes LOG_MID, sid the stream's minor; level,
+ *   flags and pri (computed from the flags when 0) are the process's; the
+ *   text is cut at LOGMSGSZ - 1 bytes and at its first NUL.  Anything else is
+ *   counted as ls_badmsg and freed (log(7): the driver cannot fail putmsg).
+ */
+static void log_putmsg(queue_t *q, mblk_t *mp)
+{
+    struct log_strm *ls = q->q_ptr;
+    struct log_ctl lc;
+    char text[LOGMSGSZ];
+    size_t len = 0;
+
+    if ((size_t)(mp->b_wptr - mp->b_rptr) != sizeof(lc)) {
+        atomic_fetch_add(&log_nbadmsg, 1);
+        freemsg(mp);
+        return;
+    }
+    memcpy(&lc, mp->b_rptr, sizeof(lc));
+    for (mblk_t *bp = mp->b_cont; bp && len < sizeof(text) - 1; bp = bp->b_cont) {
+        size_t n = (size_t)(bp->b_wptr - bp->b_rptr);
+        if (n > sizeof(text) - 1 - len)
+            n = sizeof(text) - 1 - len;
+        memcpy(text + len, bp->b_rptr, n);
+        len += n;
+    }
+    freemsg(mp);
+    text[len] = '\0';
+    len = strlen(text);
+    lc.mid = LOG_MID;
+    lc.sid = (short)ls->minor;
+    lc.flags &= SL_FATAL | SL_NOTIFY | SL_ERROR | SL_TRACE | SL_CONSOLE | SL_WARN | SL_NOTE;
+    if (lc.pri == 0)
+        lc.pri = ust_log_pri((unsigned short)lc.flags);
+    (void)ust_log_route(&lc, text, len, NULL);
+}
+
+/* M_FLUSH at a driver: nothing is queued here; turn FLUSHR around. */
+static void log_flush(queue_t *q, mblk_t *mp)
+{
+    if (mp->b_wptr > mp->b_rptr && (*mp->b_rptr & FLUSHR)) {
+        *mp->b_rptr &= ~FLUSHW;
+        flushq(RD(q), FLUSHDATA);
+        qreply(q, mp);
+        return;
+    }
+    freemsg(mp);
+}
+
+static int log_wput(queue_t *q, mblk_t *mp)
+{
+    switch (mp->b_datap->db_type) {
+    case M_IOCTL:
+        log_ioctl(q, mp);
+        break;
+    case M_PROTO:
+        log_putmsg(q, mp);
+        break;
+    case M_FLUSH:
+        log_flush(q, mp);
+        break;
+    default:
+        atomic_fetch_add(&log_nbadmsg, 1);
+        freemsg(mp);
+        break;
+    }
+    return 0;
+}

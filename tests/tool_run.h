@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tool_run.h -- running the tools (tools/NAME.c, built next to the test
+ * executables) from a test, and picking lines out of their output.
+ *
+ *   tool_run_init(argv0)       find the build directory (of /proc/self/exe)
+ *   tool_run(tool, args, &st)  run "tool args 2>&1"; its output (malloc'ed,
+ *                              NUL-terminated) and exit status (-1 if it
+ *                              did not exit); NULL if it could not be run
+ *   find_line(out, prefix, line, n)
+ *                              copy the first line of out starting with
+ *                              prefix (without its newline); 1, or 0 if none
+ *   line_after(out, marker, line, n)
+ *                              the line following the first line that
+ *                              contains marker; 1, or 0 if none
+ */
+#ifndef UST_TEST_TOOL_RUN_H
+#define UST_TEST_TOOL_RUN_H
+
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char tool_dir[PATH_MAX];
+
+static inline void tool_run_init(const char *argv0)
+{
+    char self[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (k <= 0)
+        snprintf(self, sizeof(self), "%s", argv0);
+    else
+        self[k] = '\0';
+    snprintf(tool_dir, sizeof(tool_dir), "%s", dirname(self));
+}
+
+static inline char *tool_run(const char *tool, const char *args, int *status)
+{
+    char cmd[PATH_MAX + 512];
+    snprintf(cmd, sizeof(cmd), "'%s/%s' %s 2>&1", tool_dir, tool, args);
+    fflush(NULL);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return NULL;
+    size_t cap = 4096, len = 0, k;
+    char *buf = malloc(cap);
+    while (buf && (k = fread(buf + len, 1, cap - len - 1, p)) > 0) {
+        len += k;
+        if (cap - len < 2) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb)
+                free(buf);
+            buf = nb;
+        }
+    }
+    int st = pclose(p);
+    *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    if (buf)
+        buf[len] = '\0';
+    return buf;
+}
+
+static inline int find_line(const char *out, const char *prefix, char *line, size_t n)
+{
+    size_t pl = strlen(prefix);
+    for (const char *p = out; p && *p;) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len >= pl && strncmp(p, prefix, pl) == 0) {
+            snprintf(line, n, "%.*s", (int)len, p);
+            return 1;
+        }
+        p = e ? e + 1 : NULL;
+    }
+    return 0;
+}
+
+static inline int line_after(const char *out, const char *marker, char *line, size_t n)
+{
+    const char *p = out ? strstr(out, marker) : NULL;
+    if (!p || !(p = strchr(p, '\n')))
+        return 0;
+    p++;
+    const char *e = strchr(p, '\n');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    snprintf(line, n, "%.*s", (int)len, p);
+    return 1;
+}
+
+#endif /* UST_TEST_TOOL_RUN_H */

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * strinfo.c -- show every queue of a stream, with its live counters.
+ *
+ *   strinfo [-p MODULE]... [-w COUNT] [-b BAND] [-a] [-s] DEVICE...
+ *   strinfo --pipe [-p MODULE]... [-w COUNT] [-b BAND] [-a] [-s]
+ *
+ * Opens each DEVICE (a name as strm_open takes it, /dev/streams/echo), or
+ * with --pipe makes a STREAMS pipe (strm_pipe); pushes the MODULEs in the
+ * order given (the first ends up lowest); writes COUNT messages (default 3,
+ * "strinfo N\n") to each stream -- on a pipe to its first end -- without
+ * reading anything back, so that counts, queued messages and put calls
+ * show; with -b BAND the messages go by putpmsg in that band instead of
+ * write.  Then prints, for each stream (both ends of a pipe), what
+ * ustreams_dump_stream() prints (-a: ustreams_dump_all(), every stream of
+ * this process) -- after waiting (ustreams_quiesce, up to a second) for the
+ * service procedures already scheduled to run -- and with -s the module table with counts, as scls -a
+ * prints it, so that the counters of what strinfo did can be seen.
+ *
+ * Output (described in full in src/core/strstat.c): per stream a line
+ *   stream fd=N name=NAME flags=0xF<STR...> modules=N
+ * then per queue pair, from the head down (a pipe: across the twist to the
+ * other end's head, those pairs marked "far"), a line
+ *   [i] head|module|driver|pipe NAME id=N [major=N] [opens=N closes=N]
+ * and one line for its write queue ("wr") and one for its read queue ("rd"):
+ *   wr count=N hiwat=N lowat=N minpsz=N maxpsz=N|INF msgs=N put=N srv=N flags=0xF<Q...>
+ * followed by its bands ("band B count=...") and first messages ("msg TYPE
+ * band=B bytes=N").
+ *
+ * Writes are non-blocking: a stream that is flow controlled takes fewer
+ * messages, which the dump then shows as QFULL/QWANTW.
+ * Exit status: 0; 1 when an open, push, write or the dump failed; 2 usage.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stropts.h>
+#include <ustreams.h>
+#include <ustreams_exec.h>
+
+#define MAXSTREAMS 64
+#define MAXPUSH 16
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: strinfo [-p MODULE]... [-w COUNT] [-b BAND] [-a] [-s] DEVICE...\n"
+               "       strinfo --pipe [-p MODULE]... [-w COUNT] [-b BAND] [-a] [-s]\n");
+}
+
+/* Parse a non-negative number no greater than max; -1 if it is not one. */
+static long number(const char *s, long max)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < 0 || v > max)
+        return -1;
+    return v;
+}
+
+/* Push the modules and write the messages on fd (named name).  0 or 1. */
+static int prepare(int fd, const char *name, char **mods, int nmods, long count, long band)
+{
+    for (int i = 0; i < nmods; i++)
+        if (strm_ioctl(fd, I_PUSH, mods[i]) < 0) {
+            fprintf(stderr, "strinfo: %s: I_PUSH %s: %s\n", name, mods[i], strerror(errno));
+            return 1;
+        }
+    for (long i = 0; i < count; i++) {
+        char buf[32];
+        int len = snprintf(buf, sizeof(buf), "strinfo %ld\n", i);
+        int r;
+        if (band >= 0) {
+            struct strbuf data = {.len = len, .buf = buf};
+            r = putpmsg(fd, NULL, &data, (int)band, MSG_BAND);
+        } else {
+            r = strm_write(fd, buf, (size_t)len) < 0 ? -1 : 0;
+        }
+        if (r < 0 && errno == EAGAIN)
+            break; /* flow controlled: the dump shows it */
+        if (r < 0) {
+            fprintf(stderr, "strinfo: %s: write: %s\n", name, strerror(errno));
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"pipe", no_argument, NULL, 'P'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    char *mods[MAXPUSH];
+    int nmods = 0, pipe_mode = 0, all = 0, table = 0, c, rc = 0;
+    long count = 3, band = -1;
+    int fds[MAXSTREAMS], nfds = 0;
+
+    while ((c = getopt_long(argc, argv, "p:w:b:ash", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'p':
+            if (nmods == MAXPUSH) {
+                fprintf(stderr, "strinfo: at most %d modules\n", MAXPUSH);
+                return 2;
+            }
+            mods[nmods++] = optarg;
+            break;
+        case 'w':
+            if ((count = number(optarg, 1000000)) < 0) {
+                fprintf(stderr, "strinfo: -w: not a count: %s\n", optarg);
+                return 2;
+            }
+            break;
+        case 'b':
+            if ((band = number(optarg, 255)) < 0) {
+                fprintf(stderr, "strinfo: -b: not a band (0..255): %s\n", optarg);
+                return 2;
+            }
+            break;
+        case 'a':
+            all = 1;
+            break;
+        case 's':
+            table = 1;
+            break;
+        case 'P':
+            pipe_mode = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if ((pipe_mode && optind != argc) || (!pipe_mode && optind == argc) ||
+        argc - optind > MAXSTREAMS) {
+        usage(stderr);
+        return 2;
+    }
+
+    if (pipe_mode) {
+        if (strm_pipe(fds) < 0) {
+            fprintf(stderr, "strinfo: pipe: %s\n", strerror(errno));
+            return 1;
+        }
+        nfds = 2;
+        for (int i = 0; i < 2; i++)
+            strm_fcntl(fds[i], F_SETFL, O_RDWR | O_NONBLOCK);
+        rc = prepare(fds[0], "pipe", mods, nmods, count, band);
+    } else {
+        for (int i = optind; i < argc && rc == 0; i++) {
+            int fd = strm_open(argv[i], O_RDWR | O_NONBLOCK);
+            if (fd < 0) {
+                fprintf(stderr, "strinfo: %s: %s\n", argv[i], strerror(errno));
+                rc = 1;
+                break;
+            }
+            fds[nfds++] = fd;
+            rc = prepare(fd, argv[i], mods, nmods, count, band);
+        }
+    }
+
+    if (rc == 0) {
+        ustreams_quiesce(1000); /* let scheduled service procedures run first */
+        if (all) {
+            if (ustreams_dump_all(stdout) < 0) {
+                fprintf(stderr, "strinfo: dump: %s\n", strerror(errno));
+                rc = 1;
+            }
+        } else {
+            for (int i = 0; i < nfds && rc == 0; i++)
+                if (ustreams_dump_stream(fds[i], stdout) < 0) {
+                    fprintf(stderr, "strinfo: dump: %s\n", strerror(errno));
+                    rc = 1;
+                }
+        }
+    }
+    if (rc == 0 && table && ustreams_print_modules(stdout, USTREAMS_LS_LONG | USTREAMS_LS_COUNTS |
+                                                               USTREAMS_LS_REG,
+                                                   NULL, 0) < 0) {
+        fprintf(stderr, "strinfo: %s\n", strerror(errno));
+        rc = 1;
+    }
+    for (int i = 0; i < nfds; i++)
+        strm_close(fds[i]);
+    return rc;
+}
