@@ -62,6 +62,7 @@ OPTION_SERIES = [
     ("-r -M (M_READ)", ["-r", "-M"]),
     ("-r -w (read-fill)", ["-r", "-w"]),
     ("-r -F (full reads)", ["-r", "-F"]),
+    ("-r --no-cache (no block caches)", ["-r", "--no-cache"]),
     ("-r -H -w -F", ["-r", "-H", "-w", "-F"]),
     ("-r -H -M -w -F", ["-r", "-H", "-M", "-w", "-F"]),
 ]

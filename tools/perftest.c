@@ -58,6 +58,7 @@
  *               (F_SETPIPE_SZ) or the socket buffers (SO_RCVBUF/SO_SNDBUF)
  *   --peer IMPL ustreams (default), pipe, unix-stream, unix-seqpacket
  *   --scale     run two pipes (two writer/reader pairs) at once; report the sum
+ *   --no-cache  bypass the per-thread message block caches (their share)
  *   --warmup S  run S seconds before the first interval (default 0.05)
  */
 #include <errno.h>
@@ -505,11 +506,11 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: perftest [-s SIZE] [-t SECONDS] [-i ITERATIONS] [-H] [-M] [-w] [-F]\n"
             "                [-p COUNT] [-m MODULE] [-r] [-b|-n] [-q] [--csv]\n"
-            "                [--hiwat N] [--lowat N] [--peer IMPL] [--scale] [--warmup S]\n"
+            "                [--hiwat N] [--lowat N] [--peer IMPL] [--scale] [--warmup S] [--no-cache]\n"
             "  IMPL: ustreams (default), pipe, unix-stream, unix-seqpacket\n");
 }
 
-enum { OPT_HIWAT = 256, OPT_LOWAT, OPT_CSV, OPT_PEER, OPT_SCALE, OPT_WARMUP };
+enum { OPT_HIWAT = 256, OPT_LOWAT, OPT_CSV, OPT_PEER, OPT_SCALE, OPT_WARMUP, OPT_NOCACHE };
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
@@ -519,6 +520,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
         {"csv", no_argument, NULL, OPT_CSV},
         {"peer", required_argument, NULL, OPT_PEER},
         {"scale", no_argument, NULL, OPT_SCALE},
+        {"no-cache", no_argument, NULL, OPT_NOCACHE},
         {"warmup", required_argument, NULL, OPT_WARMUP},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -590,6 +592,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
         }
         case OPT_SCALE:
             o->scale = 1;
+            break;
+        case OPT_NOCACHE: /* measure the share of the per-thread block caches */
+            ustreams_set_block_cache(0);
             break;
         case OPT_WARMUP:
             o->warmup = parse_secs(optarg, "warmup");

@@ -4,7 +4,7 @@
  * block, the hold timer that sends it, and ust_sd_flush_hold.
  *
  * Principles of operation
- *   Holding (SNDHOLD, or SO_STRHOLD from a module).  A write smaller than a
+ *   Holding (SNDHOLD, or SO_STRHOLD from a module).  A write no larger than a
  *   FASTBUF (UST_FASTBUF bytes) is not sent: its data gathers in sd_hold, a
  *   block of UST_HOLDSZ bytes (less if the packet size is smaller), and
  *   the next small writes are appended to it while it has room.  It is sent

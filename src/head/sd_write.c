@@ -411,7 +411,7 @@ ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt)
         size_t cap = pkt < UST_HOLDSZ ? pkt : UST_HOLDSZ;
         if (cap > p.maxblk)
             cap = p.maxblk;
-        if (p.hold && total > 0 && total < UST_FASTBUF && total <= cap) {
+        if (p.hold && total > 0 && total <= UST_FASTBUF && total <= cap) {
             int hw = ust_sd_hold_write(sd, &u, total, cap, &p, &res);
             if (hw == UST_HW_DONE)
                 return res;

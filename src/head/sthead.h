@@ -57,7 +57,7 @@
 #define UST_NSTRPUSH 64       /* most modules on one stream */
 #define UST_CLTIME_MS 15000   /* default close-time drain (I_SETCLTIME) */
 #define UST_IOCTIME_S 15      /* default I_STR timeout */
-#define UST_HOLDSZ 4096       /* SNDHOLD: writes under UST_FASTBUF bytes gather in a block this big */
+#define UST_HOLDSZ 4096       /* SNDHOLD: writes of at most UST_FASTBUF bytes gather in a block this big */
 
 struct ust_sigreg {
     struct ust_sigreg *next;
