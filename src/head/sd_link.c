@@ -53,7 +53,7 @@
  *   I_UNLINK... on it fail EINVAL; unlink it first.
  *
  *   The ioctls use the controlling stream's ioctl slot (sd_iocbusy), as I_STR
- *   does, with ids of their own (high bit set, so never one of sd_ioctl.c's
+ *   does, with ids of their own (high bit set, so never one of sd_iocproto.c's
  *   recent ids).  Their waits are not interrupted by signals: giving up half
  *   way would leave the driver holding a queue the head took back.
  *

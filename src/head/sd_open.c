@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sd_open.c -- opening and closing streams, pushing and popping modules,
- * fcntl and isastream.
+ * sd_open.c -- opening streams (name resolution, sharing), pushing and
+ * popping modules, fcntl and isastream; the table of streams and the share
+ * table.  Close and teardown are in sd_close.c.
  *
  * Principles of operation
  *   Names.  "/dev/streams/<driver>" opens minor 0 of a driver (DRVOPEN), or
@@ -21,14 +22,7 @@
  *   Closing.  Descriptors hold references (sd_refs).  A reference is only
  *   ever added to a stream that still has one (a reopen that finds the count
  *   at zero waits for the close under way), so whoever drops the last one
- *   owns the stream alone and calls ust_sd_teardown: it marks the stream STRCLOSE, wakes every
- *   waiter, waits for the calls still inside the stream to leave, sends the
- *   held (SNDHOLD) message, then from the top closes each module and finally
- *   the driver (or, for a pipe end, hands over to sd_pipe.c), each after
- *   waiting up to the close time (I_SETCLTIME) for its write queue to drain,
- *   unless the stream is non-blocking or hung up.  What is still queued then
- *   is discarded by ust_qfree.
- *
+ *   owns the stream alone and calls ust_sd_teardown (sd_close.c).
  *   The table of streams.  Every stream opened here (and every pipe end that
  *   sd_pipe.c registers) is on one list, for tools (ust_sd_foreach).
  *
@@ -121,7 +115,7 @@ void ust_sd_register(struct stdata *sd)
     ust_unlock(&tab_lock);
 }
 
-static void unregister_locked(struct stdata *sd)
+void ust_sd_unregister_locked(struct stdata *sd)
 {
     UST_ASSERT_HELD(&tab_lock);
     for (struct stdata **pp = &sd_head; *pp != NULL; pp = &(*pp)->sd_next) {
@@ -138,7 +132,7 @@ void ust_sd_unregister(struct stdata *sd)
     if (sd == NULL)
         return;
     ust_lock(&tab_lock);
-    unregister_locked(sd);
+    ust_sd_unregister_locked(sd);
     ust_unlock(&tab_lock);
 }
 
@@ -177,7 +171,7 @@ static struct share_ent *share_find_sd(struct stdata *sd)
 }
 
 /* Unlink s from the share table and free it; tab_lock held. */
-static void share_remove(struct share_ent *s)
+void ust_sd_share_remove(struct share_ent *s)
 {
     UST_ASSERT_HELD(&tab_lock);
     for (struct share_ent **pp = &share_head; *pp != NULL; pp = &(*pp)->next) {
@@ -190,12 +184,39 @@ static void share_remove(struct share_ent *s)
     ust_cond_broadcast(&share_cv);
 }
 
+/* The teardown of sd begins: mark its share table entry CLOSING (openers of
+ * the device wait for it to go) and return it, NULL if sd has none.
+ * tab_lock held. */
+struct share_ent *ust_sd_share_closing(struct stdata *sd)
+{
+    struct share_ent *se;
+
+    UST_ASSERT_HELD(&tab_lock);
+    se = share_find_sd(sd);
+    if (se != NULL) {
+        se->state = SHARE_CLOSING;
+        ust_cond_broadcast(&share_cv);
+    }
+    return se;
+}
+
+/* tab_lock for sd_close.c (strm_close, ust_sd_teardown); see Locking. */
+void ust_sd_tab_lock(void)
+{
+    ust_lock(&tab_lock);
+}
+
+void ust_sd_tab_unlock(void)
+{
+    ust_unlock(&tab_lock);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Plumbing helpers                                                         */
 /* ------------------------------------------------------------------------ */
 /* Take rq's pair out of the stream after a failed open (procedures may not
  * have been turned on) or after its close, and free it. */
-static void pair_remove(queue_t *rq)
+void ust_sd_pair_remove(queue_t *rq)
 {
     qprocsoff(rq);
     ust_qunlink(rq);
@@ -212,13 +233,6 @@ static void pass_on(queue_t *q)
 
     while ((mp = getq(q)) != NULL)
         putnext(q, mp);
-}
-
-/* Sleep about a millisecond (the close-time drain polls at this rate). */
-static void nap_1ms(void)
-{
-    struct timespec ts = {0, 1000000};
-    nanosleep(&ts, NULL);
 }
 
 /* The stream's error for plumbing (I_PUSH, I_POP): the M_ERROR error, ENXIO
@@ -292,7 +306,7 @@ int ust_sd_push(struct stdata *sd, const char *name, cred_t *cr)
     ust_qinsert(sd->sd_rq, rq);
     err = ust_qopen(rq, &dev, oflag, MODOPEN, cr);
     if (err != 0) {
-        pair_remove(rq);
+        ust_sd_pair_remove(rq);
         goto out;
     }
     sd->sd_pushcnt++;
@@ -330,7 +344,7 @@ int ust_sd_pop(struct stdata *sd, cred_t *cr)
         ust_qclose(rq, oflag, cr);
         pass_on(WR(rq));
         pass_on(rq);
-        pair_remove(rq);
+        ust_sd_pair_remove(rq);
         sd->sd_pushcnt--;
     }
     ust_unlock(&sd->sd_plumb);
@@ -372,7 +386,7 @@ static int stream_create(const char *path, struct ust_modent *ent, dev_t dev, in
     ust_qinsert(sd->sd_rq, drv);
     err = ust_qopen(drv, &dev, oflag, sflag, cr);
     if (err != 0) {
-        pair_remove(drv);
+        ust_sd_pair_remove(drv);
         ust_unlock(&sd->sd_plumb);
         ust_sd_free(sd);
         return -err;
@@ -385,7 +399,7 @@ static int stream_create(const char *path, struct ust_modent *ent, dev_t dev, in
     fd = ust_sd_attach_fd(sd);
     if (fd < 0) {
         ust_qclose(drv, oflag, cr);
-        pair_remove(drv);
+        ust_sd_pair_remove(drv);
         ust_unlock(&sd->sd_plumb);
         ust_reg_rele(ent);
         ust_sd_free(sd);
@@ -557,7 +571,7 @@ static int open_shared(const char *path, struct ust_modent *ent, dev_t dev, int 
 
     ust_lock(&tab_lock);
     if (fd < 0) {
-        share_remove(se);
+        ust_sd_share_remove(se);
     } else {
         se->sd = sd;
         se->state = SHARE_OPEN;
@@ -656,180 +670,6 @@ int strm_open(const char *path, int oflag, ...)
 
     ust_sd_cred(&cr);
     return ust_sd_open(path, oflag, &cr);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Close                                                                    */
-/* ------------------------------------------------------------------------ */
-/* Wait up to the close time for write queue wq to drain (streamio(7),
- * I_SETCLTIME: "before closing each module and driver"), unless the stream is
- * non-blocking, hung up, or the close time is 0. */
-static void drain_wait(struct stdata *sd, queue_t *wq)
-{
-    long long deadline;
-    long ms;
-    int skip;
-
-    ust_lock(&sd->sd_lock);
-    ms = sd->sd_closetime;
-    skip = ms <= 0 || (sd->sd_oflag & (O_NONBLOCK | O_NDELAY)) || (sd->sd_flag & STRHUP);
-    ust_unlock(&sd->sd_lock);
-    if (skip)
-        return;
-    deadline = ust_now_ns() + ms * 1000000LL;
-    for (;;) {
-        struct ust_qpriv *pv = ust_qpv(wq);
-        int empty, hup;
-
-        ust_lock(&pv->lock);
-        empty = wq->q_first == NULL;
-        ust_unlock(&pv->lock);
-        ust_lock(&sd->sd_lock);
-        hup = (sd->sd_flag & STRHUP) != 0;
-        ust_unlock(&sd->sd_lock);
-        if (empty || hup || ust_now_ns() >= deadline)
-            return;
-        nap_1ms();
-    }
-}
-
-/* Wait until no system call is inside the stream; keep waking the waits, so
- * that a thread that went to sleep just before STRCLOSE was set leaves.
- * A wait that does not look at STRCLOSE is made to return by a hang-up
- * (every blocking call of the head honours STRHUP); the flag is taken back
- * once nobody is inside, so that the close-time drain still happens. */
-static void wait_calls(struct stdata *sd)
-{
-    long long hup_at = ust_now_ns() + 50 * 1000000LL;
-    int forced = 0;
-
-    for (int spins = 0; atomic_load(&sd->sd_calls) > 0; spins++) {
-        ust_sd_wake(&sd->sd_rwait);
-        ust_sd_wake(&sd->sd_wwait);
-        ust_sd_wake(&sd->sd_iwait);
-        if (!forced && ust_now_ns() >= hup_at) {
-            ust_lock(&sd->sd_lock);
-            if (!(sd->sd_flag & STRHUP)) {
-                sd->sd_flag |= STRHUP;
-                forced = 1;
-            }
-            ust_unlock(&sd->sd_lock);
-        }
-        if (spins < 50)
-            sched_yield();
-        else
-            nap_1ms();
-    }
-    if (forced) {
-        ust_lock(&sd->sd_lock);
-        sd->sd_flag &= ~STRHUP;
-        ust_unlock(&sd->sd_lock);
-    }
-}
-
-/*
- * ust_sd_teardown -- the last reference to sd is gone: dismantle and free it.
- *   Context: blocking (close-time drain, close routines); no stream lock held.
- *   The caller dropped the last reference (sd_refs 0), so it owns the
- *   stream; a stream that has references, or is being torn down already, is
- *   left alone (a defensive check: neither happens).  Threads still
- *   inside the stream are woken (they see STRCLOSE and return) and waited
- *   for, the held write is sent, each module is drained, closed, unlinked and
- *   freed from the top, then the driver (a pipe end goes to
- *   ust_pipe_teardown instead), and the head is freed.
- */
-void ust_sd_teardown(struct stdata *sd)
-{
-    struct share_ent *se;
-    queue_t *q;
-    cred_t cr;
-    int oflag, pipe_end, claimed;
-
-    /* Claim the teardown (see the contract above). */
-    ust_lock(&tab_lock);
-    ust_lock(&sd->sd_lock);
-    claimed = atomic_load(&sd->sd_refs) == 0 && !(sd->sd_flag & STRCLOSE);
-    if (claimed)
-        sd->sd_flag |= STRCLOSE;
-    oflag = sd->sd_oflag;
-    pipe_end = (sd->sd_flag & STRPIPE) != 0;
-    ust_unlock(&sd->sd_lock);
-    se = claimed ? share_find_sd(sd) : NULL;
-    if (se != NULL) {
-        se->state = SHARE_CLOSING;
-        ust_cond_broadcast(&share_cv);
-    }
-    ust_unlock(&tab_lock);
-    if (!claimed)
-        return;
-    wait_calls(sd);
-    ust_sd_flush_hold(sd);
-    ust_sd_unlink_all(sd); /* its ordinary links under a multiplexer (sd_link.c) */
-    ust_sd_cred(&cr);
-
-    ust_lock(&sd->sd_plumb);
-    while (sd->sd_pushcnt > 0) {
-        q = ust_sd_top(sd);
-        drain_wait(sd, q);
-        ust_qclose(RD(q), oflag, &cr);
-        pair_remove(RD(q));
-        sd->sd_pushcnt--;
-    }
-    sd->sd_anchor = 0;
-    if (pipe_end) {
-        ust_pipe_teardown(sd);
-    } else if ((q = ust_sd_top(sd)) != NULL) {
-        drain_wait(sd, q);
-        ust_qclose(RD(q), oflag, &cr);
-        pair_remove(RD(q));
-    }
-    if (sd->sd_driver != NULL) {
-        ust_reg_rele(sd->sd_driver);
-        sd->sd_driver = NULL;
-    }
-    ust_unlock(&sd->sd_plumb);
-
-    ust_lock(&tab_lock);
-    unregister_locked(sd);
-    if (se != NULL)
-        share_remove(se);
-    ust_unlock(&tab_lock);
-    ust_sd_free(sd);
-}
-
-/*
- * strm_close -- close(2) for streams.
- *   Context: blocking (the last close drains and closes the stream).
- *   Returns 0, or -1 with errno EBADF (not open, or closed concurrently by
- *   another thread).  A descriptor that is open but not a stream is handed to
- *   close(2).  Threads blocked on the stream through this descriptor return
- *   (EBADF) when it was the last one.
- */
-int strm_close(int fd)
-{
-    struct stdata *sd;
-    int err, left;
-
-    sd = ust_sd_get(fd, &err);
-    if (sd == NULL) {
-        if (err == ENOSTR)
-            return close(fd);
-        errno = err;
-        return -1;
-    }
-    ust_lock(&tab_lock);
-    if (ust_sd_peek(fd) != sd) { /* another thread closed it first */
-        ust_unlock(&tab_lock);
-        ust_sd_put(sd);
-        errno = EBADF;
-        return -1;
-    }
-    left = ust_sd_detach_fd(fd, sd);
-    ust_unlock(&tab_lock);
-    ust_sd_put(sd);
-    if (left == 0)
-        ust_sd_teardown(sd);
-    return 0;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -7,12 +7,14 @@
  * the waiters, the signal registrations, the ioctl in progress, and the
  * descriptor.  Files of src/head/ each own one concern:
  *   sd_fd.c     descriptor table, readiness socket, lookup/reference, waits
- *   sd_open.c   strm_open/strm_close, name resolution, push/pop, fcntl
+ *   sd_open.c   strm_open, name resolution, push/pop, fcntl, isastream
+ *   sd_close.c  strm_close, teardown: close-time drain, waiting for calls
  *   sd_rput.c   the head's read put procedure (messages arriving at the head)
  *   sd_read.c   strm_read/readv, getmsg/getpmsg, I_PEEK/I_NREAD helpers
  *   sd_write.c  strm_write/writev, putmsg/putpmsg, packetization, flow control
  *   sd_hold.c   write holding (SNDHOLD): the held block and its timer
- *   sd_ioctl.c  strm_ioctl: every I_* and the M_IOCTL/M_COPY* protocol
+ *   sd_ioctl.c  strm_ioctl: the dispatcher and the I_* done at the head
+ *   sd_iocproto.c  the M_IOCTL/M_COPY* protocol: I_STR, transparent ioctls
  *   sd_poll.c   strm_poll, I_SETSIG registrations and signal delivery
  *   sd_pipe.c   strm_pipe, fattach/fdetach, I_SENDFD/I_RECVFD
  *
@@ -226,9 +228,6 @@ int ust_sd_open(const char *path, int oflag, cred_t *cr);
 int ust_sd_push(struct stdata *sd, const char *name, cred_t *cr);
 /* Pop the topmost module (I_POP); 0 or errno (EINVAL none/anchored). */
 int ust_sd_pop(struct stdata *sd, cred_t *cr);
-/* Last reference gone: drain the write side for the close time, pop every
- * module, close the driver, flush, free. */
-void ust_sd_teardown(struct stdata *sd);
 /* The queue just below the head on the write side, for I_LOOK/I_FIND/I_LIST
  * (call under sd_plumb). */
 queue_t *ust_sd_top(struct stdata *sd);
@@ -242,6 +241,32 @@ void ust_sd_unregister(struct stdata *sd);
 /* Call fn(sd, arg) for every registered stream, under the table lock: fn may
  * take sd_lock or queue locks to look, must not open/close/push/pop. */
 void ust_sd_foreach(void (*fn)(struct stdata *sd, void *arg), void *arg);
+
+/* ---- sd_close.c, and what sd_open.c shares with it ---- */
+/* Last reference gone: drain the write side for the close time, pop every
+ * module, close the driver, flush, free. */
+void ust_sd_teardown(struct stdata *sd);
+/* tab_lock (sd_open.c), which guards the table of streams and the share
+ * table: taken by strm_close across ust_sd_detach_fd and by ust_sd_teardown.
+ * Taken with no stream head lock held; above sd_plumb, sd_lock and the
+ * descriptor table lock. */
+void ust_sd_tab_lock(void);
+void ust_sd_tab_unlock(void);
+/* A share table entry (sd_open.c): a device opened without cloning. */
+struct share_ent;
+/* The teardown of sd begins: mark sd's share table entry CLOSING, waking the
+ * openers that wait for the device to settle, and return it (NULL if sd was
+ * opened by cloning or is a pipe end).  tab_lock held. */
+struct share_ent *ust_sd_share_closing(struct stdata *sd);
+/* Unlink entry s from the share table, free it and wake the waiting openers.
+ * tab_lock held. */
+void ust_sd_share_remove(struct share_ent *s);
+/* Take sd out of the table of streams (the locked half of
+ * ust_sd_unregister; idempotent).  tab_lock held. */
+void ust_sd_unregister_locked(struct stdata *sd);
+/* Take rq's queue pair out of the stream (procedures off, unlinked) and free
+ * it: after a failed open, a pop, or a close routine ran.  sd_plumb held. */
+void ust_sd_pair_remove(queue_t *rq);
 
 /* ---- src/core/autopush.c (issue 4 hook: sad(7) autopush) ---- */
 /* Push the modules configured for (major, minor) on the new stream sd; 0 or
@@ -355,8 +380,26 @@ void ust_sd_flush_hold(struct stdata *sd);
 /* Perform ioctl `cmd` with argument `arg` on the stream; returns the ioctl's
  * non-negative return value, or -errno. */
 int ust_sd_ioctl(struct stdata *sd, unsigned long cmd, void *arg);
-/* Send an M_IOCTL built from iocblk fields and data downstream and wait for the
- * reply (I_STR and the transparent protocol use it). */
+
+/* ---- sd_iocproto.c: the downstream ioctl protocol ---- */
+/* I_STR: the strioctl at user address arg goes down as an M_IOCTL (taking the
+ * stream's ioctl slot, waiting ic_timout seconds for each reply); on M_IOCACK
+ * the reply data is copied back to ic_dp and ic_len set.  Blocking; no lock
+ * held.  Returns ioc_rval (>= 0) or -errno: EINVAL, EFAULT, ETIME, EINTR,
+ * ENXIO, the M_ERROR error, the M_IOCNAK's error. */
+int ust_sd_i_str(struct stdata *sd, void *arg);
+/* A request the head does not know: a TRANSPARENT M_IOCTL carrying arg itself,
+ * served with M_COPYIN/M_COPYOUT until acknowledged (UST_IOCTIME_S per
+ * reply).  Blocking; no lock held.  Returns ioc_rval (>= 0) or -errno as
+ * ust_sd_i_str. */
+int ust_sd_ioc_transparent(struct stdata *sd, unsigned long cmd, void *arg);
+/* Send mp down from the head under a claim on its write queue (also used for
+ * I_FLUSH's M_FLUSH).  No lock held (putnext runs the modules). */
+void ust_sd_ioc_send(struct stdata *sd, mblk_t *mp);
+/* The error that stops an ioctl on this stream now, 0 if none: EBADF
+ * closing, EINVAL linked, the M_ERROR errors, ENXIO hung up.  sd_lock held
+ * (asserted). */
+int ust_sd_ioc_error(struct stdata *sd);
 
 /* ---- sd_link.c: multiplexing ---- */
 /* I_LINK (persistent 0) / I_PLINK (1) of the stream of descriptor fd under
@@ -392,7 +435,7 @@ int ust_sd_getsig(struct stdata *sd, int *events);
  * taken for the caller (who drops it: the last reference tears down), or
  * NULL if nothing is attached to path. */
 struct stdata *ust_fattach_lookup(const char *path);
-/* Called by ust_sd_teardown (sd_open.c) for a STRPIPE end instead of closing a
+/* Called by ust_sd_teardown (sd_close.c) for a STRPIPE end instead of closing a
  * driver, after every module of this end was popped, sd_plumb held: unlink
  * this end from its peer (M_HANGUP to the peer, the twist cut, waiting for a
  * concurrent close of the peer to finish with our queues) and free the pipe

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sd_close.c -- closing streams: strm_close and ust_sd_teardown, the
+ * close-time drain and the wait for calls still inside the stream.  Opening,
+ * the table of streams and the share table are in sd_open.c.
+ *
+ * Principles of operation
+ *   Closing.  Descriptors hold references (sd_refs).  A reference is only
+ *   ever added to a stream that still has one (a reopen that finds the count
+ *   at zero waits for the close under way), so whoever drops the last one
+ *   owns the stream alone and calls ust_sd_teardown: it marks the stream STRCLOSE, wakes every
+ *   waiter, waits for the calls still inside the stream to leave, sends the
+ *   held (SNDHOLD) message, then from the top closes each module and finally
+ *   the driver (or, for a pipe end, hands over to sd_pipe.c), each after
+ *   waiting up to the close time (I_SETCLTIME) for its write queue to drain,
+ *   unless the stream is non-blocking or hung up.  What is still queued then
+ *   is discarded by ust_qfree.
+ *
+ * Locking
+ *   tab_lock (sd_open.c; taken here with ust_sd_tab_lock) guards the list of
+ *   streams, the share table and its entries' states.  Order: tab_lock is
+ *   taken with no stream head lock held and is above sd_plumb, sd_lock and
+ *   the descriptor table lock of sd_fd.c (strm_close holds it across
+ *   ust_sd_detach_fd, so that two closes of one descriptor cannot both
+ *   detach it).  sd_plumb serializes the plumbing of one stream: push, pop,
+ *   reopen and teardown; module open and close routines run under it and may
+ *   sleep.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sthead.h"
+
+/* Sleep about a millisecond (the close-time drain polls at this rate). */
+static void nap_1ms(void)
+{
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+}
+
+/* Wait up to the close time for write queue wq to drain (streamio(7),
+ * I_SETCLTIME: "before closing each module and driver"), unless the stream is
+ * non-blocking, hung up, or the close time is 0. */
+static void drain_wait(struct stdata *sd, queue_t *wq)
+{
+    long long deadline;
+    long ms;
+    int skip;
+
+    ust_lock(&sd->sd_lock);
+    ms = sd->sd_closetime;
+    skip = ms <= 0 || (sd->sd_oflag & (O_NONBLOCK | O_NDELAY)) || (sd->sd_flag & STRHUP);
+    ust_unlock(&sd->sd_lock);
+    if (skip)
+        return;
+    deadline = ust_now_ns() + ms * 1000000LL;
+    for (;;) {
+        struct ust_qpriv *pv = ust_qpv(wq);
+        int empty, hup;
+
+        ust_lock(&pv->lock);
+        empty = wq->q_first == NULL;
+        ust_unlock(&pv->lock);
+        ust_lock(&sd->sd_lock);
+        hup = (sd->sd_flag & STRHUP) != 0;
+        ust_unlock(&sd->sd_lock);
+        if (empty || hup || ust_now_ns() >= deadline)
+            return;
+        nap_1ms();
+    }
+}
+
+/* Wait until no system call is inside the stream; keep waking the waits, so
+ * that a thread that went to sleep just before STRCLOSE was set leaves.
+ * A wait that does not look at STRCLOSE is made to return by a hang-up
+ * (every blocking call of the head honours STRHUP); the flag is taken back
+ * once nobody is inside, so that the close-time drain still happens. */
+static void wait_calls(struct stdata *sd)
+{
+    long long hup_at = ust_now_ns() + 50 * 1000000LL;
+    int forced = 0;
+
+    for (int spins = 0; atomic_load(&sd->sd_calls) > 0; spins++) {
+        ust_sd_wake(&sd->sd_rwait);
+        ust_sd_wake(&sd->sd_wwait);
+        ust_sd_wake(&sd->sd_iwait);
+        if (!forced && ust_now_ns() >= hup_at) {
+            ust_lock(&sd->sd_lock);
+            if (!(sd->sd_flag & STRHUP)) {
+                sd->sd_flag |= STRHUP;
+                forced = 1;
+            }
+            ust_unlock(&sd->sd_lock);
+        }
+        if (spins < 50)
+            sched_yield();
+        else
+            nap_1ms();
+    }
+    if (forced) {
+        ust_lock(&sd->sd_lock);
+        sd->sd_flag &= ~STRHUP;
+        ust_unlock(&sd->sd_lock);
+    }
+}
+
+/*
+ * ust_sd_teardown -- the last reference to sd is gone: dismantle and free it.
+ *   Context: blocking (close-time drain, close routines); no stream lock held.
+ *   The caller dropped the last reference (sd_refs 0), so it owns the
+ *   stream; a stream that has references, or is being torn down already, is
+ *   left alone (a defensive check: neither happens).  Threads still
+ *   inside the stream are woken (they see STRCLOSE and return) and waited
+ *   for, the held write is sent, each module is drained, closed, unlinked and
+ *   freed from the top, then the driver (a pipe end goes to
+ *   ust_pipe_teardown instead), and the head is freed.
+ */
+void ust_sd_teardown(struct stdata *sd)
+{
+    struct share_ent *se;
+    queue_t *q;
+    cred_t cr;
+    int oflag, pipe_end, claimed;
+
+    /* Claim the teardown (see the contract above). */
+    ust_sd_tab_lock();
+    ust_lock(&sd->sd_lock);
+    claimed = atomic_load(&sd->sd_refs) == 0 && !(sd->sd_flag & STRCLOSE);
+    if (claimed)
+        sd->sd_flag |= STRCLOSE;
+    oflag = sd->sd_oflag;
+    pipe_end = (sd->sd_flag & STRPIPE) != 0;
+    ust_unlock(&sd->sd_lock);
+    se = claimed ? ust_sd_share_closing(sd) : NULL;
+    ust_sd_tab_unlock();
+    if (!claimed)
+        return;
+    wait_calls(sd);
+    ust_sd_flush_hold(sd);
+    ust_sd_unlink_all(sd); /* its ordinary links under a multiplexer (sd_link.c) */
+    ust_sd_cred(&cr);
+
+    ust_lock(&sd->sd_plumb);
+    while (sd->sd_pushcnt > 0) {
+        q = ust_sd_top(sd);
+        drain_wait(sd, q);
+        ust_qclose(RD(q), oflag, &cr);
+        ust_sd_pair_remove(RD(q));
+        sd->sd_pushcnt--;
+    }
+    sd->sd_anchor = 0;
+    if (pipe_end) {
+        ust_pipe_teardown(sd);
+    } else if ((q = ust_sd_top(sd)) != NULL) {
+        drain_wait(sd, q);
+        ust_qclose(RD(q), oflag, &cr);
+        ust_sd_pair_remove(RD(q));
+    }
+    if (sd->sd_driver != NULL) {
+        ust_reg_rele(sd->sd_driver);
+        sd->sd_driver = NULL;
+    }
+    ust_unlock(&sd->sd_plumb);
+
+    ust_sd_tab_lock();
+    ust_sd_unregister_locked(sd);
+    if (se != NULL)
+        ust_sd_share_remove(se);
+    ust_sd_tab_unlock();
+    ust_sd_free(sd);
+}
+
+/*
+ * strm_close -- close(2) for streams.
+ *   Context: blocking (the last close drains and closes the stream).
+ *   Returns 0, or -1 with errno EBADF (not open, or closed concurrently by
+ *   another thread).  A descriptor that is open but not a stream is handed to
+ *   close(2).  Threads blocked on the stream through this descriptor return
+ *   (EBADF) when it was the last one.
+ */
+int strm_close(int fd)
+{
+    struct stdata *sd;
+    int err, left;
+
+    sd = ust_sd_get(fd, &err);
+    if (sd == NULL) {
+        if (err == ENOSTR)
+            return close(fd);
+        errno = err;
+        return -1;
+    }
+    ust_sd_tab_lock();
+    if (ust_sd_peek(fd) != sd) { /* another thread closed it first */
+        ust_sd_tab_unlock();
+        ust_sd_put(sd);
+        errno = EBADF;
+        return -1;
+    }
+    left = ust_sd_detach_fd(fd, sd);
+    ust_sd_tab_unlock();
+    ust_sd_put(sd);
+    if (left == 0)
+        ust_sd_teardown(sd);
+    return 0;
+}
