@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * head_tdrv.h -- "hdrv", the driver under the stream head tests
- * (test_head_rput.c, test_head_read.c), and message builders for them.
+ * (test_head_rput.c, test_head_rput_ctl.c, test_head_read.c,
+ * test_head_getmsg.c), and message builders for them.
  * Each test is its own executable, so each gets its own copy of these statics.
  *
  * MT level D_MP.  The test puts arbitrary messages up the stream with
