@@ -9,7 +9,9 @@
  * (bands), M_SETOPTS (fuzzed struct stroptions, also short), M_ERROR,
  * M_HANGUP, M_UNHANGUP, M_FLUSH (fuzzed flags and band), unsolicited
  * M_IOCACK/M_IOCNAK/M_COPYIN/M_COPYOUT (fuzzed ids), M_SIG/M_PCSIG, M_READ,
- * any other type, with fuzzed (also empty or oversized) blocks.
+ * any other type, with fuzzed (also empty or oversized) blocks -- except
+ * M_PASSFP, whose body is a reference to a stream that only a stream head
+ * makes (I_SENDFD, which the user calls exercise on pipes).
  * An ioctl that reaches hdrv (I_STR or transparent) is answered from the
  * input too, inside hdrv's put procedure: first any number of messages from
  * below (a wrong-id answer among them), then the answer -- M_IOCACK,
@@ -34,7 +36,7 @@ static struct fz *below; /* the input, while one is running */
 static const unsigned char up_types[] = {
     M_DATA,    M_PROTO,  M_PCPROTO, M_SETOPTS, M_ERROR, M_HANGUP,  M_UNHANGUP,
     M_FLUSH,   M_IOCACK, M_IOCNAK,  M_COPYIN,  M_COPYOUT, M_SIG,   M_PCSIG,
-    M_READ,    M_CTL,    M_IOCDATA, M_IOCTL,   M_PASSFP, M_DELAY, 0xff,
+    M_READ,    M_CTL,    M_IOCDATA, M_IOCTL,   M_DELAY,  0xff,
 };
 #define NUP ((unsigned)(sizeof(up_types) / sizeof(up_types[0])))
 
@@ -137,6 +139,8 @@ static void up_one(struct fz *z)
 {
     unsigned k = fz_pick(z, NUP);
     unsigned char t = up_types[k] == 0xff ? fz_u8(z) : up_types[k];
+    if (t == M_PASSFP) /* its body is a reference only the head makes */
+        t = M_DATA;
     mblk_t *mp = up_msg(z, t);
     if (mp)
         hdrv_up(mp);
