@@ -134,6 +134,20 @@ static mblk_t *up_msg(struct fz *z, unsigned char t)
     return mp;
 }
 
+/* A message from below asks the head to raise the signal in its first byte
+ * (M_SIG, M_PCSIG), and the head does, as SVR4 does: keep that to signals
+ * the target catches, so that a fuzzed SIGBUS does not end the run. */
+static mblk_t *tame(mblk_t *mp)
+{
+    unsigned char t = mp->b_datap->db_type;
+    if ((t == M_SIG || t == M_PCSIG) && mp->b_wptr > mp->b_rptr) {
+        int sig = mp->b_rptr[0];
+        if (sig > 0 && sig < NSIG && sig != SIGPOLL && sig != SIGURG && sig != SIGUSR2)
+            mp->b_rptr[0] = SIGUSR1;
+    }
+    return mp;
+}
+
 /* One message from below, of a fuzzed type. */
 static void up_one(struct fz *z)
 {
@@ -143,7 +157,7 @@ static void up_one(struct fz *z)
         t = M_DATA;
     mblk_t *mp = up_msg(z, t);
     if (mp)
-        hdrv_up(mp);
+        hdrv_up(tame(mp));
 }
 
 /* hdrv's answer to an M_IOCTL or M_IOCDATA: first up to three messages
@@ -203,7 +217,7 @@ static int ioc_hook(queue_t *q, mblk_t *mp)
         mblk_t *cp2 = copymsg(mp);
         if (cp2) {
             cp2->b_datap->db_type = (unsigned char)(fz_u8(z) | 0x80);
-            qreply(q, cp2);
+            qreply(q, tame(cp2));
         }
         miocnak(q, mp, 0, EPROTO);
         break;
