@@ -104,9 +104,10 @@ tsan:
 # missing, Debian's clang and libclang-rt-<version>-dev (libFuzzer) are
 # installed with apt-get, or the target stops saying what to install.  Each
 # target runs FUZZ_SECONDS on a scratch copy of its seed corpus
-# (build-fuzz/corpus/NAME, so the repository's stays small); crashes, leaks and
-# timeouts are written to build-fuzz/artifacts/.  FUZZ_TARGETS picks targets,
-# FUZZ_ARGS adds libFuzzer options.
+# (build-fuzz/corpus/NAME, so the repository's stays small; its known/
+# findings are left out); crashes, leaks and timeouts are written to
+# build-fuzz/artifacts/.  FUZZ_TARGETS picks targets, FUZZ_ARGS adds libFuzzer
+# options.
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= $(notdir $(basename $(wildcard tests/fuzz/fuzz_*.c)))
@@ -137,7 +138,7 @@ fuzz: fuzz-build
 	@set -e; mkdir -p $(BUILD_FUZZ)/artifacts; \
 	for t in $(FUZZ_TARGETS); do \
 	    mkdir -p $(BUILD_FUZZ)/corpus/$$t; \
-	    cp -n tests/fuzz/corpus/$$t/* $(BUILD_FUZZ)/corpus/$$t/ 2>/dev/null || true; \
+	    find tests/fuzz/corpus/$$t -maxdepth 1 -type f -exec cp -n {} $(BUILD_FUZZ)/corpus/$$t/ \; ; \
 	    echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
 	    $(FUZZ_ENV) $(BUILD_FUZZ)/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=30 \
 	        -artifact_prefix=$(BUILD_FUZZ)/artifacts/$$t- $(FUZZ_ARGS) \

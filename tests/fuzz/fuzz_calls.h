@@ -44,8 +44,8 @@ struct fz_fds {
     int ndevs;
 };
 
-static const char *const fz_modules[] = {"nullmod", "srvmod", "pipemod", "nosuchmd", "",
-                                         "nullmodX"};
+static const char *const fz_modules[] = {"nullmod",  "srvmod", "pipemod",
+                                         "nosuchmd", "",       "nullmodX"};
 #define FZ_NMODULES ((unsigned)(sizeof(fz_modules) / sizeof(fz_modules[0])))
 
 static char fz_buf[FZ_BUF];  /* data handed to the library */
@@ -194,8 +194,8 @@ static inline void fz_recvfd(struct fz_fds *f, int fd)
 
 static inline void fz_ioctl_str(struct fz *z, int fd)
 {
-    static const int cmds[] = {I_NREAD, I_PUSH,   I_POP,    I_LINK,  I_UNLINK, I_STR,
-                               LOOP_SET, SAD_SAP,  SAD_GAP,  SAD_VML, I_FLUSH,  0};
+    static const int cmds[] = {I_NREAD,  I_PUSH,  I_POP,   I_LINK,  I_UNLINK, I_STR,
+                               LOOP_SET, SAD_SAP, SAD_GAP, SAD_VML, I_FLUSH,  0};
     struct strioctl sio;
     unsigned k = fz_u8(z);
     sio.ic_cmd = k < 128 ? cmds[k % (sizeof(cmds) / sizeof(cmds[0]))] : (int)fz_u32(z);
@@ -341,8 +341,8 @@ static inline void fz_ioctl(struct fz *z, struct fz_fds *f, int fd)
         strm_ioctl(fd, I_ISASTREAM, 0);
         break;
     case 33: {
-        static const unsigned long other[] = {I_PIPE, I_FIFO,  I_GETTP, I_STATS,
-                                              I_BIGPIPE, I_AUTOPUSH, I_HEAP, I_E_RECVFD};
+        static const unsigned long other[] = {I_PIPE,    I_FIFO,     I_GETTP, I_STATS,
+                                              I_BIGPIPE, I_AUTOPUSH, I_HEAP,  I_E_RECVFD};
         unsigned k = fz_pick(z, 8);
         if (other[k] == I_E_RECVFD)
             fz_recvfd(f, fd);

@@ -34,9 +34,9 @@ static struct fz *below; /* the input, while one is running */
 
 /* The types a message from below may have; the last is "any byte". */
 static const unsigned char up_types[] = {
-    M_DATA,    M_PROTO,  M_PCPROTO, M_SETOPTS, M_ERROR, M_HANGUP,  M_UNHANGUP,
-    M_FLUSH,   M_IOCACK, M_IOCNAK,  M_COPYIN,  M_COPYOUT, M_SIG,   M_PCSIG,
-    M_READ,    M_CTL,    M_IOCDATA, M_IOCTL,   M_DELAY,  0xff,
+    M_DATA,  M_PROTO,  M_PCPROTO, M_SETOPTS, M_ERROR,   M_HANGUP, M_UNHANGUP,
+    M_FLUSH, M_IOCACK, M_IOCNAK,  M_COPYIN,  M_COPYOUT, M_SIG,    M_PCSIG,
+    M_READ,  M_CTL,    M_IOCDATA, M_IOCTL,   M_DELAY,   0xff,
 };
 #define NUP ((unsigned)(sizeof(up_types) / sizeof(up_types[0])))
 
