@@ -199,7 +199,7 @@ static void kernel_sees_pollin(int fd)
 static void test_inherited(void)
 {
     struct inherited in;
-    char msg[8];
+    char msg[16];
 
     CHECK_EQ(strm_pipe(in.pipe), 0);
     CHECK_EQ(strm_ioctl(in.pipe[0], I_PUSH, "srvmod"), 0);
