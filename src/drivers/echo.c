@@ -82,8 +82,8 @@ static unsigned int echo_opens[ECHO_NMINOR]; /* echo_lock: open streams per mino
 void ust_echo_register(void);
 
 /* fork() (src/core/forksafe.h): echo_lock is held briefly and nothing ranked before
- * UST_FORK_DRIVER is taken under it, so it is quiesced.  In the child, echo_opens counts the parent's streams:
- * the table starts empty and the parent's records stay with its streams. */
+ * UST_FORK_DRIVER is taken under it, so it is quiesced.  In the child, echo_opens counts the
+ * parent's streams: it starts at zero. */
 static void echo_fork_prepare(void)
 {
     pthread_mutex_lock(&echo_lock);
@@ -102,7 +102,8 @@ static void echo_fork_child(void)
 
 void ust_echo_register(void)
 {
-    ust_fork_register(UST_FORK_DRIVER, echo_fork_prepare, echo_fork_parent, echo_fork_child);
+    ust_fork_register(UST_FORK_DRIVER, echo_fork_prepare, echo_fork_parent,
+                      echo_fork_child);
     int rc = register_strdev(&echo_cdev, 0);
     if (rc < 0)
         cmn_err(CE_WARN, "echo: register_strdev failed (%d)", rc);

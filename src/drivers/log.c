@@ -124,9 +124,10 @@ static struct cdevsw log_cdev = {
 /* Registration from ust_builtin_register. */
 void ust_log_register(void);
 
-/* fork() (src/core/forksafe.h): log_lock is held briefly and nothing ranked before
- * UST_FORK_DRIVER is taken under it, so it is quiesced.  In the child, the loggers are the parent's streams (strlog in the child finds none, as before any open):
- * the table starts empty and the parent's records stay with its streams. */
+/* fork() (src/core/forksafe.h): log_lock is held briefly and nothing ranked before UST_FORK_DRIVER
+ * is taken under it, so it is quiesced.  In the child, the loggers are the parent's streams: the
+ * table starts empty (strlog finds no logger, as before any open; the records stay with the
+ * parent's streams). */
 static void log_fork_prepare(void)
 {
     ust_lock(&log_lock);
@@ -145,7 +146,8 @@ static void log_fork_child(void)
 
 void ust_log_register(void)
 {
-    ust_fork_register(UST_FORK_DRIVER, log_fork_prepare, log_fork_parent, log_fork_child);
+    ust_fork_register(UST_FORK_DRIVER, log_fork_prepare, log_fork_parent,
+                      log_fork_child);
     int rc = register_strdev(&log_cdev, 0);
     if (rc < 0)
         cmn_err(CE_WARN, "log: register_strdev failed (%d)", rc);

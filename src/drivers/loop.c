@@ -114,8 +114,9 @@ void ust_loop_register(void);
  *   Context: ust_builtin_register, once.  Failure is reported with cmn_err.
  */
 /* fork() (src/core/forksafe.h): loop_lock is held briefly and nothing ranked before
- * UST_FORK_DRIVER is taken under it, so it is quiesced.  In the child, loop_tab holds the parent's minors (their queues are the parent's):
- * the table starts empty and the parent's records stay with its streams. */
+ * UST_FORK_DRIVER is taken under it, so it is quiesced.  In the child, loop_tab holds the parent's
+ * minors, whose queues are the parent's: it starts empty (the records stay with the parent's
+ * streams). */
 static void loop_fork_prepare(void)
 {
     pthread_mutex_lock(&loop_lock);
@@ -135,7 +136,8 @@ static void loop_fork_child(void)
 
 void ust_loop_register(void)
 {
-    ust_fork_register(UST_FORK_DRIVER, loop_fork_prepare, loop_fork_parent, loop_fork_child);
+    ust_fork_register(UST_FORK_DRIVER, loop_fork_prepare, loop_fork_parent,
+                      loop_fork_child);
     int rc = register_strdev(&loop_cdev, 0);
     if (rc < 0)
         cmn_err(CE_WARN, "loop: register_strdev failed (%d)", rc);

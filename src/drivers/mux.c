@@ -157,9 +157,9 @@ static struct mux_lower *mux_lowers;                         /* mux_lock */
 /* Registration from ust_builtin_register. */
 void ust_mux_register(void);
 
-/* fork() (src/core/forksafe.h): mux_lock is held briefly and nothing ranked before
- * UST_FORK_DRIVER is taken under it, so it is quiesced.  In the child, the routes join the parent's streams:
- * the table starts empty and the parent's records stay with its streams. */
+/* fork() (src/core/forksafe.h): mux_lock is held briefly and nothing ranked before UST_FORK_DRIVER
+ * is taken under it, so it is quiesced.  In the child, the routes join the parent's streams: the
+ * tables start empty (the records stay with the parent's streams). */
 static void mux_fork_prepare(void)
 {
     pthread_mutex_lock(&mux_lock);
@@ -180,7 +180,8 @@ static void mux_fork_child(void)
 
 void ust_mux_register(void)
 {
-    ust_fork_register(UST_FORK_DRIVER, mux_fork_prepare, mux_fork_parent, mux_fork_child);
+    ust_fork_register(UST_FORK_DRIVER, mux_fork_prepare, mux_fork_parent,
+                      mux_fork_child);
     int rc = register_strdev(&mux_cdev, 0);
     if (rc < 0)
         cmn_err(CE_WARN, "mux: register_strdev failed (%d)", rc);

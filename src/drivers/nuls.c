@@ -69,8 +69,8 @@ static unsigned int nuls_opens[NULS_NMINOR]; /* nuls_lock: open streams per mino
 void ust_nuls_register(void);
 
 /* fork() (src/core/forksafe.h): nuls_lock is held briefly and nothing ranked before
- * UST_FORK_DRIVER is taken under it, so it is quiesced.  In the child, nuls_opens counts the parent's streams:
- * the table starts empty and the parent's records stay with its streams. */
+ * UST_FORK_DRIVER is taken under it, so it is quiesced.  In the child, nuls_opens counts the
+ * parent's streams: it starts at zero. */
 static void nuls_fork_prepare(void)
 {
     pthread_mutex_lock(&nuls_lock);
@@ -89,7 +89,8 @@ static void nuls_fork_child(void)
 
 void ust_nuls_register(void)
 {
-    ust_fork_register(UST_FORK_DRIVER, nuls_fork_prepare, nuls_fork_parent, nuls_fork_child);
+    ust_fork_register(UST_FORK_DRIVER, nuls_fork_prepare, nuls_fork_parent,
+                      nuls_fork_child);
     int rc = register_strdev(&nuls_cdev, 0);
     if (rc < 0)
         cmn_err(CE_WARN, "nuls: register_strdev failed (%d)", rc);
