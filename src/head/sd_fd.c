@@ -455,22 +455,36 @@ int ust_copyout(const void *kaddr, void *uaddr, size_t len)
 /* ---- fork() (sd_fork.c) ---- */
 
 /* Both locks are leaves: quiesced, so that the child finds the table and the
- * pool whole.  The child's release is the parent's. */
+ * pool whole. */
 void ust_sd_fd_fork_prepare(void)
 {
     ust_lock(&tab_lock);
     ust_lock(&pool_lock);
 }
 
-void ust_sd_fd_fork_release(void)
+void ust_sd_fd_fork_parent(void)
 {
+    ust_unlock(&pool_lock);
+    ust_unlock(&tab_lock);
+}
+
+/* A free head's locks are not held by its last user any more, but a thread
+ * holding a stale pointer (as a late putnext does for a pooled queue pair)
+ * could take one; no such thread exists in the child, so the locks of every
+ * free head -- the only heads the child will use -- are re-initialised. */
+void ust_sd_fd_fork_child(void)
+{
+    for (struct stdata *sd = pool; sd != NULL; sd = sd->sd_next) {
+        ust_lock_init(&sd->sd_lock);
+        ust_lock_init(&sd->sd_plumb);
+    }
     ust_unlock(&pool_lock);
     ust_unlock(&tab_lock);
 }
 
 /* Assumes the table is chunks[] of slots read without a lock (child: one
  * thread, the table quiesced at the fork). */
-void ust_sd_fd_fork_child(void (*detach)(struct stdata *sd))
+void ust_sd_fd_detach_all(void (*detach)(struct stdata *sd))
 {
     for (int c = 0; c < NCHUNKS; c++) {
         struct stdata **ch = chunks[c];

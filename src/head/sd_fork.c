@@ -31,7 +31,8 @@
  *   UST_FORK_HEAD_OPEN     tab_lock of sd_open.c; child: ust_sd_fork_child
  *   UST_FORK_HEAD_HOLD     ht_lock of sd_hold.c
  *   UST_FORK_HEAD_FATTACH  fattach_lock of sd_pipe.c
- *   UST_FORK_HEAD_FD       the descriptor table and stream head pool locks
+ *   UST_FORK_HEAD_FD       the descriptor table and stream head pool locks;
+ *                          child: the locks of free heads re-initialised
  *   sd_plumb, link_serial and pipe_lock are not taken (the first two are
  *   held while sleeping on other threads): the child re-initialises them.
  *   sd_lock and the queue locks of streams in use are not taken either: they
@@ -53,8 +54,8 @@ static void fork_register(void)
                       ust_sd_hold_fork_child);
     ust_fork_register(UST_FORK_HEAD_FATTACH, ust_fattach_fork_prepare, ust_fattach_fork_parent,
                       ust_fattach_fork_child);
-    ust_fork_register(UST_FORK_HEAD_FD, ust_sd_fd_fork_prepare, ust_sd_fd_fork_release,
-                      ust_sd_fd_fork_release);
+    ust_fork_register(UST_FORK_HEAD_FD, ust_sd_fd_fork_prepare, ust_sd_fd_fork_parent,
+                      ust_sd_fd_fork_child);
 }
 
 void ust_sd_fork_init(void)
@@ -91,7 +92,7 @@ void ust_sd_detach_inherited(struct stdata *sd)
  */
 void ust_sd_fork_child(void)
 {
-    ust_sd_fd_fork_child(ust_sd_detach_inherited);
+    ust_sd_fd_detach_all(ust_sd_detach_inherited);
     ust_pipe_fork_child();
     ust_sd_link_fork_child();
     ust_sd_open_fork_child(ust_sd_detach_inherited);

@@ -485,9 +485,10 @@ void ust_fattach_fork_child(void);
 void ust_pipe_fork_child(void);
 void ust_sd_link_fork_child(void);
 void ust_sd_fd_fork_prepare(void);
-void ust_sd_fd_fork_release(void);
+void ust_sd_fd_fork_parent(void);
+void ust_sd_fd_fork_child(void);
 /* Child: call detach for every stream in the descriptor table. */
-void ust_sd_fd_fork_child(void (*detach)(struct stdata *sd));
+void ust_sd_fd_detach_all(void (*detach)(struct stdata *sd));
 
 /* Copy-in/out with fault detection: 0 or EFAULT (addresses that cannot be
  * valid: NULL, outside user space, unmapped). */
