@@ -10,7 +10,7 @@
  *        need: echo answers, srvmod passes every message in order, a held
  *        write is sent by the hold timer, a timeout and a bufcall fire; the
  *        child ends with no block outstanding.  Done twice (the grandchild
- *        of a child too).
+ *        of a child too; ust_fork_generation counts 0, 1, 2 down the line).
  *   F.2  Inherited streams are detached in the child: with messages queued
  *        both ways on a pipe with srvmod pushed, and on echo, the child's
  *        calls on the inherited descriptors fail with EIO (read, write,
@@ -36,6 +36,7 @@
 
 #include "check.h"
 #include "fork_util.h"
+#include "strcore.h"
 
 #define CHILD_MS 20000 /* a child that takes longer is hung */
 
@@ -106,6 +107,7 @@ static int use_services(void)
 static int child_services(void *arg)
 {
     int depth = (int)(long)arg;
+    CHECK_EQ(ust_fork_generation(), 2 - depth); /* child 1, grandchild 2 */
     use_services();
     if (depth > 0) /* and the child's own child */
         CHECK_EQ(fk_run(child_services, (void *)(long)(depth - 1), CHILD_MS), 0);
@@ -114,6 +116,7 @@ static int child_services(void *arg)
 
 static void test_services(void)
 {
+    CHECK_EQ(ust_fork_generation(), 0);
     use_services();
     /* A timeout pending at the fork is the parent's: it fires here only. */
     atomic_store(&fired, 0);
