@@ -48,7 +48,7 @@
 #else
 #define NFORK 200
 #endif
-#define NWORKERS 3
+#define NWORKERS 4
 #define NMSG     20
 #define CHILD_MS 10000
 
@@ -105,6 +105,38 @@ static void pipe_round(int id)
     CHECK_EQ(strm_close(fds[1]), 0);
 }
 
+/* Tight loops on the locks taken most briefly, so that some are held at the
+ * instant of fork: opens and closes (open-stream table, registry, driver,
+ * pools, descriptor table), pushes and pops, timeouts and bufcalls (timer
+ * and bufcall locks), bursts of blocks past the thread cache (depots). */
+static void lock_round(int id)
+{
+    if (id == 1) {
+        int fd = strm_open("/dev/streams/clone/echo", O_RDWR);
+        if (!CHECK(fd >= 0))
+            return;
+        CHECK_EQ(strm_ioctl(fd, I_PUSH, "nullmod"), 0);
+        CHECK_EQ(strm_write(fd, "e", 1), 1);
+        CHECK(read_is(fd, "e", 1));
+        CHECK_EQ(strm_ioctl(fd, I_POP, 0), 0);
+        CHECK_EQ(strm_close(fd), 0);
+        return;
+    }
+    mblk_t *burst[200];
+    for (int i = 0; i < 200; i++)
+        burst[i] = allocb((size_t)(64 + (i & 3) * 300), BPRI_MED);
+    for (int i = 0; i < 200; i++) {
+        CHECK(burst[i] != NULL);
+        freemsg(burst[i]);
+    }
+    for (int i = 0; i < 20; i++) {
+        toid_t t = timeout(on_timeout, (void *)0L, 1000);
+        CHECK(t != 0);
+        CHECK(untimeout(t) >= 0);
+        unbufcall(bufcall(32, BPRI_MED, on_timeout, (void *)0L));
+    }
+}
+
 static void *worker(void *arg)
 {
     int id = (int)(long)arg;
@@ -115,14 +147,10 @@ static void *worker(void *arg)
             fk_sleep_ms(1);
             atomic_fetch_add(&inside, 1);
         }
-        pipe_round(id);
-        if (id == 0) { /* clone opens and closes: the open-stream table */
-            int fd = strm_open("/dev/streams/clone/echo", O_RDWR);
-            CHECK(fd >= 0);
-            CHECK_EQ(strm_write(fd, "e", 1), 1);
-            CHECK(read_is(fd, "e", 1));
-            CHECK_EQ(strm_close(fd), 0);
-        }
+        if (id == 0 || id == 3)
+            pipe_round(id);
+        else
+            lock_round(id);
         atomic_fetch_sub(&inside, 1);
         atomic_fetch_add(&worker_rounds, 1);
     }
