@@ -213,11 +213,17 @@ static void die(const char *what, const void *p)
     abort();
 }
 
-/* Mark list slot of tc as being changed (fork safety, see "Fork"). */
+/* Mark list slot of tc as being changed (fork safety, see "Fork").  The mark
+ * must reach memory before the list changes: x86 keeps stores in program
+ * order, so a compiler barrier does; weakly ordered machines need a fence. */
 static inline void tc_busy(struct ust_tcache *tc, int slot)
 {
     atomic_store_explicit(&tc->busy, slot + 1, memory_order_relaxed);
+#if defined(__x86_64__) || defined(__i386__)
+    atomic_signal_fence(memory_order_seq_cst);
+#else
     atomic_thread_fence(memory_order_release);
+#endif
 }
 
 static inline void tc_settled(struct ust_tcache *tc)
