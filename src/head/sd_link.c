@@ -709,3 +709,18 @@ int ust_sd_plex_ioctl(struct stdata *sd, unsigned long cmd)
     ust_unlock(&sd->sd_lock);
     return plex ? -EINVAL : 0;
 }
+
+/*
+ * ust_sd_link_fork_child -- fork() child (sd_fork.c).  link_serial is held
+ *   across waits for sd_plumb and for the driver's answer, so it is never
+ *   taken by the fork prepare hook (a link could wait for the thread that
+ *   forks); the child re-initialises it.  The links it guards join the
+ *   parent's streams, which the child never drives: the list is forgotten, not
+ *   walked (it may have been mid-update), and its records stay with the
+ *   parent's memory image like the streams they join.
+ */
+void ust_sd_link_fork_child(void)
+{
+    ust_lock_init(&link_serial);
+    links = NULL;
+}

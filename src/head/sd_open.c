@@ -789,3 +789,40 @@ int isastream(int fd)
     errno = EBADF;
     return -1;
 }
+
+/* ------------------------------------------------------------------------ */
+/* fork() (sd_fork.c)                                                       */
+/* ------------------------------------------------------------------------ */
+/* tab_lock is quiesced: held briefly (strm_close's close(2) at most), it is
+ * taken first of the head's locks, with no stream lock held, and a holder
+ * waits for no lock ranked before it. */
+void ust_sd_open_fork_prepare(void)
+{
+    ust_lock(&tab_lock);
+}
+
+void ust_sd_open_fork_parent(void)
+{
+    ust_unlock(&tab_lock);
+}
+
+/* Detach every registered stream, then forget them: the list of streams and
+ * the share table describe the parent's streams, so in the child a new open
+ * of a device makes a new stream (its driver's open runs in the child). */
+void ust_sd_open_fork_child(void (*detach)(struct stdata *sd))
+{
+    struct stdata *sd = sd_head, *next;
+    sd_head = NULL;
+    for (; sd != NULL; sd = next) {
+        next = sd->sd_next;
+        sd->sd_next = NULL;
+        detach(sd);
+    }
+    for (struct share_ent *s = share_head, *n; s != NULL; s = n) {
+        n = s->next;
+        free(s);
+    }
+    share_head = NULL;
+    ust_cond_init(&share_cv);
+    ust_unlock(&tab_lock);
+}

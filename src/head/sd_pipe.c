@@ -735,3 +735,41 @@ int ust_sd_recvfd(struct stdata *sd, struct strrecvfd *rf)
     freemsg(mp); /* releases the in-flight duplicate or stream reference */
     return 0;
 }
+
+/* ------------------------------------------------------------------------ */
+/* fork() (sd_fork.c)                                                       */
+/* ------------------------------------------------------------------------ */
+/* fattach_lock is a leaf: quiesced.  In the child every attached name names
+ * a parent's stream, so the table starts empty (opening such a name in the
+ * child fails as for any name nothing is attached to); the references the
+ * entries held are the parent's and are not dropped. */
+void ust_fattach_fork_prepare(void)
+{
+    ust_lock(&fattach_lock);
+}
+
+void ust_fattach_fork_parent(void)
+{
+    ust_unlock(&fattach_lock);
+}
+
+void ust_fattach_fork_child(void)
+{
+    for (struct fattach_ent *e = fattach_tab, *n; e != NULL; e = n) {
+        n = e->next;
+        free(e);
+    }
+    fattach_tab = NULL;
+    ust_unlock(&fattach_lock);
+}
+
+/* pipe_lock is not quiesced: it guards only the peer links of existing pipe
+ * ends and the records of breaks in progress (on the breakers' stacks), all
+ * of them the parent's in the child; the child re-initialises the lock and
+ * its condition variable and forgets the records. */
+void ust_pipe_fork_child(void)
+{
+    ust_lock_init(&pipe_lock);
+    ust_cond_init(&pipe_cv);
+    breaking = NULL;
+}

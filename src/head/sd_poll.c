@@ -303,7 +303,8 @@ static int scan(struct pollfd *fds, nfds_t nfds, struct pollfd *kfds, char *ord,
                 ord[i] = 1;
                 (*nord)++;
             } else {
-                p->revents = POLLNVAL;
+                /* EIO: a stream inherited through fork(), the parent's */
+                p->revents = err == EIO ? POLLERR : POLLNVAL;
                 n++;
             }
             continue;

@@ -86,6 +86,7 @@ struct stdata {
     struct ust_waitq sd_iwait;   /* ioctls: the one-at-a-time slot and the reply */
     atomic_int sd_calls;         /* system calls in progress on this stream */
     atomic_int sd_refs;          /* descriptors (fd table entries) + peer + fattach */
+    int sd_forked;               /* atomic: inherited through fork(), detached (sd_fork.c) */
 
     uint_t sd_flag;              /* LOCK: STR* */
     int sd_rerror;               /* LOCK: read error (M_ERROR), 0 none */
@@ -155,7 +156,8 @@ int ust_sd_dup_fd_min(struct stdata *sd, int minfd, int cloexec);
 int ust_sd_detach_fd(int fd, struct stdata *sd);
 
 /* Look up fd and count a call in progress (sd_calls).  On failure returns NULL
- * with *err = EBADF (not open) or ENOSTR (open but not a stream).
+ * with *err = EBADF (not open), ENOSTR (open but not a stream) or EIO (a
+ * stream inherited through fork(), detached: sd_fork.c).
  * Every successful ust_sd_get is paired with ust_sd_put. */
 struct stdata *ust_sd_get(int fd, int *err);
 void ust_sd_put(struct stdata *sd);
@@ -446,6 +448,47 @@ void ust_pipe_teardown(struct stdata *sd);
  * errno (EBADMSG, EAGAIN, ENXIO, EINTR, EMFILE).  Calls on sd in progress. */
 int ust_sd_sendfd(struct stdata *sd, int fd);
 int ust_sd_recvfd(struct stdata *sd, struct strrecvfd *rf);
+
+/* ---- sd_fork.c: fork() (docs/STREAMHEAD.md, "fork") ---- */
+/* In the child of a fork(), every stream the parent had is detached: it is
+ * the parent's (its queues, modules and readiness sockets live on there), so
+ * the child's strm_* calls on it fail with EIO, strm_poll reports POLLERR,
+ * and strm_close releases the child's descriptor and table slot only. */
+static inline int ust_sd_forked(const struct stdata *sd)
+{
+    return __atomic_load_n(&sd->sd_forked, __ATOMIC_RELAXED);
+}
+/* Register the head's fork hooks with the core (forksafe.h); idempotent.
+ * Called at library start (constructor) and by ust_sd_alloc. */
+void ust_sd_fork_init(void);
+/* Child hook: detach every inherited stream (ust_sd_detach_inherited) and
+ * reset the head's tables that describe the parent's streams.  Runs after
+ * every other hook of the head and the core (lowest rank). */
+void ust_sd_fork_child(void);
+/* Mark sd detached in the child: its locks re-initialised (their holders are
+ * the parent's threads), the library's readiness descriptors closed so the
+ * child can never take or give the parent's tokens.  Idempotent. */
+void ust_sd_detach_inherited(struct stdata *sd);
+/* strm_close of a detached stream: drop fd from the table and close it; no
+ * close procedure runs (they are the parent's).  0, or -1 with errno EBADF. */
+int ust_sd_fork_close(int fd, struct stdata *sd);
+/* Hooks of the files that own the head's locks, called by sd_fork.c. */
+void ust_sd_open_fork_prepare(void);
+void ust_sd_open_fork_parent(void);
+void ust_sd_open_fork_child(void (*detach)(struct stdata *sd));
+void ust_sd_hold_fork_prepare(void);
+void ust_sd_hold_fork_parent(void);
+void ust_sd_hold_fork_child(void);
+void ust_fattach_fork_prepare(void);
+void ust_fattach_fork_parent(void);
+void ust_fattach_fork_child(void);
+void ust_pipe_fork_child(void);
+void ust_sd_link_fork_child(void);
+void ust_sd_fd_fork_prepare(void);
+void ust_sd_fd_fork_parent(void);
+void ust_sd_fd_fork_child(void);
+/* Child: call detach for every stream in the descriptor table. */
+void ust_sd_fd_detach_all(void (*detach)(struct stdata *sd));
 
 /* Copy-in/out with fault detection: 0 or EFAULT (addresses that cannot be
  * valid: NULL, outside user space, unmapped). */
