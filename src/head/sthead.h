@@ -17,6 +17,8 @@
  *   sd_iocproto.c  the M_IOCTL/M_COPY* protocol: I_STR, transparent ioctls
  *   sd_poll.c   strm_poll, I_SETSIG registrations and signal delivery
  *   sd_pipe.c   strm_pipe, fattach/fdetach, I_SENDFD/I_RECVFD
+ *   sd_access.c the access mode (O_RDONLY/O_WRONLY/O_RDWR) of each descriptor
+ *   sd_state.c  the hang-up and M_ERROR rules of every call, in one table
  *
  * Lock order: sd_plumb (plumbing, may sleep) > sd_lock > queue locks.  sd_lock
  * is never held across putnext or a module procedure, and never while
@@ -396,9 +398,9 @@ int ust_sd_ioc_transparent(struct stdata *sd, unsigned long cmd, void *arg);
 /* Send mp down from the head under a claim on its write queue (also used for
  * I_FLUSH's M_FLUSH).  No lock held (putnext runs the modules). */
 void ust_sd_ioc_send(struct stdata *sd, mblk_t *mp);
-/* The error that stops an ioctl on this stream now, 0 if none: EBADF
- * closing, EINVAL linked, the M_ERROR errors, ENXIO hung up.  sd_lock held
- * (asserted). */
+/* (sd_state.c) The error that stops an ioctl acting below the head now, 0
+ * if none: ust_sd_state_error(sd, UST_RULE_DOWN, 0) -- EBADF closing, EINVAL
+ * linked, the M_ERROR errors, ENXIO hung up.  sd_lock held (asserted). */
 int ust_sd_ioc_error(struct stdata *sd);
 
 /* ---- sd_link.c: multiplexing ---- */
@@ -446,6 +448,40 @@ void ust_pipe_teardown(struct stdata *sd);
  * errno (EBADMSG, EAGAIN, ENXIO, EINTR, EMFILE).  Calls on sd in progress. */
 int ust_sd_sendfd(struct stdata *sd, int fd);
 int ust_sd_recvfd(struct stdata *sd, struct strrecvfd *rf);
+
+/* ---- sd_access.c: the access mode of each descriptor ---- */
+#define UST_ACC_NOREAD 1  /* opened O_WRONLY: read, getmsg... fail EBADF */
+#define UST_ACC_NOWRITE 2 /* opened O_RDONLY: write, putmsg... fail EBADF */
+/* The UST_ACC_* bits of open flags (O_ACCMODE part). */
+int ust_sd_acc_of_oflag(int oflag);
+/* Record the mode of a stream descriptor just made, before its number is
+ * returned to the program.  0 or ENOMEM.  No lock; any thread. */
+int ust_sd_acc_set(int fd, int acc);
+/* The UST_ACC_* bits of fd (0: read and write), and as O_ACCMODE flags. */
+int ust_sd_acc_get(int fd);
+int ust_sd_acc_oflag(int fd);
+/* ust_sd_get, failing EBADF also when fd's mode has a bit of `need`
+ * (UST_ACC_NOREAD for a read, UST_ACC_NOWRITE for a write). */
+struct stdata *ust_sd_get_acc(int fd, int need, int *err);
+
+/* ---- sd_state.c: the stream-state rules (docs/STREAMHEAD.md) ---- */
+enum {
+    UST_RULE_FREE,  /* never stopped by the state (identification; calls applying their own rule) */
+    UST_RULE_OPT,   /* the head's options: only closing (EBADF) and linked (EINVAL) */
+    UST_RULE_RDERR, /* read-side ioctls: the read error */
+    UST_RULE_ERR,   /* queries and head options: either M_ERROR error */
+    UST_RULE_DOWN,  /* requests acting below the head: either error, hang-up ENXIO */
+    UST_RULE_READ,  /* read, getmsg: the read error (hang-up: end of file) */
+    UST_RULE_WRITE, /* write, putmsg: the write error, hang-up ENXIO (EPIPE on a pipe) */
+};
+/* The error that stops a call of `rule` on sd now, 0 if none: EBADF (being
+ * closed), EINVAL (linked), the read error, the write error, ENXIO/EPIPE
+ * (hung up), in that order, each only if the rule says so.  consume: a
+ * non-persistent error reported is cleared.  sd_lock held (asserted). */
+int ust_sd_state_error(struct stdata *sd, int rule, int consume);
+/* The rule of ioctl request cmd, and in *acc (may be NULL) the UST_ACC_*
+ * bits that make it fail EBADF on a descriptor opened without them. */
+int ust_sd_ioc_rule(unsigned long cmd, int *acc);
 
 /* Copy-in/out with fault detection: 0 or EFAULT (addresses that cannot be
  * valid: NULL, outside user space, unmapped). */
