@@ -72,6 +72,8 @@ static int sd_canput(struct stdata *sd, unsigned char band)
     atomic_fetch_add(&ust_qpv(wq)->active, 1);
     int ok = bcanputnext(wq, band);
     ust_qrelease(wq);
+    if (!ok)
+        ust_sd_wfull_note(sd, band); /* its relief raises S_OUTPUT/S_WRBAND */
     return ok;
 }
 

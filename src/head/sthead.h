@@ -114,6 +114,11 @@ struct stdata {
     mblk_t *sd_hold;             /* LOCK: held M_DATA being coalesced */
     long long sd_holdtime;       /* LOCK (atomic): hold timer state, see sd_hold.c */
 
+    /* flow control seen by the head: bit b set when a write, putpmsg or
+     * poll found band b full; cleared (and S_OUTPUT / S_WRBAND raised) when
+     * the band is writable again (sd_rput.c).  Atomic, no lock. */
+    uint64_t sd_wfull[4];
+
     /* read state */
     int sd_rmark;                /* LOCK: marks (MSGMARK) seen */
     int sd_mread_sent;           /* LOCK: an M_READ is outstanding */
@@ -209,6 +214,10 @@ void ust_sd_unlockq(struct stdata *sd);
  * retake sd_lock and return 1 (the caller rechecks what it saw); else 0.
  * Call before blocking, so that a peer's writer is not kept waiting. */
 int ust_sd_settle(struct stdata *sd);
+/* Note that the head found band `band` flow controlled (a write, putpmsg or
+ * poll was refused): its relief raises S_OUTPUT (band 0) or S_WRBAND.  Any
+ * lock may be held; atomic. */
+void ust_sd_wfull_note(struct stdata *sd, int band);
 /* Recompute the read-side readiness tokens from the head read queue: readable
  * while a normal message waits (or a read error / hang-up), priority while a
  * high-priority message is at the front.  sd_lock held.  Call after removing
