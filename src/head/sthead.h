@@ -95,7 +95,8 @@ struct stdata {
     int sd_rdopt;                /* LOCK: read mode and protocol options (RNORM...) */
     int sd_wropt;                /* LOCK: SNDZERO/SNDPIPE/SNDHOLD */
     int sd_erropt;               /* LOCK: RERR* and WERR* options */
-    int sd_oflag;                /* LOCK: O_NONBLOCK/O_NDELAY/O_RDWR... of the open */
+    int sd_oflag;                /* LOCK: O_NONBLOCK/O_NDELAY of the stream (the access
+                                  * mode is each descriptor's: sd_access.c) */
     ushort_t sd_wroff;           /* LOCK: write offset (SO_WROFF) */
     ssize_t sd_maxblk;           /* LOCK: largest block for writes (SO_MAXBLK), INFPSZ */
     long sd_closetime;           /* LOCK: close-time drain, ms */
