@@ -32,45 +32,124 @@ static const int st_errno[] = {ENXIO, EIO, EPROTO};
 
 static int g_fd, g_fd2;
 
-static int c_push(void) { return strm_ioctl(g_fd, I_PUSH, "nullmod"); }
-static int c_pop(void) { return strm_ioctl(g_fd, I_POP, 0); }
-static int c_look(void) { char n[FMNAMESZ + 1]; return strm_ioctl(g_fd, I_LOOK, n); }
-static int c_find(void) { return strm_ioctl(g_fd, I_FIND, "nullmod"); }
-static int c_list(void) { return strm_ioctl(g_fd, I_LIST, NULL); }
-static int c_anchor(void) { return strm_ioctl(g_fd, I_ANCHOR, 0); }
-static int c_flush(void) { return strm_ioctl(g_fd, I_FLUSH, FLUSHRW); }
+static int c_push(void)
+{
+    return strm_ioctl(g_fd, I_PUSH, "nullmod");
+}
+static int c_pop(void)
+{
+    return strm_ioctl(g_fd, I_POP, 0);
+}
+static int c_look(void)
+{
+    char n[FMNAMESZ + 1];
+    return strm_ioctl(g_fd, I_LOOK, n);
+}
+static int c_find(void)
+{
+    return strm_ioctl(g_fd, I_FIND, "nullmod");
+}
+static int c_list(void)
+{
+    return strm_ioctl(g_fd, I_LIST, NULL);
+}
+static int c_anchor(void)
+{
+    return strm_ioctl(g_fd, I_ANCHOR, 0);
+}
+static int c_flush(void)
+{
+    return strm_ioctl(g_fd, I_FLUSH, FLUSHRW);
+}
 static int c_flushband(void)
 {
     struct bandinfo bi = {.bi_pri = 1, .bi_flag = FLUSHRW};
     return strm_ioctl(g_fd, I_FLUSHBAND, &bi);
 }
-static int c_setsig(void) { return strm_ioctl(g_fd, I_SETSIG, S_INPUT | S_ERROR | S_HANGUP); }
-static int c_getsig(void) { int v; return strm_ioctl(g_fd, I_GETSIG, &v); }
+static int c_setsig(void)
+{
+    return strm_ioctl(g_fd, I_SETSIG, S_INPUT | S_ERROR | S_HANGUP);
+}
+static int c_getsig(void)
+{
+    int v;
+    return strm_ioctl(g_fd, I_GETSIG, &v);
+}
 static int c_peek(void)
 {
     char b[8];
     struct strpeek pk = {.databuf = {.maxlen = sizeof(b), .buf = b}, .ctlbuf = {.maxlen = -1}};
     return strm_ioctl(g_fd, I_PEEK, &pk);
 }
-static int c_nread(void) { int v; return strm_ioctl(g_fd, I_NREAD, &v); }
-static int c_srdopt(void) { return strm_ioctl(g_fd, I_SRDOPT, RNORM); }
-static int c_grdopt(void) { int v; return strm_ioctl(g_fd, I_GRDOPT, &v); }
-static int c_swropt(void) { return strm_ioctl(g_fd, I_SWROPT, 0); }
-static int c_gwropt(void) { int v; return strm_ioctl(g_fd, I_GWROPT, &v); }
-static int c_serropt(void) { return strm_ioctl(g_fd, I_SERROPT, RERRNORM | WERRNORM); }
-static int c_gerropt(void) { int v; return strm_ioctl(g_fd, I_GERROPT, &v); }
-static int c_setcltime(void) { int v = 100; return strm_ioctl(g_fd, I_SETCLTIME, &v); }
-static int c_getcltime(void) { int v; return strm_ioctl(g_fd, I_GETCLTIME, &v); }
-static int c_atmark(void) { return strm_ioctl(g_fd, I_ATMARK, ANYMARK); }
-static int c_ckband(void) { return strm_ioctl(g_fd, I_CKBAND, 0); }
-static int c_getband(void) { int v; return strm_ioctl(g_fd, I_GETBAND, &v); }
-static int c_canput(void) { return strm_ioctl(g_fd, I_CANPUT, 0); }
+static int c_nread(void)
+{
+    int v;
+    return strm_ioctl(g_fd, I_NREAD, &v);
+}
+static int c_srdopt(void)
+{
+    return strm_ioctl(g_fd, I_SRDOPT, RNORM);
+}
+static int c_grdopt(void)
+{
+    int v;
+    return strm_ioctl(g_fd, I_GRDOPT, &v);
+}
+static int c_swropt(void)
+{
+    return strm_ioctl(g_fd, I_SWROPT, 0);
+}
+static int c_gwropt(void)
+{
+    int v;
+    return strm_ioctl(g_fd, I_GWROPT, &v);
+}
+static int c_serropt(void)
+{
+    return strm_ioctl(g_fd, I_SERROPT, RERRNORM | WERRNORM);
+}
+static int c_gerropt(void)
+{
+    int v;
+    return strm_ioctl(g_fd, I_GERROPT, &v);
+}
+static int c_setcltime(void)
+{
+    int v = 100;
+    return strm_ioctl(g_fd, I_SETCLTIME, &v);
+}
+static int c_getcltime(void)
+{
+    int v;
+    return strm_ioctl(g_fd, I_GETCLTIME, &v);
+}
+static int c_atmark(void)
+{
+    return strm_ioctl(g_fd, I_ATMARK, ANYMARK);
+}
+static int c_ckband(void)
+{
+    return strm_ioctl(g_fd, I_CKBAND, 0);
+}
+static int c_getband(void)
+{
+    int v;
+    return strm_ioctl(g_fd, I_GETBAND, &v);
+}
+static int c_canput(void)
+{
+    return strm_ioctl(g_fd, I_CANPUT, 0);
+}
 static int c_str(void)
 {
     struct strioctl ic = {.ic_cmd = 1, .ic_timout = 2};
     return strm_ioctl(g_fd, I_STR, &ic);
 }
-static int c_transparent(void) { int v = 0; return strm_ioctl(g_fd, ('T' << 8) | 99, &v); }
+static int c_transparent(void)
+{
+    int v = 0;
+    return strm_ioctl(g_fd, ('T' << 8) | 99, &v);
+}
 static int c_fdinsert(void)
 {
     char ctl[sizeof(queue_t *)];
@@ -79,15 +158,44 @@ static int c_fdinsert(void)
                              .fildes = g_fd2};
     return strm_ioctl(g_fd, I_FDINSERT, &fi);
 }
-static int c_sendfd(void) { return strm_ioctl(g_fd, I_SENDFD, g_fd2); }
-static int c_recvfd(void) { struct strrecvfd rf; return strm_ioctl(g_fd, I_RECVFD, &rf); }
-static int c_link(void) { return strm_ioctl(g_fd, I_LINK, g_fd2); }
-static int c_plink(void) { return strm_ioctl(g_fd, I_PLINK, g_fd2); }
-static int c_unlink(void) { return strm_ioctl(g_fd, I_UNLINK, MUXID_ALL); }
-static int c_punlink(void) { return strm_ioctl(g_fd, I_PUNLINK, MUXID_ALL); }
-static int c_isastream(void) { return strm_ioctl(g_fd, I_ISASTREAM, 0); }
-static int c_read(void) { char b[8]; return (int)strm_read(g_fd, b, sizeof(b)); }
-static int c_write(void) { return (int)strm_write(g_fd, "w", 1); }
+static int c_sendfd(void)
+{
+    return strm_ioctl(g_fd, I_SENDFD, g_fd2);
+}
+static int c_recvfd(void)
+{
+    struct strrecvfd rf;
+    return strm_ioctl(g_fd, I_RECVFD, &rf);
+}
+static int c_link(void)
+{
+    return strm_ioctl(g_fd, I_LINK, g_fd2);
+}
+static int c_plink(void)
+{
+    return strm_ioctl(g_fd, I_PLINK, g_fd2);
+}
+static int c_unlink(void)
+{
+    return strm_ioctl(g_fd, I_UNLINK, MUXID_ALL);
+}
+static int c_punlink(void)
+{
+    return strm_ioctl(g_fd, I_PUNLINK, MUXID_ALL);
+}
+static int c_isastream(void)
+{
+    return strm_ioctl(g_fd, I_ISASTREAM, 0);
+}
+static int c_read(void)
+{
+    char b[8];
+    return (int)strm_read(g_fd, b, sizeof(b));
+}
+static int c_write(void)
+{
+    return (int)strm_write(g_fd, "w", 1);
+}
 static int c_getmsg(void)
 {
     char b[8];
