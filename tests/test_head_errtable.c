@@ -354,7 +354,8 @@ static void test_precedence(void)
 
     /* bad descriptor first: an O_WRONLY descriptor of an errored stream */
     setup(-1);
-    int wo = strm_open("/dev/streams/hdrv", O_WRONLY); /* before: a reopen of an errored stream is EIO */
+    /* opened before the error: a reopen of an errored stream is EIO */
+    int wo = strm_open("/dev/streams/hdrv", O_WRONLY);
     CHECK(wo >= 0);
     static const unsigned char rerr[2] = {EIO, 0};
     hdrv_up_bytes(M_ERROR, rerr, 2);

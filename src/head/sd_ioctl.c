@@ -490,7 +490,10 @@ static int ioc_args(unsigned long cmd, void *arg)
  *   Context: a system call (sd_calls counted); may block (I_STR, transparent
  *   ioctls, I_PUSH/I_POP, the message ioctls).  No lock held.
  *   Returns the request's non-negative value, or -errno as streamio(7) lists
- *   for each request.
+ *   for each request, in the order of sd_state.c: the arguments (ioc_args),
+ *   then the stream's state by the request's rule (ust_sd_ioc_rule,
+ *   ust_sd_state_error, which clears a non-persistent error it reports),
+ *   then the request's own errors.
  */
 int ust_sd_ioctl(struct stdata *sd, unsigned long cmd, void *arg)
 {

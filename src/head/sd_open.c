@@ -710,16 +710,18 @@ static int dup_stream_fd(struct stdata *sd, int minfd, int cloexec)
  * strm_fcntl -- fcntl(2) for streams.
  *   Context: any thread; F_DUPFD may allocate.
  *   F_GETFL reports the descriptor's access mode (sd_access.c) and the
- *   O_NONBLOCK of the stream's open (sd_oflag); F_SETFL changes O_NONBLOCK/O_NDELAY there (the only status
- *   flags a stream acts on; others are ignored, as Linux ignores flags it
- *   cannot change).  The kernel descriptor itself is always non-blocking (the
- *   library never blocks on it), so its own flag is not touched.  Note that
+ *   O_NONBLOCK of the stream's open (sd_oflag); F_SETFL changes
+ *   O_NONBLOCK/O_NDELAY there (the only status flags a stream acts on;
+ *   others are ignored, as Linux ignores flags it cannot change).  The
+ *   kernel descriptor itself is always non-blocking (the library never
+ *   blocks on it), so its own flag is not touched.  Note that
  *   sd_oflag belongs to the stream, so it is shared by every descriptor of
  *   the stream, including those of a shared reopen.
  *   F_DUPFD/F_DUPFD_CLOEXEC make a new descriptor for the same stream (the
- *   lowest free number >= arg) with the access mode of fd.  Every other command (F_GETFD, F_SETFD,
- *   locks, F_SETOWN...) is done by fcntl(2) on the descriptor, and a
- *   descriptor that is not a stream is handed to fcntl(2) whole.
+ *   lowest free number >= arg) with the access mode of fd.  Every other
+ *   command (F_GETFD, F_SETFD, locks, F_SETOWN...) is done by fcntl(2) on the
+ *   descriptor, and a descriptor that is not a stream is handed to fcntl(2)
+ *   whole.
  *   Returns as fcntl(2); errors EBADF (not open), EINVAL (bad F_DUPFD
  *   argument), EMFILE, or those of fcntl(2).
  */
