@@ -611,7 +611,7 @@ static int passfp_make(int fd, mblk_t **mpp)
  *   sd.  The message goes straight to the peer head's read queue.
  *   Context: a system call on sd (sd_calls counted); no lock held.
  *   Returns 0 or an errno: EINVAL (sd is not a pipe end), ENXIO (hung up:
- *   the other end is closed), the stream's write error (M_ERROR), EBADF (fd
+ *   the other end is closed), the M_ERROR errors (sd_state.c), EBADF (fd
  *   not open), EAGAIN (the peer's read queue is full, or no memory), EMFILE.
  */
 int ust_sd_sendfd(struct stdata *sd, int fd)
