@@ -17,6 +17,8 @@
  *   sd_iocproto.c  the M_IOCTL/M_COPY* protocol: I_STR, transparent ioctls
  *   sd_poll.c   strm_poll, I_SETSIG registrations and signal delivery
  *   sd_pipe.c   strm_pipe, fattach/fdetach, I_SENDFD/I_RECVFD
+ *   sd_access.c the access mode (O_RDONLY/O_WRONLY/O_RDWR) of each descriptor
+ *   sd_state.c  the hang-up and M_ERROR rules of every call, in one table
  *
  * Lock order: sd_plumb (plumbing, may sleep) > sd_lock > queue locks.  sd_lock
  * is never held across putnext or a module procedure, and never while
@@ -94,7 +96,8 @@ struct stdata {
     int sd_rdopt;                /* LOCK: read mode and protocol options (RNORM...) */
     int sd_wropt;                /* LOCK: SNDZERO/SNDPIPE/SNDHOLD */
     int sd_erropt;               /* LOCK: RERR* and WERR* options */
-    int sd_oflag;                /* LOCK: O_NONBLOCK/O_NDELAY/O_RDWR... of the open */
+    int sd_oflag;                /* LOCK: O_NONBLOCK/O_NDELAY of the stream (the access
+                                  * mode is each descriptor's: sd_access.c) */
     ushort_t sd_wroff;           /* LOCK: write offset (SO_WROFF) */
     ssize_t sd_maxblk;           /* LOCK: largest block for writes (SO_MAXBLK), INFPSZ */
     long sd_closetime;           /* LOCK: close-time drain, ms */
@@ -112,6 +115,11 @@ struct stdata {
     /* write holding (SNDHOLD) */
     mblk_t *sd_hold;             /* LOCK: held M_DATA being coalesced */
     long long sd_holdtime;       /* LOCK (atomic): hold timer state, see sd_hold.c */
+
+    /* flow control seen by the head: bit b set when a write, putpmsg or
+     * poll found band b full; cleared (and S_OUTPUT / S_WRBAND raised) when
+     * the band is writable again (sd_rput.c).  Atomic, no lock. */
+    uint64_t sd_wfull[4];
 
     /* read state */
     int sd_rmark;                /* LOCK: marks (MSGMARK) seen */
@@ -209,6 +217,10 @@ void ust_sd_unlockq(struct stdata *sd);
  * retake sd_lock and return 1 (the caller rechecks what it saw); else 0.
  * Call before blocking, so that a peer's writer is not kept waiting. */
 int ust_sd_settle(struct stdata *sd);
+/* Note that the head found band `band` flow controlled (a write, putpmsg or
+ * poll was refused): its relief raises S_OUTPUT (band 0) or S_WRBAND.  Any
+ * lock may be held; atomic. */
+void ust_sd_wfull_note(struct stdata *sd, int band);
 /* Recompute the read-side readiness tokens from the head read queue: readable
  * while a normal message waits (or a read error / hang-up), priority while a
  * high-priority message is at the front.  sd_lock held.  Call after removing
@@ -398,9 +410,9 @@ int ust_sd_ioc_transparent(struct stdata *sd, unsigned long cmd, void *arg);
 /* Send mp down from the head under a claim on its write queue (also used for
  * I_FLUSH's M_FLUSH).  No lock held (putnext runs the modules). */
 void ust_sd_ioc_send(struct stdata *sd, mblk_t *mp);
-/* The error that stops an ioctl on this stream now, 0 if none: EBADF
- * closing, EINVAL linked, the M_ERROR errors, ENXIO hung up.  sd_lock held
- * (asserted). */
+/* (sd_state.c) The error that stops an ioctl acting below the head now, 0
+ * if none: ust_sd_state_error(sd, UST_RULE_DOWN, 0) -- EBADF closing, EINVAL
+ * linked, the M_ERROR errors, ENXIO hung up.  sd_lock held (asserted). */
 int ust_sd_ioc_error(struct stdata *sd);
 
 /* ---- sd_link.c: multiplexing ---- */
@@ -489,6 +501,40 @@ void ust_sd_fd_fork_parent(void);
 void ust_sd_fd_fork_child(void);
 /* Child: call detach for every stream in the descriptor table. */
 void ust_sd_fd_detach_all(void (*detach)(struct stdata *sd));
+
+/* ---- sd_access.c: the access mode of each descriptor ---- */
+#define UST_ACC_NOREAD 1  /* opened O_WRONLY: read, getmsg... fail EBADF */
+#define UST_ACC_NOWRITE 2 /* opened O_RDONLY: write, putmsg... fail EBADF */
+/* The UST_ACC_* bits of open flags (O_ACCMODE part). */
+int ust_sd_acc_of_oflag(int oflag);
+/* Record the mode of a stream descriptor just made, before its number is
+ * returned to the program.  0 or ENOMEM.  No lock; any thread. */
+int ust_sd_acc_set(int fd, int acc);
+/* The UST_ACC_* bits of fd (0: read and write), and as O_ACCMODE flags. */
+int ust_sd_acc_get(int fd);
+int ust_sd_acc_oflag(int fd);
+/* ust_sd_get, failing EBADF also when fd's mode has a bit of `need`
+ * (UST_ACC_NOREAD for a read, UST_ACC_NOWRITE for a write). */
+struct stdata *ust_sd_get_acc(int fd, int need, int *err);
+
+/* ---- sd_state.c: the stream-state rules (docs/STREAMHEAD.md) ---- */
+enum {
+    UST_RULE_FREE,  /* never stopped by the state (identification; calls applying their own rule) */
+    UST_RULE_OPT,   /* the head's options: only closing (EBADF) and linked (EINVAL) */
+    UST_RULE_RDERR, /* read-side ioctls: the read error */
+    UST_RULE_ERR,   /* queries and head options: either M_ERROR error */
+    UST_RULE_DOWN,  /* requests acting below the head: either error, hang-up ENXIO */
+    UST_RULE_READ,  /* read, getmsg: the read error (hang-up: end of file) */
+    UST_RULE_WRITE, /* write, putmsg: the write error, hang-up ENXIO (EPIPE on a pipe) */
+};
+/* The error that stops a call of `rule` on sd now, 0 if none: EBADF (being
+ * closed), EINVAL (linked), the read error, the write error, ENXIO/EPIPE
+ * (hung up), in that order, each only if the rule says so.  consume: a
+ * non-persistent error reported is cleared.  sd_lock held (asserted). */
+int ust_sd_state_error(struct stdata *sd, int rule, int consume);
+/* The rule of ioctl request cmd, and in *acc (may be NULL) the UST_ACC_*
+ * bits that make it fail EBADF on a descriptor opened without them. */
+int ust_sd_ioc_rule(unsigned long cmd, int *acc);
 
 /* Copy-in/out with fault detection: 0 or EFAULT (addresses that cannot be
  * valid: NULL, outside user space, unmapped). */
