@@ -310,3 +310,15 @@ int ust_autopush_apply(struct stdata *sd, major_t major, minor_t minor, cred_t *
             ust_sd_pop(sd, cr);
     return err;
 }
+
+/* fork() (forksafe.c): a leaf, quiesced so that the child's opens find the
+ * table consistent; parent and child release it alike. */
+void ust_autopush_fork_prepare(void)
+{
+    ust_lock(&ap_lock);
+}
+
+void ust_autopush_fork_release(void)
+{
+    ust_unlock(&ap_lock);
+}

@@ -405,3 +405,34 @@ long ust_bufcall_set_retry(long ms)
     ust_unlock(&bc.lock);
     return old;
 }
+
+/* ------------------------------------------------------------------------ */
+/* fork() (forksafe.c)                                                      */
+/* ------------------------------------------------------------------------ */
+/* Quiesced: the bufcall lock is released around every callback and wait. */
+void ust_bufcall_fork_prepare(void)
+{
+    ust_lock(&bc.lock);
+}
+
+void ust_bufcall_fork_parent(void)
+{
+    ust_unlock(&bc.lock);
+}
+
+/* As timeouts (timeout.c): the parent's bufcalls are dropped in the child,
+ * which has no bufcall thread; the next bufcall or kick starts one. */
+void ust_bufcall_fork_child(void)
+{
+    for (struct bc_rec *r = bc.head, *n; r != NULL; r = n) {
+        n = r->next;
+        free(r);
+    }
+    bc.head = bc.tail = NULL;
+    bc.running = bc.stop = 0;
+    atomic_store_explicit(&ust_bufcall_pending, 0, memory_order_relaxed);
+    atomic_store_explicit(&bc_kicked, 0, memory_order_relaxed);
+    ust_cond_init(&bc.wake);
+    ust_cond_init(&bc.done);
+    ust_unlock(&bc.lock);
+}

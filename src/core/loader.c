@@ -438,3 +438,25 @@ const char *ustreams_load_error(void)
 {
     return ldr_error;
 }
+
+/* ------------------------------------------------------------------------ */
+/* fork() (forksafe.c)                                                      */
+/* ------------------------------------------------------------------------ */
+/* Quiesced: the child may load modules.  ldr_lock is held across dlopen and
+ * a module's ust_module_init, which take the registry lock (ranked after
+ * this one) and glibc's loader lock (taken by fork() after the prepare
+ * hooks), never a lock ranked before it. */
+void ust_loader_fork_prepare(void)
+{
+    ust_lock(&ldr_lock);
+}
+
+void ust_loader_fork_parent(void)
+{
+    ust_unlock(&ldr_lock);
+}
+
+void ust_loader_fork_child(void)
+{
+    ust_unlock(&ldr_lock);
+}

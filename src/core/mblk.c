@@ -42,6 +42,17 @@
  * the one that allocated it drives one counter up and another down; the sum
  * is right.
  *
+ * Fork.  fork() copies only the calling thread, so the child holds the caches
+ * of threads it does not have.  Each list change is bracketed by the owner's
+ * `busy` mark (plain stores and compiler barriers on x86-64); the child hook
+ * (ust_blocks_fork_child) hands every list of those caches that was not being
+ * changed at the instant of fork to the depots and frees the caches.  A list
+ * marked busy, and a chain a thread was carrying to or from a depot, cannot be
+ * trusted and stay unused in the child (memory only: never counted).  The
+ * child's counters start at zero: blocks the parent had outstanding stay with
+ * the parent's streams, which the child never drives, so the child's
+ * ustreams_blockstats counts only its own blocks.
+ *
  * Locks (both leaves: nothing else is taken while they are held, and no
  * callback runs under them):
  *   block depot lock (one per depot, never two at once) -- guards its depot.
@@ -70,6 +81,7 @@
 /* The BIG class is never cached, so its slot holds the standalone msgbs. */
 #define TC_MBLK UST_CLS_BIG
 #define TC_NSLOT (UST_CLS_BIG + 1)
+#define TC_ALL (TC_NSLOT + 1) /* busy: every list (the thread is exiting) */
 
 #define DEPOT_SLOTS 64            /* chains a depot can hold */
 #define DEPOT_BYTES (4L << 20)    /* bound on the memory of one depot */
@@ -90,10 +102,12 @@ struct tc_list {
 };
 
 /* A thread's cache.  lists: owner thread only.  st: written by the owner only
- * (relaxed), read by ustreams_blockstats.  next/prev: block stats lock. */
+ * (relaxed), read by ustreams_blockstats.  next/prev: block stats lock.
+ * busy: written by the owner only; read by a fork() child (see "Fork"). */
 struct ust_tcache {
     struct tc_list list[TC_NSLOT];
     atomic_long st[ST_N];
+    atomic_int busy; /* slot + 1 while that list is being changed, TC_ALL at exit, else 0 */
     struct ust_tcache *next, *prev;
 };
 
@@ -199,6 +213,24 @@ static void die(const char *what, const void *p)
     abort();
 }
 
+/* Mark list slot of tc as being changed (fork safety, see "Fork").  The mark
+ * must reach memory before the list changes: x86 keeps stores in program
+ * order, so a compiler barrier does; weakly ordered machines need a fence. */
+static inline void tc_busy(struct ust_tcache *tc, int slot)
+{
+    atomic_store_explicit(&tc->busy, slot + 1, memory_order_relaxed);
+#if defined(__x86_64__) || defined(__i386__)
+    atomic_signal_fence(memory_order_seq_cst);
+#else
+    atomic_thread_fence(memory_order_release);
+#endif
+}
+
+static inline void tc_settled(struct ust_tcache *tc)
+{
+    atomic_store_explicit(&tc->busy, 0, memory_order_release);
+}
+
 /* ---------------------------------------------------------------- depots */
 
 /* Hand a chain of n nodes to the depot of slot; free it if the depot is full. */
@@ -251,6 +283,7 @@ static inline size_t slot_node_bytes(int slot)
 static void tc_destroy(void *arg)
 {
     struct ust_tcache *tc = arg;
+    tc_busy(tc, TC_ALL - 1);
     for (int s = 0; s < TC_NSLOT; s++) {
         struct tc_list *l = &tc->list[s];
         if (l->head != NULL)
@@ -321,11 +354,14 @@ static inline int caching(const struct ust_tcache *tc)
 static __attribute__((noinline)) void *tc_refill(struct ust_tcache *tc, int slot)
 {
     struct tc_list *l = &tc->list[slot];
-    if (!depot_get(slot, l))
-        return NULL;
-    void *p = l->head;
-    l->head = node_next(slot, p);
-    l->count--;
+    void *p = NULL;
+    tc_busy(tc, slot);
+    if (depot_get(slot, l)) {
+        p = l->head;
+        l->head = node_next(slot, p);
+        l->count--;
+    }
+    tc_settled(tc);
     return p;
 }
 
@@ -336,8 +372,10 @@ static inline void *tc_pop(struct ust_tcache *tc, int slot)
     void *p = l->head;
     if (unlikely(p == NULL))
         return tc_refill(tc, slot);
+    tc_busy(tc, slot);
     l->head = node_next(slot, p);
     l->count--;
+    tc_settled(tc);
     return p;
 }
 
@@ -347,11 +385,13 @@ static __attribute__((noinline)) void tc_spill(struct ust_tcache *tc, int slot)
     struct tc_list *l = &tc->list[slot];
     uint32_t batch = tc_cap[slot] / 2;
     void *chain = l->head, *tail = chain;
+    tc_busy(tc, slot);
     for (uint32_t i = 1; i < batch; i++)
         tail = node_next(slot, tail);
     l->head = node_next(slot, tail);
     l->count -= batch;
     node_set_next(slot, tail, NULL);
+    tc_settled(tc);
     depot_put(slot, chain, batch, slot_node_bytes(slot));
 }
 
@@ -361,9 +401,11 @@ static inline void tc_push(struct ust_tcache *tc, int slot, void *p)
     struct tc_list *l = &tc->list[slot];
     if (unlikely(l->count >= tc_cap[slot]))
         tc_spill(tc, slot);
+    tc_busy(tc, slot);
     node_set_next(slot, p, l->head);
     l->head = p;
     l->count++;
+    tc_settled(tc);
 }
 
 /* ------------------------------------------------------------ data units */
@@ -788,4 +830,58 @@ int ustreams_set_block_cache(int on)
 #else
     return atomic_exchange_explicit(&cache_on, on != 0, memory_order_relaxed);
 #endif
+}
+
+/* ------------------------------------------------------------------ fork */
+/* Quiesced (forksafe.c): depot locks and the stats lock are leaves, never
+ * nested, so prepare takes them all. */
+void ust_blocks_fork_prepare(void)
+{
+    for (int s = 0; s < TC_NSLOT; s++)
+        ust_lock(&depot[s].lock);
+    ust_lock(&stats_lock);
+}
+
+void ust_blocks_fork_parent(void)
+{
+    ust_unlock(&stats_lock);
+    for (int s = TC_NSLOT - 1; s >= 0; s--)
+        ust_unlock(&depot[s].lock);
+}
+
+/* See "Fork" at the top: reclaim the caches of threads the child does not
+ * have and start the counters from zero. */
+void ust_blocks_fork_child(void)
+{
+    for (int s = TC_NSLOT - 1; s >= 0; s--)
+        ust_unlock(&depot[s].lock);
+    struct ust_tcache *tc = tc_all, *next;
+    tc_all = NULL;
+    for (; tc != NULL; tc = next) {
+        next = tc->next;
+        for (int i = 0; i < ST_N; i++)
+            atomic_store_explicit(&tc->st[i], 0, memory_order_relaxed);
+        if (tc == tc_self) { /* the forking thread: keeps its cache */
+            tc->prev = NULL;
+            tc->next = tc_all;
+            if (tc_all != NULL)
+                tc_all->prev = tc;
+            tc_all = tc;
+            continue;
+        }
+        int busy = atomic_load_explicit(&tc->busy, memory_order_acquire);
+        for (int s = 0; busy != TC_ALL && s < TC_NSLOT; s++) {
+            void *head = tc->list[s].head;
+            uint32_t n = 0;
+            if (busy == s + 1 || head == NULL)
+                continue;
+            for (void *p = head; p != NULL; p = node_next(s, p))
+                n++;
+            depot_put(s, head, n, slot_node_bytes(s));
+        }
+        free(tc);
+    }
+    for (int i = 0; i < ST_N; i++)
+        atomic_store_explicit(&st_global[i], 0, memory_order_relaxed);
+    ust_unlock(&stats_lock);
 }

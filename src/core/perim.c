@@ -59,6 +59,13 @@ void ust_perim_init(struct ust_perim *p)
     ust_cond_init(&p->idle);
 }
 
+void ust_perim_fork_reset(struct ust_perim *p)
+{
+    int refs = p->refs;
+    ust_perim_init(p);
+    p->refs = refs;
+}
+
 static void held_push(struct ust_perim *p, int mode)
 {
     if (tls_nheld < UST_MAXHELD) {

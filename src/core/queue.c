@@ -558,3 +558,30 @@ void flushband(queue_t *q, unsigned char pri, int flag)
         return;
     flush_some(q, pri, flag);
 }
+
+/* ------------------------------------------------------------------------ */
+/* fork() (forksafe.c)                                                      */
+/* ------------------------------------------------------------------------ */
+/* pool_lock is a leaf: quiesced, so the free list is whole in the child. */
+void ust_qpool_fork_prepare(void)
+{
+    ust_lock(&pool_lock);
+}
+
+void ust_qpool_fork_parent(void)
+{
+    ust_unlock(&pool_lock);
+}
+
+/* A free pair's queue locks can still be taken by a putnext holding a stale
+ * pointer (see putnext.c); such a thread of the parent does not exist in the
+ * child, so the locks of every free pair -- the only pairs the child will
+ * use -- are re-initialised (a free pair guards no data).  Pairs in use
+ * belong to the parent's streams, which the child never drives. */
+void ust_qpool_fork_child(void)
+{
+    for (struct ust_qpair *qp = pool_free; qp != NULL; qp = qp->pool_next)
+        for (int i = 0; i < 2; i++)
+            ust_lock_init(&qp->p[i].lock);
+    ust_unlock(&pool_lock);
+}

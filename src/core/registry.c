@@ -70,6 +70,7 @@ void ust_init(void)
 {
     if (!reg_initializing)
         pthread_once(&reg_once, reg_init_once);
+    ust_fork_init();
 }
 
 __attribute__((constructor)) static void reg_constructor(void)
@@ -482,5 +483,35 @@ void ust_reg_foreach(void (*fn)(struct ust_modent *e, void *arg), void *arg)
     ust_lock(&reg_lock);
     for (struct ust_modent *e = reg_head; e != NULL; e = e->next)
         fn(e, arg);
+    ust_unlock(&reg_lock);
+}
+
+/* ------------------------------------------------------------------------ */
+/* fork() (forksafe.c)                                                      */
+/* ------------------------------------------------------------------------ */
+/* Quiesced: the child looks drivers and modules up.  Nothing is taken under
+ * reg_lock, so prepare may take it after the head, loader and driver locks. */
+void ust_reg_fork_prepare(void)
+{
+    ust_lock(&reg_lock);
+}
+
+void ust_reg_fork_parent(void)
+{
+    ust_unlock(&reg_lock);
+}
+
+/* The shared perimeters (D_MTPERMOD, D_MTOUTPERIM, legacy) may have had
+ * holders and deferred operations of the parent's threads: in the child
+ * nobody is inside them, and what is deferred belongs to the parent's
+ * streams, so they restart empty (a new instance in the child would
+ * otherwise wait for ever for a holder that does not exist). */
+void ust_reg_fork_child(void)
+{
+    for (struct ust_modent *e = reg_head; e != NULL; e = e->next) {
+        ust_perim_fork_reset(&e->permod);
+        ust_perim_fork_reset(&e->outer);
+    }
+    ust_perim_fork_reset(&ust_legacy_perim);
     ust_unlock(&reg_lock);
 }

@@ -405,3 +405,22 @@ void ustreams_shutdown(void)
     ust_timer_shutdown();
     ust_bufcall_shutdown();
 }
+
+/*
+ * ust_sched_fork_child -- fork() child hook (forksafe.c): nothing is taken in
+ * prepare.  The run lists hold only the parent's queues and their locks may
+ * be held by threads the child does not have, so the child drops them whole
+ * (memory and all) with the lock that guards them; ctl_lock is re-initialised
+ * rather than quiesced because ust_sched_start holds it across pthread_create
+ * and may be reached with stream head locks held.  The next qenable starts
+ * new scheduler threads (ust_sched_start), as at first use.
+ */
+void ust_sched_fork_child(void)
+{
+    ust_lock_init(&ctl_lock);
+    free(lists);
+    lists = NULL;
+    atomic_store(&running, 0);
+    atomic_store(&stop, 0);
+    atomic_store(&work, 0);
+}

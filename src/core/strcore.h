@@ -22,6 +22,7 @@
 #include <sys/strconf.h>
 #include <ustreams_exec.h>
 
+#include "forksafe.h"
 #include "lock.h"
 
 #define UST_FASTBUF 128   /* data bytes kept inside the data block */
@@ -180,6 +181,10 @@ struct ust_perim {
 };
 
 void ust_perim_init(struct ust_perim *p);
+/* Child of fork(): forget the holders and deferred operations of p (they
+ * belong to the parent's threads) and re-initialise its lock and condition
+ * variable; refs is kept.  Only from a fork child hook. */
+void ust_perim_fork_reset(struct ust_perim *p);
 
 /* ------------------------------------------------------------------------ */
 /* Queues                                                                    */

@@ -270,3 +270,39 @@ void ust_timer_shutdown(void)
         e = n;
     }
 }
+
+/* ------------------------------------------------------------------------ */
+/* fork() (forksafe.c)                                                      */
+/* ------------------------------------------------------------------------ */
+/* Quiesced: timer_lock is never held across a callback or a wait for
+ * another thread (cancel's wait releases it). */
+void ust_timer_fork_prepare(void)
+{
+    ust_lock(&timer_lock);
+}
+
+void ust_timer_fork_parent(void)
+{
+    ust_unlock(&timer_lock);
+}
+
+/* The child has no timer thread, and every timeout pending or running at the
+ * fork was set by the parent (by its modules, for its streams, which the
+ * child does not drive): they are dropped, their ids stay unknown
+ * (untimeout returns -1).  The thread is started again by the next timeout. */
+void ust_timer_fork_child(void)
+{
+    struct tentry *lists[2] = {pending, inflight};
+    pending = inflight = NULL;
+    for (int i = 0; i < 2; i++) {
+        for (struct tentry *e = lists[i], *n; e != NULL; e = n) {
+            n = e->next;
+            free(e);
+        }
+    }
+    thread_running = thread_stop = 0;
+    tls_current = NULL;
+    ust_cond_init(&timer_cv);
+    ust_cond_init(&done_cv);
+    ust_unlock(&timer_lock);
+}

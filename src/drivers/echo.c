@@ -19,10 +19,13 @@
  * gets the lowest minor >= 1 not open.
  */
 #include <errno.h>
+#include <string.h>
 #include <pthread.h>
 #include <sys/ddi.h>
 #include <sys/stream.h>
 #include <sys/strconf.h>
+
+#include "forksafe.h"
 
 #define ECHO_ID 5003
 #define ECHO_NMINOR 256 /* minors tracked for clone allocation */
@@ -78,8 +81,29 @@ static unsigned int echo_opens[ECHO_NMINOR]; /* echo_lock: open streams per mino
 /* Registration from ust_builtin_register. */
 void ust_echo_register(void);
 
+/* fork() (src/core/forksafe.h): echo_lock is held briefly and nothing ranked before
+ * UST_FORK_DRIVER is taken under it, so it is quiesced.  In the child, echo_opens counts the
+ * parent's streams: it starts at zero. */
+static void echo_fork_prepare(void)
+{
+    pthread_mutex_lock(&echo_lock);
+}
+
+static void echo_fork_parent(void)
+{
+    pthread_mutex_unlock(&echo_lock);
+}
+
+static void echo_fork_child(void)
+{
+    memset(echo_opens, 0, sizeof(echo_opens));
+    pthread_mutex_unlock(&echo_lock);
+}
+
 void ust_echo_register(void)
 {
+    ust_fork_register(UST_FORK_DRIVER, echo_fork_prepare, echo_fork_parent,
+                      echo_fork_child);
     int rc = register_strdev(&echo_cdev, 0);
     if (rc < 0)
         cmn_err(CE_WARN, "echo: register_strdev failed (%d)", rc);

@@ -124,8 +124,30 @@ static struct cdevsw log_cdev = {
 /* Registration from ust_builtin_register. */
 void ust_log_register(void);
 
+/* fork() (src/core/forksafe.h): log_lock is held briefly and nothing ranked before UST_FORK_DRIVER
+ * is taken under it, so it is quiesced.  In the child, the loggers are the parent's streams: the
+ * table starts empty (strlog finds no logger, as before any open; the records stay with the
+ * parent's streams). */
+static void log_fork_prepare(void)
+{
+    ust_lock(&log_lock);
+}
+
+static void log_fork_parent(void)
+{
+    ust_unlock(&log_lock);
+}
+
+static void log_fork_child(void)
+{
+    log_streams = log_errq = log_consq = NULL;
+    ust_unlock(&log_lock);
+}
+
 void ust_log_register(void)
 {
+    ust_fork_register(UST_FORK_DRIVER, log_fork_prepare, log_fork_parent,
+                      log_fork_child);
     int rc = register_strdev(&log_cdev, 0);
     if (rc < 0)
         cmn_err(CE_WARN, "log: register_strdev failed (%d)", rc);

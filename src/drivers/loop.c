@@ -46,6 +46,8 @@
 #include <sys/stream.h>
 #include <sys/strconf.h>
 
+#include "forksafe.h"
+
 #define LOOP_ID     5304
 #define LOOP_NMINOR 1024 /* minors 0 .. LOOP_NMINOR-1; clone opens take >= 1 */
 
@@ -111,8 +113,31 @@ void ust_loop_register(void);
  * ust_loop_register -- register the "loop" driver.
  *   Context: ust_builtin_register, once.  Failure is reported with cmn_err.
  */
+/* fork() (src/core/forksafe.h): loop_lock is held briefly and nothing ranked before
+ * UST_FORK_DRIVER is taken under it, so it is quiesced.  In the child, loop_tab holds the parent's
+ * minors, whose queues are the parent's: it starts empty (the records stay with the parent's
+ * streams). */
+static void loop_fork_prepare(void)
+{
+    pthread_mutex_lock(&loop_lock);
+}
+
+static void loop_fork_parent(void)
+{
+    pthread_mutex_unlock(&loop_lock);
+}
+
+static void loop_fork_child(void)
+{
+    memset(loop_tab, 0, sizeof(loop_tab));
+    pthread_cond_init(&loop_cv, NULL);
+    pthread_mutex_unlock(&loop_lock);
+}
+
 void ust_loop_register(void)
 {
+    ust_fork_register(UST_FORK_DRIVER, loop_fork_prepare, loop_fork_parent,
+                      loop_fork_child);
     int rc = register_strdev(&loop_cdev, 0);
     if (rc < 0)
         cmn_err(CE_WARN, "loop: register_strdev failed (%d)", rc);

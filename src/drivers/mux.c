@@ -66,6 +66,8 @@
 #include <sys/strconf.h>
 #include <stropts.h>
 
+#include "forksafe.h"
+
 #define MUX_ID     5310
 #define MUX_NMINOR 65536 /* clone minors 1 .. MUX_NMINOR-1 */
 
@@ -155,8 +157,31 @@ static struct mux_lower *mux_lowers;                         /* mux_lock */
 /* Registration from ust_builtin_register. */
 void ust_mux_register(void);
 
+/* fork() (src/core/forksafe.h): mux_lock is held briefly and nothing ranked before UST_FORK_DRIVER
+ * is taken under it, so it is quiesced.  In the child, the routes join the parent's streams: the
+ * tables start empty (the records stay with the parent's streams). */
+static void mux_fork_prepare(void)
+{
+    pthread_mutex_lock(&mux_lock);
+}
+
+static void mux_fork_parent(void)
+{
+    pthread_mutex_unlock(&mux_lock);
+}
+
+static void mux_fork_child(void)
+{
+    mux_uppers = NULL;
+    mux_lowers = NULL;
+    pthread_cond_init(&mux_cv, NULL);
+    pthread_mutex_unlock(&mux_lock);
+}
+
 void ust_mux_register(void)
 {
+    ust_fork_register(UST_FORK_DRIVER, mux_fork_prepare, mux_fork_parent,
+                      mux_fork_child);
     int rc = register_strdev(&mux_cdev, 0);
     if (rc < 0)
         cmn_err(CE_WARN, "mux: register_strdev failed (%d)", rc);

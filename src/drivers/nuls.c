@@ -14,10 +14,13 @@
  * gets the lowest minor >= 1 not open.
  */
 #include <errno.h>
+#include <string.h>
 #include <pthread.h>
 #include <sys/ddi.h>
 #include <sys/stream.h>
 #include <sys/strconf.h>
+
+#include "forksafe.h"
 
 #define NULS_ID 5004
 #define NULS_NMINOR 256 /* minors tracked for clone allocation */
@@ -65,8 +68,29 @@ static unsigned int nuls_opens[NULS_NMINOR]; /* nuls_lock: open streams per mino
 /* Registration from ust_builtin_register. */
 void ust_nuls_register(void);
 
+/* fork() (src/core/forksafe.h): nuls_lock is held briefly and nothing ranked before
+ * UST_FORK_DRIVER is taken under it, so it is quiesced.  In the child, nuls_opens counts the
+ * parent's streams: it starts at zero. */
+static void nuls_fork_prepare(void)
+{
+    pthread_mutex_lock(&nuls_lock);
+}
+
+static void nuls_fork_parent(void)
+{
+    pthread_mutex_unlock(&nuls_lock);
+}
+
+static void nuls_fork_child(void)
+{
+    memset(nuls_opens, 0, sizeof(nuls_opens));
+    pthread_mutex_unlock(&nuls_lock);
+}
+
 void ust_nuls_register(void)
 {
+    ust_fork_register(UST_FORK_DRIVER, nuls_fork_prepare, nuls_fork_parent,
+                      nuls_fork_child);
     int rc = register_strdev(&nuls_cdev, 0);
     if (rc < 0)
         cmn_err(CE_WARN, "nuls: register_strdev failed (%d)", rc);

@@ -179,13 +179,18 @@ void ust_sd_teardown(struct stdata *sd)
  *   Returns 0, or -1 with errno EBADF (not open, or closed concurrently by
  *   another thread).  A descriptor that is open but not a stream is handed to
  *   close(2).  Threads blocked on the stream through this descriptor return
- *   (EBADF) when it was the last one.
+ *   (EBADF) when it was the last one.  In the child of a fork(), a stream
+ *   inherited from the parent is only released (ust_sd_fork_close): its
+ *   close procedures are the parent's.
  */
 int strm_close(int fd)
 {
     struct stdata *sd;
     int err, left;
 
+    sd = ust_sd_peek(fd);
+    if (sd != NULL && ust_sd_forked(sd))
+        return ust_sd_fork_close(fd, sd);
     sd = ust_sd_get(fd, &err);
     if (sd == NULL) {
         if (err == ENOSTR)

@@ -75,6 +75,7 @@ static struct stdata *slot_get(int fd)
 
 struct stdata *ust_sd_alloc(void)
 {
+    ust_sd_fork_init();
     ust_lock(&pool_lock);
     struct stdata *sd = pool;
     if (sd)
@@ -93,6 +94,7 @@ struct stdata *ust_sd_alloc(void)
     sd->sd_rq = sd->sd_wq = NULL;
     atomic_store(&sd->sd_calls, 0);
     atomic_store(&sd->sd_refs, 0);
+    __atomic_store_n(&sd->sd_forked, 0, __ATOMIC_RELAXED);
     sd->sd_flag = 0;
     sd->sd_rerror = sd->sd_werror = 0;
     sd->sd_rdopt = RNORM | RPROTNORM;
@@ -243,9 +245,14 @@ struct stdata *ust_sd_get(int fd, int *err)
     struct stdata *sd = slot_get(fd);
     if (sd) {
         atomic_fetch_add(&sd->sd_calls, 1);
-        if (slot_get(fd) == sd)
+        if (slot_get(fd) == sd && !ust_sd_forked(sd))
             return sd;
         ust_sd_put(sd);
+        if (ust_sd_forked(sd) && slot_get(fd) == sd) {
+            if (err)
+                *err = EIO; /* the parent's stream (sd_fork.c) */
+            return NULL;
+        }
     }
     if (err)
         *err = (fd >= 0 && fcntl(fd, F_GETFD) >= 0) ? ENOSTR : EBADF;
@@ -443,4 +450,46 @@ int ust_copyout(const void *kaddr, void *uaddr, size_t len)
     if (len)
         memcpy(uaddr, kaddr, len);
     return 0;
+}
+
+/* ---- fork() (sd_fork.c) ---- */
+
+/* Both locks are leaves: quiesced, so that the child finds the table and the
+ * pool whole. */
+void ust_sd_fd_fork_prepare(void)
+{
+    ust_lock(&tab_lock);
+    ust_lock(&pool_lock);
+}
+
+void ust_sd_fd_fork_parent(void)
+{
+    ust_unlock(&pool_lock);
+    ust_unlock(&tab_lock);
+}
+
+/* A free head's locks are not held by its last user any more, but a thread
+ * holding a stale pointer (as a late putnext does for a pooled queue pair)
+ * could take one; no such thread exists in the child, so the locks of every
+ * free head -- the only heads the child will use -- are re-initialised. */
+void ust_sd_fd_fork_child(void)
+{
+    for (struct stdata *sd = pool; sd != NULL; sd = sd->sd_next) {
+        ust_lock_init(&sd->sd_lock);
+        ust_lock_init(&sd->sd_plumb);
+    }
+    ust_unlock(&pool_lock);
+    ust_unlock(&tab_lock);
+}
+
+/* Assumes the table is chunks[] of slots read without a lock (child: one
+ * thread, the table quiesced at the fork). */
+void ust_sd_fd_detach_all(void (*detach)(struct stdata *sd))
+{
+    for (int c = 0; c < NCHUNKS; c++) {
+        struct stdata **ch = chunks[c];
+        for (int i = 0; ch != NULL && i < CHUNK; i++)
+            if (ch[i] != NULL)
+                detach(ch[i]);
+    }
 }

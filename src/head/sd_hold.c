@@ -360,3 +360,33 @@ int ust_sd_hold_write(struct stdata *sd, struct ust_sd_uio *u, size_t total, siz
     *res = (ssize_t)total;
     return UST_HW_DONE;
 }
+
+/* ------------------------------------------------------------------------ */
+/* fork() (sd_fork.c)                                                       */
+/* ------------------------------------------------------------------------ */
+/* ht_lock is quiesced (order: after the head's tab_lock, before the timer
+ * lock, as in "sd_lock > ht_lock > timer lock"; its waits release it). */
+void ust_sd_hold_fork_prepare(void)
+{
+    ust_lock(&ht_lock);
+}
+
+void ust_sd_hold_fork_parent(void)
+{
+    ust_unlock(&ht_lock);
+}
+
+/* Every armed hold timer is the parent's (its timeout was dropped by the
+ * core's child hook, and its stream is detached): the table starts empty. */
+void ust_sd_hold_fork_child(void)
+{
+    for (int b = 0; b < HT_NBUCKET; b++) {
+        for (struct hold_timer *t = ht_tab[b], *n; t != NULL; t = n) {
+            n = t->next;
+            free(t);
+        }
+        ht_tab[b] = NULL;
+    }
+    ust_cond_init(&ht_cv);
+    ust_unlock(&ht_lock);
+}

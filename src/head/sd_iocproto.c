@@ -44,25 +44,6 @@ void ust_sd_ioc_send(struct stdata *sd, mblk_t *mp)
     ust_qrelease(wq);
 }
 
-/* The error that stops an ioctl on this stream now, 0 if none (sd_lock held):
- * EBADF closing, EINVAL linked, the M_ERROR errors, ENXIO hung up. */
-int ust_sd_ioc_error(struct stdata *sd)
-{
-    UST_ASSERT_HELD(&sd->sd_lock);
-    uint_t fl = sd->sd_flag;
-    if (fl & STRCLOSE)
-        return EBADF;
-    if (fl & STPLEX)
-        return EINVAL;
-    if ((fl & STRDERR) && sd->sd_rerror)
-        return sd->sd_rerror;
-    if ((fl & STWRERR) && sd->sd_werror)
-        return sd->sd_werror;
-    if (fl & STRHUP)
-        return ENXIO;
-    return 0;
-}
-
 /* ------------------------------------------------------------------------ */
 /* The downstream ioctl protocol                                            */
 /* ------------------------------------------------------------------------ */

@@ -228,11 +228,17 @@ static int ioc_rq_look(struct stdata *sd, int what, int arg)
 
 /* I_SRDOPT: a read mode and at most one protocol option (none keeps the
  * current one); RFILL (Linux Fast-STREAMS) and RMREAD (ustreams) allowed. */
+static int srdopt_bad(int v)
+{
+    int prot = v & RPROTMASK;
+    return (v & ~(RMODEMASK | RPROTMASK | RFILL | RMREAD)) || (v & RMODEMASK) == RMODEMASK ||
+           (prot && prot != RPROTNORM && prot != RPROTDAT && prot != RPROTDIS);
+}
+
 static int ioc_srdopt(struct stdata *sd, int v)
 {
     int prot = v & RPROTMASK;
-    if ((v & ~(RMODEMASK | RPROTMASK | RFILL | RMREAD)) || (v & RMODEMASK) == RMODEMASK ||
-        (prot && prot != RPROTNORM && prot != RPROTDAT && prot != RPROTDIS))
+    if (srdopt_bad(v))
         return -EINVAL;
     ust_lock(&sd->sd_lock);
     if (!prot)
@@ -244,9 +250,15 @@ static int ioc_srdopt(struct stdata *sd, int v)
 
 /* I_SERROPT: at most one of RERRNORM/RERRNONPERSIST and of WERRNORM/
  * WERRNONPERSIST; a side not named is set to its persistent (NORM) default. */
+static int serropt_bad(int v)
+{
+    return (v & ~(RERRMASK | WERRMASK)) || (v & RERRMASK) == RERRMASK ||
+           (v & WERRMASK) == WERRMASK;
+}
+
 static int ioc_serropt(struct stdata *sd, int v)
 {
-    if ((v & ~(RERRMASK | WERRMASK)) || (v & RERRMASK) == RERRMASK || (v & WERRMASK) == WERRMASK)
+    if (serropt_bad(v))
         return -EINVAL;
     if (!(v & RERRMASK))
         v |= RERRNORM;
@@ -387,11 +399,101 @@ static int ioc_getpmsg(struct stdata *sd, void *arg, int pmsg)
 /* ------------------------------------------------------------------------ */
 
 /*
+ * ioc_args -- step 2 of the error order (sd_state.c): the argument checks
+ *   that need nothing but the argument, made before the stream's state is
+ *   looked at.  Input structures are copied in here to be checked (and again
+ *   by the request itself); output pointers are written when the request is
+ *   done, as a kernel's copyout is, so their EFAULT comes at the end.
+ *   Returns 0, EINVAL, EFAULT or ERANGE.
+ */
+static int ioc_args(unsigned long cmd, void *arg)
+{
+    int v = iarg_of(arg);
+    char name[FMNAMESZ + 1];
+
+    switch (cmd) {
+    case I_PUSH: /* whether it names a module is known when it is loaded */
+    case I_FIND:
+        return get_name(arg, name);
+    case I_LIST: {
+        struct str_list sl;
+        if (!arg)
+            return 0;
+        if (ust_copyin(arg, &sl, sizeof(sl)) != 0)
+            return EFAULT;
+        return sl.sl_nmods < 1 ? EINVAL : 0;
+    }
+    case I_FLUSH:
+        return (v & ~FLUSHRW) || !(v & FLUSHRW) ? EINVAL : 0;
+    case I_FLUSHBAND: {
+        struct bandinfo bi;
+        if (ust_copyin(arg, &bi, sizeof(bi)) != 0)
+            return EFAULT;
+        return (bi.bi_flag & ~FLUSHRW) || !(bi.bi_flag & FLUSHRW) ? EINVAL : 0;
+    }
+    case I_SETSIG:
+        return (v & ~S_ALL) || ((v & S_BANDURG) && !(v & S_RDBAND)) ? EINVAL : 0;
+    case I_PEEK: {
+        struct strpeek pk;
+        if (ust_copyin(arg, &pk, sizeof(pk)) != 0)
+            return EFAULT;
+        return pk.flags != 0 && pk.flags != RS_HIPRI ? EINVAL : 0;
+    }
+    case I_SRDOPT:
+        return srdopt_bad(v) ? EINVAL : 0;
+    case I_SWROPT:
+        return v & ~(SNDZERO | SNDPIPE | SNDHOLD) ? EINVAL : 0;
+    case I_SERROPT:
+        return serropt_bad(v) ? EINVAL : 0;
+    case I_SETCLTIME: {
+        int ms;
+        if (ust_copyin(arg, &ms, sizeof(ms)) != 0)
+            return EFAULT;
+        return ms < 0 ? EINVAL : 0;
+    }
+    case I_ATMARK:
+        return v != ANYMARK && v != LASTMARK ? EINVAL : 0;
+    case I_CKBAND:
+    case I_CANPUT:
+        return v < 0 || v > UST_MAXBAND ? EINVAL : 0;
+    case I_STR: {
+        struct strioctl ic;
+        if (ust_copyin(arg, &ic, sizeof(ic)) != 0)
+            return EFAULT;
+        return ic.ic_len < 0 || ic.ic_len > UST_STRMSGSZ || ic.ic_timout < -1 ? EINVAL : 0;
+    }
+    case I_FDINSERT: {
+        struct strfdinsert fi;
+        if (ust_copyin(arg, &fi, sizeof(fi)) != 0)
+            return EFAULT;
+        if ((fi.flags != 0 && fi.flags != RS_HIPRI) || fi.offset < 0 ||
+            (size_t)fi.offset % sizeof(queue_t *) != 0 || fi.ctlbuf.len < 0 ||
+            (size_t)fi.ctlbuf.len < (size_t)fi.offset + sizeof(queue_t *))
+            return EINVAL;
+        return fi.ctlbuf.len > UST_STRCTLSZ ? ERANGE : 0;
+    }
+    case I_PIPE:
+    case I_FIFO:
+    case I_GETTP:
+    case I_STATS:
+    case I_BIGPIPE:
+    case I_AUTOPUSH:
+    case I_HEAP:
+        return EINVAL;
+    default:
+        return 0;
+    }
+}
+
+/*
  * ust_sd_ioctl -- perform ioctl `cmd` on the stream.
  *   Context: a system call (sd_calls counted); may block (I_STR, transparent
  *   ioctls, I_PUSH/I_POP, the message ioctls).  No lock held.
  *   Returns the request's non-negative value, or -errno as streamio(7) lists
- *   for each request.
+ *   for each request, in the order of sd_state.c: the arguments (ioc_args),
+ *   then the stream's state by the request's rule (ust_sd_ioc_rule,
+ *   ust_sd_state_error, which clears a non-persistent error it reports),
+ *   then the request's own errors.
  */
 int ust_sd_ioctl(struct stdata *sd, unsigned long cmd, void *arg)
 {
@@ -399,9 +501,16 @@ int ust_sd_ioctl(struct stdata *sd, unsigned long cmd, void *arg)
     char name[FMNAMESZ + 1];
     cred_t cr;
 
+    ust_sd_flush_hold(sd);
+    if ((err = ioc_args(cmd, arg)) != 0)
+        return -err; /* bad arguments come before the stream's state */
     if ((r = ust_sd_plex_ioctl(sd, cmd)) != 0)
         return r; /* linked under a multiplexer (sd_link.c) */
-    ust_sd_flush_hold(sd);
+    ust_lock(&sd->sd_lock);
+    err = ust_sd_state_error(sd, ust_sd_ioc_rule(cmd, NULL), 1); /* sd_state.c */
+    ust_unlock(&sd->sd_lock);
+    if (err != 0)
+        return -err;
     switch (cmd) {
     case I_PUSH:
         if ((err = get_name(arg, name)) != 0)
@@ -564,7 +673,9 @@ int strm_ioctl(int fd, unsigned long request, ...)
     va_start(ap, request);
     void *arg = va_arg(ap, void *);
     va_end(ap);
-    struct stdata *sd = ust_sd_get(fd, &err);
+    int acc;
+    ust_sd_ioc_rule(request, &acc); /* the message ioctls need the descriptor's mode */
+    struct stdata *sd = ust_sd_get_acc(fd, acc, &err);
     if (!sd) {
         errno = err;
         return -1;

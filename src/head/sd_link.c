@@ -288,12 +288,8 @@ static int link_ioctl(struct stdata *ctl, int cmd, queue_t *qtop, queue_t *qbot,
     /* Take the ioctl slot. */
     ust_lock(&ctl->sd_lock);
     for (;;) {
-        if (!atclose && (ctl->sd_flag & STRHUP))
-            err = ENXIO;
-        else if (!atclose && (ctl->sd_flag & STRDERR) && ctl->sd_rerror)
-            err = ctl->sd_rerror;
-        else if (!atclose && (ctl->sd_flag & STWRERR) && ctl->sd_werror)
-            err = ctl->sd_werror;
+        if (!atclose)
+            err = ust_sd_ioc_error(ctl); /* sd_state.c: errors, then hang-up */
         if (err || !ctl->sd_iocbusy)
             break;
         if (ust_sd_wait(ctl, &ctl->sd_iwait, deadline) == ETIME)
@@ -369,12 +365,8 @@ static int stream_error(struct stdata *sd)
     ust_lock(&sd->sd_lock);
     if (sd->sd_flag & (STPLEX | STRCLOSE))
         err = EINVAL;
-    else if ((sd->sd_flag & STRDERR) && sd->sd_rerror)
-        err = sd->sd_rerror;
-    else if ((sd->sd_flag & STWRERR) && sd->sd_werror)
-        err = sd->sd_werror;
-    else if (sd->sd_flag & STRHUP)
-        err = ENXIO;
+    else
+        err = ust_sd_ioc_error(sd); /* sd_state.c */
     ust_unlock(&sd->sd_lock);
     return err;
 }
@@ -708,4 +700,19 @@ int ust_sd_plex_ioctl(struct stdata *sd, unsigned long cmd)
     plex = (sd->sd_flag & STPLEX) != 0;
     ust_unlock(&sd->sd_lock);
     return plex ? -EINVAL : 0;
+}
+
+/*
+ * ust_sd_link_fork_child -- fork() child (sd_fork.c).  link_serial is held
+ *   across waits for sd_plumb and for the driver's answer, so it is never
+ *   taken by the fork prepare hook (a link could wait for the thread that
+ *   forks); the child re-initialises it.  The links it guards join the
+ *   parent's streams, which the child never drives: the list is forgotten, not
+ *   walked (it may have been mid-update), and its records stay with the
+ *   parent's memory image like the streams they join.
+ */
+void ust_sd_link_fork_child(void)
+{
+    ust_lock_init(&link_serial);
+    links = NULL;
 }

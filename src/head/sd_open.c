@@ -239,14 +239,7 @@ static void pass_on(queue_t *q)
  * after a hang-up, as streamio(7) lists them; 0 if neither.  sd_lock held. */
 static int plumb_error(struct stdata *sd)
 {
-    UST_ASSERT_HELD(&sd->sd_lock);
-    if ((sd->sd_flag & STRDERR) && sd->sd_rerror)
-        return sd->sd_rerror;
-    if ((sd->sd_flag & STWRERR) && sd->sd_werror)
-        return sd->sd_werror;
-    if (sd->sd_flag & STRHUP)
-        return ENXIO;
-    return 0;
+    return ust_sd_ioc_error(sd); /* the table of sd_state.c */
 }
 
 /*
@@ -657,6 +650,7 @@ done:
         return -1;
     }
     set_cloexec(fd, (oflag & O_CLOEXEC) != 0);
+    ust_sd_acc_set(fd, ust_sd_acc_of_oflag(oflag)); /* per descriptor (sd_access.c) */
     return fd;
 }
 
@@ -715,17 +709,19 @@ static int dup_stream_fd(struct stdata *sd, int minfd, int cloexec)
 /*
  * strm_fcntl -- fcntl(2) for streams.
  *   Context: any thread; F_DUPFD may allocate.
- *   F_GETFL reports the access mode and O_NONBLOCK of the stream's open
- *   (sd_oflag); F_SETFL changes O_NONBLOCK/O_NDELAY there (the only status
- *   flags a stream acts on; others are ignored, as Linux ignores flags it
- *   cannot change).  The kernel descriptor itself is always non-blocking (the
- *   library never blocks on it), so its own flag is not touched.  Note that
+ *   F_GETFL reports the descriptor's access mode (sd_access.c) and the
+ *   O_NONBLOCK of the stream's open (sd_oflag); F_SETFL changes
+ *   O_NONBLOCK/O_NDELAY there (the only status flags a stream acts on;
+ *   others are ignored, as Linux ignores flags it cannot change).  The
+ *   kernel descriptor itself is always non-blocking (the library never
+ *   blocks on it), so its own flag is not touched.  Note that
  *   sd_oflag belongs to the stream, so it is shared by every descriptor of
  *   the stream, including those of a shared reopen.
  *   F_DUPFD/F_DUPFD_CLOEXEC make a new descriptor for the same stream (the
- *   lowest free number >= arg).  Every other command (F_GETFD, F_SETFD,
- *   locks, F_SETOWN...) is done by fcntl(2) on the descriptor, and a
- *   descriptor that is not a stream is handed to fcntl(2) whole.
+ *   lowest free number >= arg) with the access mode of fd.  Every other
+ *   command (F_GETFD, F_SETFD, locks, F_SETOWN...) is done by fcntl(2) on the
+ *   descriptor, and a descriptor that is not a stream is handed to fcntl(2)
+ *   whole.
  *   Returns as fcntl(2); errors EBADF (not open), EINVAL (bad F_DUPFD
  *   argument), EMFILE, or those of fcntl(2).
  */
@@ -749,8 +745,9 @@ int strm_fcntl(int fd, int cmd, ...)
     switch (cmd) {
     case F_GETFL:
         ust_lock(&sd->sd_lock);
-        r = sd->sd_oflag & (O_ACCMODE | O_NONBLOCK | O_NDELAY | O_APPEND);
+        r = sd->sd_oflag & (O_NONBLOCK | O_NDELAY | O_APPEND);
         ust_unlock(&sd->sd_lock);
+        r |= ust_sd_acc_oflag(fd); /* the access mode is the descriptor's */
         break;
     case F_SETFL:
         ust_lock(&sd->sd_lock);
@@ -762,6 +759,8 @@ int strm_fcntl(int fd, int cmd, ...)
     case F_DUPFD:
     case F_DUPFD_CLOEXEC:
         r = dup_stream_fd(sd, (int)(intptr_t)arg, cmd == F_DUPFD_CLOEXEC);
+        if (r >= 0)
+            ust_sd_acc_set(r, ust_sd_acc_get(fd)); /* the duplicate keeps the mode */
         if (r < 0) {
             errno = -r;
             r = -1;
@@ -788,4 +787,41 @@ int isastream(int fd)
         return 0;
     errno = EBADF;
     return -1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* fork() (sd_fork.c)                                                       */
+/* ------------------------------------------------------------------------ */
+/* tab_lock is quiesced: held briefly (strm_close's close(2) at most), it is
+ * taken first of the head's locks, with no stream lock held, and a holder
+ * waits for no lock ranked before it. */
+void ust_sd_open_fork_prepare(void)
+{
+    ust_lock(&tab_lock);
+}
+
+void ust_sd_open_fork_parent(void)
+{
+    ust_unlock(&tab_lock);
+}
+
+/* Detach every registered stream, then forget them: the list of streams and
+ * the share table describe the parent's streams, so in the child a new open
+ * of a device makes a new stream (its driver's open runs in the child). */
+void ust_sd_open_fork_child(void (*detach)(struct stdata *sd))
+{
+    struct stdata *sd = sd_head, *next;
+    sd_head = NULL;
+    for (; sd != NULL; sd = next) {
+        next = sd->sd_next;
+        sd->sd_next = NULL;
+        detach(sd);
+    }
+    for (struct share_ent *s = share_head, *n; s != NULL; s = n) {
+        n = s->next;
+        free(s);
+    }
+    share_head = NULL;
+    ust_cond_init(&share_cv);
+    ust_unlock(&tab_lock);
 }

@@ -256,6 +256,8 @@ int strm_pipe(int fds[2])
     }
     fcntl(tmp[0], F_SETFD, 0);
     fcntl(tmp[1], F_SETFD, 0);
+    ust_sd_acc_set(tmp[0], 0); /* both ends read and write (sd_access.c) */
+    ust_sd_acc_set(tmp[1], 0);
     ust_sd_register(sd[0]);
     ust_sd_register(sd[1]);
     memcpy(fds, tmp, sizeof(tmp));
@@ -536,6 +538,7 @@ struct passfp {
     frtn_t frtn;       /* free_func = passfp_free, free_arg = this */
     int fd;            /* close-on-exec duplicate of an ordinary file, or -1 */
     struct stdata *sd; /* a stream passed (one sd_refs reference), or NULL */
+    int acc;           /* UST_ACC_* of the stream descriptor passed (sd_access.c) */
     uid_t uid;         /* sender's effective ids */
     gid_t gid;
 };
@@ -572,8 +575,10 @@ static int passfp_make(int fd, mblk_t **mpp)
     pf->gid = getegid();
     fsd = ust_sd_get(fd, &err);
     if (fsd != NULL) {
-        if (sd_hold_live(fsd))
+        if (sd_hold_live(fsd)) {
             pf->sd = fsd;
+            pf->acc = ust_sd_acc_get(fd); /* received with the sender's mode */
+        }
         ust_sd_put(fsd);
         if (pf->sd == NULL) {
             free(pf);
@@ -606,7 +611,7 @@ static int passfp_make(int fd, mblk_t **mpp)
  *   sd.  The message goes straight to the peer head's read queue.
  *   Context: a system call on sd (sd_calls counted); no lock held.
  *   Returns 0 or an errno: EINVAL (sd is not a pipe end), ENXIO (hung up:
- *   the other end is closed), the stream's write error (M_ERROR), EBADF (fd
+ *   the other end is closed), the M_ERROR errors (sd_state.c), EBADF (fd
  *   not open), EAGAIN (the peer's read queue is full, or no memory), EMFILE.
  */
 int ust_sd_sendfd(struct stdata *sd, int fd)
@@ -619,10 +624,8 @@ int ust_sd_sendfd(struct stdata *sd, int fd)
     ust_lock(&sd->sd_lock);
     if (!(sd->sd_flag & STRPIPE))
         err = EINVAL;
-    else if ((sd->sd_flag & STWRERR) && sd->sd_werror)
-        err = sd->sd_werror;
-    else if (sd->sd_flag & STRHUP)
-        err = ENXIO;
+    else
+        err = ust_sd_ioc_error(sd); /* sd_state.c: errors, hang-up ENXIO */
     ust_unlock(&sd->sd_lock);
     if (err != 0)
         return err;
@@ -665,8 +668,10 @@ static int passfp_install(struct passfp *pf)
 {
     if (pf->sd != NULL) {
         int fd = ust_sd_dup_fd(pf->sd);
-        if (fd >= 0)
+        if (fd >= 0) {
             fcntl(fd, F_SETFD, 0);
+            ust_sd_acc_set(fd, pf->acc);
+        }
         return fd;
     }
     if (pf->fd >= 0) {
@@ -734,4 +739,42 @@ int ust_sd_recvfd(struct stdata *sd, struct strrecvfd *rf)
     rf->gid = pf->gid;
     freemsg(mp); /* releases the in-flight duplicate or stream reference */
     return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* fork() (sd_fork.c)                                                       */
+/* ------------------------------------------------------------------------ */
+/* fattach_lock is a leaf: quiesced.  In the child every attached name names
+ * a parent's stream, so the table starts empty (opening such a name in the
+ * child fails as for any name nothing is attached to); the references the
+ * entries held are the parent's and are not dropped. */
+void ust_fattach_fork_prepare(void)
+{
+    ust_lock(&fattach_lock);
+}
+
+void ust_fattach_fork_parent(void)
+{
+    ust_unlock(&fattach_lock);
+}
+
+void ust_fattach_fork_child(void)
+{
+    for (struct fattach_ent *e = fattach_tab, *n; e != NULL; e = n) {
+        n = e->next;
+        free(e);
+    }
+    fattach_tab = NULL;
+    ust_unlock(&fattach_lock);
+}
+
+/* pipe_lock is not quiesced: it guards only the peer links of existing pipe
+ * ends and the records of breaks in progress (on the breakers' stacks), all
+ * of them the parent's in the child; the child re-initialises the lock and
+ * its condition variable and forgets the records. */
+void ust_pipe_fork_child(void)
+{
+    ust_lock_init(&pipe_lock);
+    ust_cond_init(&pipe_cv);
+    breaking = NULL;
 }

@@ -191,6 +191,8 @@ static int arm_band(struct stdata *sd, unsigned char band)
     atomic_fetch_add(&ust_qpv(wq)->active, 1);
     ok = bcanputnext(wq, band);
     ust_qrelease(wq);
+    if (!ok)
+        ust_sd_wfull_note(sd, band); /* its relief raises S_OUTPUT/S_WRBAND */
     return ok;
 }
 
@@ -303,7 +305,8 @@ static int scan(struct pollfd *fds, nfds_t nfds, struct pollfd *kfds, char *ord,
                 ord[i] = 1;
                 (*nord)++;
             } else {
-                p->revents = POLLNVAL;
+                /* EIO: a stream inherited through fork(), the parent's */
+                p->revents = err == EIO ? POLLERR : POLLNVAL;
                 n++;
             }
             continue;

@@ -130,19 +130,7 @@ static mblk_t *trim_front(mblk_t *mp, mblk_t **dead)
  * RERRNONPERSIST, if consume is set).  sd_lock held. */
 static int sd_read_error(struct stdata *sd, int consume)
 {
-    UST_ASSERT_HELD(&sd->sd_lock);
-    if (sd->sd_flag & STRCLOSE)
-        return EBADF;
-    if (sd->sd_flag & STPLEX)
-        return EINVAL;
-    if (!(sd->sd_flag & STRDERR) || sd->sd_rerror == 0)
-        return 0;
-    int e = sd->sd_rerror;
-    if (consume && (sd->sd_erropt & RERRNONPERSIST)) {
-        sd->sd_rerror = 0;
-        sd->sd_flag &= ~STRDERR;
-    }
-    return e;
+    return ust_sd_state_error(sd, UST_RULE_READ, consume); /* sd_state.c */
 }
 
 /* The message at the front of the head read queue (it stays there).  With
@@ -684,7 +672,7 @@ int ust_sd_nread(struct stdata *sd, int *bytes)
 ssize_t strm_read(int fd, void *buf, size_t count)
 {
     int err;
-    struct stdata *sd = ust_sd_get(fd, &err);
+    struct stdata *sd = ust_sd_get_acc(fd, UST_ACC_NOREAD, &err);
     if (!sd) {
         errno = err;
         return -1;
@@ -704,7 +692,7 @@ ssize_t strm_read(int fd, void *buf, size_t count)
 ssize_t strm_readv(int fd, const struct iovec *iov, int iovcnt)
 {
     int err;
-    struct stdata *sd = ust_sd_get(fd, &err);
+    struct stdata *sd = ust_sd_get_acc(fd, UST_ACC_NOREAD, &err);
     if (!sd) {
         errno = err;
         return -1;
@@ -749,7 +737,7 @@ static int strbuf_out(struct strbuf *u, const struct strbuf *k)
 static int do_getpmsg(int fd, struct strbuf *ctlptr, struct strbuf *dataptr, int *band, int *flags)
 {
     int err;
-    struct stdata *sd = ust_sd_get(fd, &err);
+    struct stdata *sd = ust_sd_get_acc(fd, UST_ACC_NOREAD, &err);
     if (!sd)
         return -err;
     struct strbuf kc, kd, *pc, *pd;
@@ -764,11 +752,12 @@ static int do_getpmsg(int fd, struct strbuf *ctlptr, struct strbuf *dataptr, int
     return r;
 }
 
-/* Fail a call with err, unless fd is bad (EBADF/ENOSTR come first). */
+/* Fail a call with err, unless fd is bad (EBADF/ENOSTR come first, and
+ * EBADF for a descriptor not open for reading). */
 static int fail_after_fd(int fd, int err)
 {
     int e;
-    struct stdata *sd = ust_sd_get(fd, &e);
+    struct stdata *sd = ust_sd_get_acc(fd, UST_ACC_NOREAD, &e);
     if (sd)
         ust_sd_put(sd);
     errno = sd ? err : e;

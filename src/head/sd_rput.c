@@ -202,43 +202,47 @@ static void sd_read_enable(queue_t *q)
         ust_sd_wake(&sd->sd_rwait);
 }
 
-/* The first band > 0 that is in use at the queue governing writes below
- * sd_wq (the nearest with a service procedure) and writable, or 0.  sd_lock
- * held (only to keep the order sd_lock > queue lock). */
-static int sd_writable_band(struct stdata *sd)
+void ust_sd_wfull_note(struct stdata *sd, int band)
 {
-    queue_t *wq = sd->sd_wq;
-    queue_t *t = ust_qnext(wq);
-    while (t && !(t->q_qinfo && t->q_qinfo->qi_srvp && !(ust_qflags(t) & QPROCSOFF)) &&
-           ust_qnext(t))
-        t = ust_qnext(t);
-    if (!t)
-        return 0;
-    struct ust_qpriv *pv = ust_qpv(t);
-    ust_lock(&pv->lock); /* queue lock: q_nband */
-    int nband = t->q_nband;
-    ust_unlock(&pv->lock);
-    for (int b = 1; b <= nband; b++)
-        if (bcanputnext(wq, (unsigned char)b))
-            return b;
-    return 0;
+    uint64_t bit = 1ULL << (band & 63);
+    if (!(__atomic_load_n(&sd->sd_wfull[band >> 6], __ATOMIC_RELAXED) & bit))
+        __atomic_fetch_or(&sd->sd_wfull[band >> 6], bit, __ATOMIC_RELAXED);
 }
 
-/* The locked half of write-side relief: writable readiness and the S_OUTPUT,
- * S_WRNORM, S_WRBAND signals.  sd_lock held. */
+/* Band `band` was found full and is writable now: clear its mark and say
+ * so (1), else 0. */
+static int sd_wfull_relieved(struct stdata *sd, int band)
+{
+    uint64_t bit = 1ULL << (band & 63);
+    if (!(__atomic_load_n(&sd->sd_wfull[band >> 6], __ATOMIC_RELAXED) & bit) ||
+        !bcanputnext(sd->sd_wq, (unsigned char)band))
+        return 0;
+    return (__atomic_fetch_and(&sd->sd_wfull[band >> 6], ~bit, __ATOMIC_RELAXED) & bit) != 0;
+}
+
+/* The locked half of write-side relief: writable readiness and the S_OUTPUT
+ * (S_WRNORM) and S_WRBAND signals.  As streamio(7) words them, S_OUTPUT says
+ * band 0 "is no longer full" and S_WRBAND that a band > 0 is writable: each
+ * is raised only for a band the head found full (ust_sd_wfull_note, or the
+ * writable readiness withdrawn for band 0) and that is writable now, as
+ * Solaris' strwsrv does with the bands that had a writer waiting.  So
+ * relief of band 1 alone raises no S_OUTPUT.  sd_lock held. */
 static void sd_wrelief_locked(struct stdata *sd)
 {
     UST_ASSERT_HELD(&sd->sd_lock);
     if (!sd->sd_wq)
         return;
+    if (sd->sd_wblock)
+        ust_sd_wfull_note(sd, 0); /* band 0 was seen full by a non-blocking caller */
     ust_sd_ready_write(sd, 1);
     int sf = sd->sd_sigflags;
-    if ((sf & S_WRNORM) && canputnext(sd->sd_wq))
+    if (sd_wfull_relieved(sd, 0) && (sf & S_WRNORM))
         ust_sd_sendsig(sd, S_WRNORM, 0, SIGPOLL);
-    if (sf & S_WRBAND) {
-        int b = sd_writable_band(sd);
-        if (b)
-            ust_sd_sendsig(sd, S_WRBAND, (unsigned char)b, SIGPOLL);
+    for (int w = 0; w < 4; w++) {
+        uint64_t bits = __atomic_load_n(&sd->sd_wfull[w], __ATOMIC_RELAXED);
+        for (int i = w == 0 ? 1 : 0; i < 64; i++)
+            if ((bits & (1ULL << i)) && sd_wfull_relieved(sd, w * 64 + i) && (sf & S_WRBAND))
+                ust_sd_sendsig(sd, S_WRBAND, (unsigned char)(w * 64 + i), SIGPOLL);
     }
 }
 
@@ -279,6 +283,8 @@ int ust_sd_headinit(struct stdata *sd)
         return ENOMEM;
     queue_t *wq = WR(rq);
     queue_t *pair[2] = {rq, wq};
+    for (int i = 0; i < 4; i++) /* a head from the pool starts with no band full */
+        __atomic_store_n(&sd->sd_wfull[i], 0, __ATOMIC_RELAXED);
     for (int i = 0; i < 2; i++) {
         struct ust_qpriv *pv = ust_qpv(pair[i]);
         ust_lock(&pv->lock); /* queue lock: q_flag writes */

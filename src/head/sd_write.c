@@ -72,6 +72,8 @@ static int sd_canput(struct stdata *sd, unsigned char band)
     atomic_fetch_add(&ust_qpv(wq)->active, 1);
     int ok = bcanputnext(wq, band);
     ust_qrelease(wq);
+    if (!ok)
+        ust_sd_wfull_note(sd, band); /* its relief raises S_OUTPUT/S_WRBAND */
     return ok;
 }
 
@@ -180,28 +182,11 @@ static void uio_single(struct ust_sd_uio *u, struct iovec *one, const void *buf,
 int ust_sd_write_error(struct stdata *sd)
 {
     UST_ASSERT_HELD(&sd->sd_lock);
-    uint_t fl = sd->sd_flag;
-    int err = 0, pipe = 0;
+    /* SIGPIPE goes with a write error reported, or EPIPE */
+    int werr = (sd->sd_flag & STWRERR) && sd->sd_werror && !(sd->sd_flag & (STRCLOSE | STPLEX));
+    int err = ust_sd_state_error(sd, UST_RULE_WRITE, 1); /* sd_state.c */
+    int pipe = err == EPIPE || werr;
 
-    if (fl & STRCLOSE)
-        return EBADF;
-    if (fl & STPLEX)
-        return EINVAL;
-    if ((fl & STWRERR) && sd->sd_werror) {
-        err = sd->sd_werror;
-        pipe = 1;
-        if (sd->sd_erropt & WERRNONPERSIST) {
-            sd->sd_flag &= ~STWRERR;
-            sd->sd_werror = 0;
-        }
-    } else if (fl & STRHUP) {
-        if (fl & (STRPIPE | STRFIFO)) {
-            err = EPIPE;
-            pipe = 1;
-        } else {
-            err = ENXIO;
-        }
-    }
     if (pipe && (sd->sd_wropt & SNDPIPE))
         pthread_kill(pthread_self(), SIGPIPE);
     return err;
@@ -585,7 +570,7 @@ ssize_t strm_write(int fd, const void *buf, size_t count)
 {
     struct iovec one;
     int err;
-    struct stdata *sd = ust_sd_get(fd, &err);
+    struct stdata *sd = ust_sd_get_acc(fd, UST_ACC_NOWRITE, &err);
     if (!sd) {
         errno = err;
         return -1;
@@ -607,7 +592,7 @@ ssize_t strm_write(int fd, const void *buf, size_t count)
 ssize_t strm_writev(int fd, const struct iovec *iov, int iovcnt)
 {
     int err;
-    struct stdata *sd = ust_sd_get(fd, &err);
+    struct stdata *sd = ust_sd_get_acc(fd, UST_ACC_NOWRITE, &err);
     if (!sd) {
         errno = err;
         return -1;
@@ -622,7 +607,7 @@ ssize_t strm_writev(int fd, const struct iovec *iov, int iovcnt)
 int putmsg(int fd, const struct strbuf *ctlptr, const struct strbuf *dataptr, int flags)
 {
     int err;
-    struct stdata *sd = ust_sd_get(fd, &err);
+    struct stdata *sd = ust_sd_get_acc(fd, UST_ACC_NOWRITE, &err);
     if (!sd) {
         errno = err;
         return -1;
@@ -640,7 +625,7 @@ int putmsg(int fd, const struct strbuf *ctlptr, const struct strbuf *dataptr, in
 int putpmsg(int fd, const struct strbuf *ctlptr, const struct strbuf *dataptr, int band, int flags)
 {
     int err;
-    struct stdata *sd = ust_sd_get(fd, &err);
+    struct stdata *sd = ust_sd_get_acc(fd, UST_ACC_NOWRITE, &err);
     if (!sd) {
         errno = err;
         return -1;

@@ -17,6 +17,8 @@
  *   sd_iocproto.c  the M_IOCTL/M_COPY* protocol: I_STR, transparent ioctls
  *   sd_poll.c   strm_poll, I_SETSIG registrations and signal delivery
  *   sd_pipe.c   strm_pipe, fattach/fdetach, I_SENDFD/I_RECVFD
+ *   sd_access.c the access mode (O_RDONLY/O_WRONLY/O_RDWR) of each descriptor
+ *   sd_state.c  the hang-up and M_ERROR rules of every call, in one table
  *
  * Lock order: sd_plumb (plumbing, may sleep) > sd_lock > queue locks.  sd_lock
  * is never held across putnext or a module procedure, and never while
@@ -86,6 +88,7 @@ struct stdata {
     struct ust_waitq sd_iwait;   /* ioctls: the one-at-a-time slot and the reply */
     atomic_int sd_calls;         /* system calls in progress on this stream */
     atomic_int sd_refs;          /* descriptors (fd table entries) + peer + fattach */
+    int sd_forked;               /* atomic: inherited through fork(), detached (sd_fork.c) */
 
     uint_t sd_flag;              /* LOCK: STR* */
     int sd_rerror;               /* LOCK: read error (M_ERROR), 0 none */
@@ -93,7 +96,8 @@ struct stdata {
     int sd_rdopt;                /* LOCK: read mode and protocol options (RNORM...) */
     int sd_wropt;                /* LOCK: SNDZERO/SNDPIPE/SNDHOLD */
     int sd_erropt;               /* LOCK: RERR* and WERR* options */
-    int sd_oflag;                /* LOCK: O_NONBLOCK/O_NDELAY/O_RDWR... of the open */
+    int sd_oflag;                /* LOCK: O_NONBLOCK/O_NDELAY of the stream (the access
+                                  * mode is each descriptor's: sd_access.c) */
     ushort_t sd_wroff;           /* LOCK: write offset (SO_WROFF) */
     ssize_t sd_maxblk;           /* LOCK: largest block for writes (SO_MAXBLK), INFPSZ */
     long sd_closetime;           /* LOCK: close-time drain, ms */
@@ -111,6 +115,11 @@ struct stdata {
     /* write holding (SNDHOLD) */
     mblk_t *sd_hold;             /* LOCK: held M_DATA being coalesced */
     long long sd_holdtime;       /* LOCK (atomic): hold timer state, see sd_hold.c */
+
+    /* flow control seen by the head: bit b set when a write, putpmsg or
+     * poll found band b full; cleared (and S_OUTPUT / S_WRBAND raised) when
+     * the band is writable again (sd_rput.c).  Atomic, no lock. */
+    uint64_t sd_wfull[4];
 
     /* read state */
     int sd_rmark;                /* LOCK: marks (MSGMARK) seen */
@@ -155,7 +164,8 @@ int ust_sd_dup_fd_min(struct stdata *sd, int minfd, int cloexec);
 int ust_sd_detach_fd(int fd, struct stdata *sd);
 
 /* Look up fd and count a call in progress (sd_calls).  On failure returns NULL
- * with *err = EBADF (not open) or ENOSTR (open but not a stream).
+ * with *err = EBADF (not open), ENOSTR (open but not a stream) or EIO (a
+ * stream inherited through fork(), detached: sd_fork.c).
  * Every successful ust_sd_get is paired with ust_sd_put. */
 struct stdata *ust_sd_get(int fd, int *err);
 void ust_sd_put(struct stdata *sd);
@@ -207,6 +217,10 @@ void ust_sd_unlockq(struct stdata *sd);
  * retake sd_lock and return 1 (the caller rechecks what it saw); else 0.
  * Call before blocking, so that a peer's writer is not kept waiting. */
 int ust_sd_settle(struct stdata *sd);
+/* Note that the head found band `band` flow controlled (a write, putpmsg or
+ * poll was refused): its relief raises S_OUTPUT (band 0) or S_WRBAND.  Any
+ * lock may be held; atomic. */
+void ust_sd_wfull_note(struct stdata *sd, int band);
 /* Recompute the read-side readiness tokens from the head read queue: readable
  * while a normal message waits (or a read error / hang-up), priority while a
  * high-priority message is at the front.  sd_lock held.  Call after removing
@@ -396,9 +410,9 @@ int ust_sd_ioc_transparent(struct stdata *sd, unsigned long cmd, void *arg);
 /* Send mp down from the head under a claim on its write queue (also used for
  * I_FLUSH's M_FLUSH).  No lock held (putnext runs the modules). */
 void ust_sd_ioc_send(struct stdata *sd, mblk_t *mp);
-/* The error that stops an ioctl on this stream now, 0 if none: EBADF
- * closing, EINVAL linked, the M_ERROR errors, ENXIO hung up.  sd_lock held
- * (asserted). */
+/* (sd_state.c) The error that stops an ioctl acting below the head now, 0
+ * if none: ust_sd_state_error(sd, UST_RULE_DOWN, 0) -- EBADF closing, EINVAL
+ * linked, the M_ERROR errors, ENXIO hung up.  sd_lock held (asserted). */
 int ust_sd_ioc_error(struct stdata *sd);
 
 /* ---- sd_link.c: multiplexing ---- */
@@ -446,6 +460,81 @@ void ust_pipe_teardown(struct stdata *sd);
  * errno (EBADMSG, EAGAIN, ENXIO, EINTR, EMFILE).  Calls on sd in progress. */
 int ust_sd_sendfd(struct stdata *sd, int fd);
 int ust_sd_recvfd(struct stdata *sd, struct strrecvfd *rf);
+
+/* ---- sd_fork.c: fork() (docs/STREAMHEAD.md, "fork") ---- */
+/* In the child of a fork(), every stream the parent had is detached: it is
+ * the parent's (its queues, modules and readiness sockets live on there), so
+ * the child's strm_* calls on it fail with EIO, strm_poll reports POLLERR,
+ * and strm_close releases the child's descriptor and table slot only. */
+static inline int ust_sd_forked(const struct stdata *sd)
+{
+    return __atomic_load_n(&sd->sd_forked, __ATOMIC_RELAXED);
+}
+/* Register the head's fork hooks with the core (forksafe.h); idempotent.
+ * Called at library start (constructor) and by ust_sd_alloc. */
+void ust_sd_fork_init(void);
+/* Child hook: detach every inherited stream (ust_sd_detach_inherited) and
+ * reset the head's tables that describe the parent's streams.  Runs after
+ * every other hook of the head and the core (lowest rank). */
+void ust_sd_fork_child(void);
+/* Mark sd detached in the child: its locks re-initialised (their holders are
+ * the parent's threads), the library's readiness descriptors closed so the
+ * child can never take or give the parent's tokens.  Idempotent. */
+void ust_sd_detach_inherited(struct stdata *sd);
+/* strm_close of a detached stream: drop fd from the table and close it; no
+ * close procedure runs (they are the parent's).  0, or -1 with errno EBADF. */
+int ust_sd_fork_close(int fd, struct stdata *sd);
+/* Hooks of the files that own the head's locks, called by sd_fork.c. */
+void ust_sd_open_fork_prepare(void);
+void ust_sd_open_fork_parent(void);
+void ust_sd_open_fork_child(void (*detach)(struct stdata *sd));
+void ust_sd_hold_fork_prepare(void);
+void ust_sd_hold_fork_parent(void);
+void ust_sd_hold_fork_child(void);
+void ust_fattach_fork_prepare(void);
+void ust_fattach_fork_parent(void);
+void ust_fattach_fork_child(void);
+void ust_pipe_fork_child(void);
+void ust_sd_link_fork_child(void);
+void ust_sd_fd_fork_prepare(void);
+void ust_sd_fd_fork_parent(void);
+void ust_sd_fd_fork_child(void);
+/* Child: call detach for every stream in the descriptor table. */
+void ust_sd_fd_detach_all(void (*detach)(struct stdata *sd));
+
+/* ---- sd_access.c: the access mode of each descriptor ---- */
+#define UST_ACC_NOREAD 1  /* opened O_WRONLY: read, getmsg... fail EBADF */
+#define UST_ACC_NOWRITE 2 /* opened O_RDONLY: write, putmsg... fail EBADF */
+/* The UST_ACC_* bits of open flags (O_ACCMODE part). */
+int ust_sd_acc_of_oflag(int oflag);
+/* Record the mode of a stream descriptor just made, before its number is
+ * returned to the program.  0 or ENOMEM.  No lock; any thread. */
+int ust_sd_acc_set(int fd, int acc);
+/* The UST_ACC_* bits of fd (0: read and write), and as O_ACCMODE flags. */
+int ust_sd_acc_get(int fd);
+int ust_sd_acc_oflag(int fd);
+/* ust_sd_get, failing EBADF also when fd's mode has a bit of `need`
+ * (UST_ACC_NOREAD for a read, UST_ACC_NOWRITE for a write). */
+struct stdata *ust_sd_get_acc(int fd, int need, int *err);
+
+/* ---- sd_state.c: the stream-state rules (docs/STREAMHEAD.md) ---- */
+enum {
+    UST_RULE_FREE,  /* never stopped by the state (identification; calls applying their own rule) */
+    UST_RULE_OPT,   /* the head's options: only closing (EBADF) and linked (EINVAL) */
+    UST_RULE_RDERR, /* read-side ioctls: the read error */
+    UST_RULE_ERR,   /* queries and head options: either M_ERROR error */
+    UST_RULE_DOWN,  /* requests acting below the head: either error, hang-up ENXIO */
+    UST_RULE_READ,  /* read, getmsg: the read error (hang-up: end of file) */
+    UST_RULE_WRITE, /* write, putmsg: the write error, hang-up ENXIO (EPIPE on a pipe) */
+};
+/* The error that stops a call of `rule` on sd now, 0 if none: EBADF (being
+ * closed), EINVAL (linked), the read error, the write error, ENXIO/EPIPE
+ * (hung up), in that order, each only if the rule says so.  consume: a
+ * non-persistent error reported is cleared.  sd_lock held (asserted). */
+int ust_sd_state_error(struct stdata *sd, int rule, int consume);
+/* The rule of ioctl request cmd, and in *acc (may be NULL) the UST_ACC_*
+ * bits that make it fail EBADF on a descriptor opened without them. */
+int ust_sd_ioc_rule(unsigned long cmd, int *acc);
 
 /* Copy-in/out with fault detection: 0 or EFAULT (addresses that cannot be
  * valid: NULL, outside user space, unmapped). */

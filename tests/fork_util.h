@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fork_util.h -- running a function in a fork() child, with a deadline.
+ *
+ *   fk_run(fn, arg, ms)   fork; the child runs fn(arg) and _exits with its
+ *                         result (0 good); the parent waits at most ms
+ *                         milliseconds, then kills the child.  Returns the
+ *                         child's exit status, FK_HUNG if it had to be
+ *                         killed, FK_DIED if it died of a signal, -1 if fork
+ *                         failed.  A deadlocked child thus fails the test
+ *                         instead of hanging it.
+ *   FK_CHILD_FAILED()     in the child: nonzero if a CHECK failed in the
+ *                         child (the counters are copies of the parent's,
+ *                         so fk_run snapshots them at the fork).
+ *
+ * The child always leaves with _exit: no atexit handler or leak check of the
+ * parent's state runs there.  Under ThreadSanitizer the child of a threaded
+ * process may start threads only with die_after_fork=0, which the test
+ * executables set (fk_tsan_options below).
+ */
+#ifndef UST_TEST_FORK_UTIL_H
+#define UST_TEST_FORK_UTIL_H
+
+#include <signal.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+
+#define FK_HUNG 200
+#define FK_DIED 201
+
+static long fk_failed_at_fork;
+
+/* ThreadSanitizer reads this hook at start-up: let fork() children start
+ * threads (the library's scheduler, timer and bufcall threads). */
+__attribute__((used)) const char *__tsan_default_options(void);
+__attribute__((used)) const char *__tsan_default_options(void)
+{
+    return "die_after_fork=0";
+}
+
+#define FK_CHILD_FAILED() (atomic_load(&check_nfailed) != fk_failed_at_fork)
+
+static inline void fk_sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static inline int fk_run(int (*fn)(void *), void *arg, long ms)
+{
+    fflush(NULL);
+    fk_failed_at_fork = atomic_load(&check_nfailed);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0)
+        _exit(fn(arg) != 0 || FK_CHILD_FAILED() ? 1 : 0);
+    int status = 0;
+    for (long waited = 0;; waited++) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid)
+            break;
+        if (waited >= ms) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            return FK_HUNG;
+        }
+        fk_sleep_ms(1);
+    }
+    if (WIFSIGNALED(status))
+        return FK_DIED;
+    return WEXITSTATUS(status);
+}
+
+#endif /* UST_TEST_FORK_UTIL_H */
