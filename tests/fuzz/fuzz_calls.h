@@ -71,16 +71,17 @@ static inline int fz_free_slot(struct fz_fds *f)
 
 /*
  * Close a descriptor the way the targets do: first receive every descriptor
- * waiting at its head (closing those the same way, a few levels deep) and,
- * if another message is in the way, flush the read side once.  A stream whose
- * own read queue holds a descriptor of itself is never released by its last
- * close (a reference cycle: see tests/fuzz/README.md, known findings); without
- * this every input that makes one would stop the fuzzer on that one finding.
- * USTREAMS_FUZZ_STRICT=1 in the environment skips the draining (to replay
- * the known findings).
+ * waiting at its head (closing those the same way, a few levels deep); a
+ * message in the way is read and dropped (getmsg), or if that fails the read
+ * side is flushed once.  A stream whose own read queue holds a descriptor of
+ * itself is never released by its last close (a reference cycle: see
+ * tests/fuzz/README.md, known findings); without this every input that makes
+ * one would stop the fuzzer on that one finding.  USTREAMS_FUZZ_STRICT=1 in
+ * the environment skips the draining (to replay the known findings).
  */
 static inline void fz_close_fd(int fd, int depth)
 {
+    static char cb[FZ_BUF], db[FZ_BUF];
     struct strrecvfd rf;
     int flushed = 0;
     static int strict = -1;
@@ -98,7 +99,13 @@ static inline void fz_close_fd(int fd, int depth)
                 strm_close(rf.fd);
             continue;
         }
-        if (errno == EAGAIN || flushed)
+        if (errno == EAGAIN || errno == EBADF)
+            break;
+        struct strbuf c = {FZ_BUF, 0, cb}, d = {FZ_BUF, 0, db};
+        int flags = 0;
+        if (errno == EBADMSG && getmsg(fd, &c, &d, &flags) >= 0)
+            continue;
+        if (flushed)
             break;
         strm_ioctl(fd, I_FLUSH, FLUSHR);
         flushed = 1;
