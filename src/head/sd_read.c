@@ -754,7 +754,10 @@ static int do_getpmsg(int fd, struct strbuf *ctlptr, struct strbuf *dataptr, int
         return -err;
     struct strbuf kc, kd, *pc, *pd;
     int r;
-    if (strbuf_in(ctlptr, &kc, &pc) != 0 || strbuf_in(dataptr, &kd, &pd) != 0)
+    /* The len members are outputs: write them back now, so that a message is
+     * never taken off for a caller who cannot be told its size. */
+    if (strbuf_in(ctlptr, &kc, &pc) != 0 || strbuf_in(dataptr, &kd, &pd) != 0 ||
+        strbuf_out(ctlptr, &kc) != 0 || strbuf_out(dataptr, &kd) != 0)
         r = -EFAULT;
     else
         r = ust_sd_getpmsg(sd, pc, pd, band, flags);
@@ -785,7 +788,9 @@ int getpmsg(int fd, struct strbuf *ctlptr, struct strbuf *dataptr, int *bandp, i
 {
     int flags, band;
     if (ust_copyin(flagsp, &flags, sizeof(flags)) != 0 ||
-        ust_copyin(bandp, &band, sizeof(band)) != 0)
+        ust_copyin(bandp, &band, sizeof(band)) != 0 ||
+        ust_copyout(&flags, flagsp, sizeof(flags)) != 0 || /* outputs too: probe */
+        ust_copyout(&band, bandp, sizeof(band)) != 0)
         return fail_after_fd(fd, EFAULT);
     int r = do_getpmsg(fd, ctlptr, dataptr, &band, &flags);
     if (r < 0) {
@@ -800,7 +805,8 @@ int getpmsg(int fd, struct strbuf *ctlptr, struct strbuf *dataptr, int *bandp, i
 int getmsg(int fd, struct strbuf *ctlptr, struct strbuf *dataptr, int *flagsp)
 {
     int flags, band = 0;
-    if (ust_copyin(flagsp, &flags, sizeof(flags)) != 0)
+    if (ust_copyin(flagsp, &flags, sizeof(flags)) != 0 ||
+        ust_copyout(&flags, flagsp, sizeof(flags)) != 0) /* an output too: probe */
         return fail_after_fd(fd, EFAULT);
     int pflags = flags == 0 ? MSG_ANY : flags == RS_HIPRI ? MSG_HIPRI : -1;
     if (pflags < 0)

@@ -31,6 +31,7 @@
 #include <sys/uio.h>
 #include <ustreams.h>
 
+#include "sd_ucopy.h"
 #include "strcore.h"
 
 /* sd_flag bits (guarded by sd_lock) */
@@ -446,10 +447,5 @@ void ust_pipe_teardown(struct stdata *sd);
  * errno (EBADMSG, EAGAIN, ENXIO, EINTR, EMFILE).  Calls on sd in progress. */
 int ust_sd_sendfd(struct stdata *sd, int fd);
 int ust_sd_recvfd(struct stdata *sd, struct strrecvfd *rf);
-
-/* Copy-in/out with fault detection: 0 or EFAULT (addresses that cannot be
- * valid: NULL, outside user space, unmapped). */
-int ust_copyin(const void *uaddr, void *kaddr, size_t len);
-int ust_copyout(const void *kaddr, void *uaddr, size_t len);
 
 #endif /* UST_STHEAD_H */
