@@ -363,7 +363,12 @@ static void test_ioctl_drv(void)
     /* transparent: M_COPYIN from bad addresses, M_COPYOUT to a read-only one */
     CHECK_ERR(strm_ioctl(fd, CDRV_TRANS, p_none), EFAULT);
     CHECK_ERR(strm_ioctl(fd, CDRV_TRANS, unmapped()), EFAULT);
-    CHECK_ERR(strm_ioctl(fd, CDRV_TRANS, p_ro), EFAULT); /* reads x, cannot write 2x */
+    int *ro_x = (int *)(p_ro + 512); /* x readable, 2x not writable */
+    CHECK_EQ(mprotect(p_ro, pg, PROT_READ | PROT_WRITE), 0);
+    *ro_x = 1;
+    CHECK_EQ(mprotect(p_ro, pg, PROT_READ), 0);
+    CHECK_ERR(strm_ioctl(fd, CDRV_TRANS, ro_x), EFAULT);
+    memcpy(p_edge + 4, &(int){1}, sizeof(int)); /* x in the good bytes, 2x beyond */
     CHECK_ERR(strm_ioctl(fd, CDRV_TRANS, p_edge + 4), EFAULT);
     int pair[2] = {21, 0};
     CHECK_EQ(strm_ioctl(fd, CDRV_TRANS, pair), 5);
