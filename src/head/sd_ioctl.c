@@ -57,8 +57,8 @@ static int get_name(const void *arg, char name[FMNAMESZ + 1])
  * report.  0 or EFAULT. */
 static int probe_out(void *arg, size_t len)
 {
-    unsigned char tmp[sizeof(struct strpmsg) > sizeof(struct strrecvfd) ? sizeof(struct strpmsg)
-                                                                           : sizeof(struct strrecvfd)];
+    unsigned char tmp[64];
+    _Static_assert(sizeof(struct strpmsg) <= 64 && sizeof(struct strrecvfd) <= 64, "probe_out");
     if (len > sizeof(tmp) || ust_copyin(arg, tmp, len) != 0 || ust_copyout(tmp, arg, len) != 0)
         return EFAULT;
     return 0;

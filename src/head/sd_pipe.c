@@ -201,7 +201,8 @@ static void pipe_unmake(struct stdata *sd[2], queue_t *drv[2])
  *   SIGPIPE); modules may be pushed on either end; putmsg/getmsg keep record
  *   boundaries and bands.  The descriptors are not close-on-exec.
  *   Returns 0, or -1 with errno: EFAULT (fds NULL, unmapped or not
- *   writable; nothing is created), EMFILE / ENFILE (no descriptor; nothing is left open), ENOMEM.
+ *   writable; nothing is created), EMFILE / ENFILE (no descriptor; nothing
+ *   is left open), ENOMEM.
  */
 int strm_pipe(int fds[2])
 {

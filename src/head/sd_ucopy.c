@@ -37,13 +37,14 @@
  *
  *   Cost on the data path: one load (installed?), the inline setjmp (three
  *   stores, plus the callee-saved registers the function then saves), two
- *   thread-local stores and the memcpy: under a nanosecond per copy.  Callers keep their state changes after the copy, so a copy
- *   that fails has changed nothing: a write that faults sends nothing, a
- *   read or getmsg that faults leaves the message at the front.
+ *   thread-local stores and the memcpy: one or two nanoseconds per copy, no
+ *   system call.  Callers keep their state changes after the copy, so a
+ *   copy that fails has changed nothing: a write that faults sends nothing,
+ *   a read or getmsg that faults leaves the message at the front.
  *
  *   Frames nest (a prev link): a signal handler that interrupts a copy and
  *   itself copies (no STREAMS call is async-signal-safe, but the copy is)
- *   pushes its own frame.  Only locals set before sigsetjmp are used after
+ *   pushes its own frame.  Only locals set before the setjmp are used after
  *   the longjmp, so none needs to be volatile; signal fences keep the
  *   compiler from moving the frame's stores across the copy.
  *
