@@ -58,10 +58,8 @@ static int get_name(const void *arg, char name[FMNAMESZ + 1])
 static int probe_out(void *arg, size_t len)
 {
     unsigned char tmp[64];
-    _Static_assert(sizeof(struct strpmsg) <= 64 && sizeof(struct strrecvfd) <= 64, "probe_out");
-    if (len > sizeof(tmp) || ust_copyin(arg, tmp, len) != 0 || ust_copyout(tmp, arg, len) != 0)
-        return EFAULT;
-    return 0;
+    _Static_assert(sizeof(struct strrecvfd) <= 64, "probe_out");
+    return len > sizeof(tmp) ? EFAULT : ust_copyin_rw(arg, tmp, len);
 }
 
 /* The name of the module or driver whose queue q is. */
@@ -375,7 +373,7 @@ static int ioc_putpmsg(struct stdata *sd, void *arg, int pmsg)
 static int ioc_getpmsg(struct stdata *sd, void *arg, int pmsg)
 {
     struct strpmsg sp;
-    if (ust_copyin(arg, &sp, sizeof(sp)) != 0)
+    if (ust_copyin_rw(arg, &sp, sizeof(sp)) != 0) /* an output too: the answer must not be lost */
         return -EFAULT;
     int flags = (int)sp.flags, band = sp.band;
     if (!pmsg) {
@@ -384,8 +382,6 @@ static int ioc_getpmsg(struct stdata *sd, void *arg, int pmsg)
         flags = sp.flags ? MSG_HIPRI : MSG_ANY;
         band = 0;
     }
-    if (probe_out(arg, sizeof(sp)) != 0) /* the answer must not be lost */
-        return -EFAULT;
     int r = ust_sd_getpmsg(sd, &sp.ctlbuf, &sp.databuf, &band, &flags);
     if (r < 0)
         return r;

@@ -212,7 +212,7 @@ int strm_pipe(int fds[2])
     cred_t cr;
 
     /* fds must be writable: probe it (nothing is created for a bad one). */
-    if (ust_copyin(fds, tmp, sizeof(tmp)) != 0 || ust_copyout(tmp, fds, sizeof(tmp)) != 0) {
+    if (ust_copyin_rw(fds, tmp, sizeof(tmp)) != 0) {
         errno = EFAULT;
         return -1;
     }

@@ -731,7 +731,7 @@ static int strbuf_in(const struct strbuf *u, struct strbuf *k, struct strbuf **k
     *kp = NULL;
     if (!u)
         return 0;
-    if (ust_copyin(u, k, sizeof(*k)) != 0)
+    if (ust_copyin_rw((void *)(uintptr_t)u, k, sizeof(*k)) != 0) /* len is an output */
         return EFAULT;
     *kp = k;
     return 0;
@@ -754,10 +754,7 @@ static int do_getpmsg(int fd, struct strbuf *ctlptr, struct strbuf *dataptr, int
         return -err;
     struct strbuf kc, kd, *pc, *pd;
     int r;
-    /* The len members are outputs: write them back now, so that a message is
-     * never taken off for a caller who cannot be told its size. */
-    if (strbuf_in(ctlptr, &kc, &pc) != 0 || strbuf_in(dataptr, &kd, &pd) != 0 ||
-        strbuf_out(ctlptr, &kc) != 0 || strbuf_out(dataptr, &kd) != 0)
+    if (strbuf_in(ctlptr, &kc, &pc) != 0 || strbuf_in(dataptr, &kd, &pd) != 0)
         r = -EFAULT;
     else
         r = ust_sd_getpmsg(sd, pc, pd, band, flags);
@@ -787,10 +784,8 @@ static int fail_after_fd(int fd, int err)
 int getpmsg(int fd, struct strbuf *ctlptr, struct strbuf *dataptr, int *bandp, int *flagsp)
 {
     int flags, band;
-    if (ust_copyin(flagsp, &flags, sizeof(flags)) != 0 ||
-        ust_copyin(bandp, &band, sizeof(band)) != 0 ||
-        ust_copyout(&flags, flagsp, sizeof(flags)) != 0 || /* outputs too: probe */
-        ust_copyout(&band, bandp, sizeof(band)) != 0)
+    if (ust_copyin_rw(flagsp, &flags, sizeof(flags)) != 0 || /* outputs too */
+        ust_copyin_rw(bandp, &band, sizeof(band)) != 0)
         return fail_after_fd(fd, EFAULT);
     int r = do_getpmsg(fd, ctlptr, dataptr, &band, &flags);
     if (r < 0) {
@@ -805,8 +800,7 @@ int getpmsg(int fd, struct strbuf *ctlptr, struct strbuf *dataptr, int *bandp, i
 int getmsg(int fd, struct strbuf *ctlptr, struct strbuf *dataptr, int *flagsp)
 {
     int flags, band = 0;
-    if (ust_copyin(flagsp, &flags, sizeof(flags)) != 0 ||
-        ust_copyout(&flags, flagsp, sizeof(flags)) != 0) /* an output too: probe */
+    if (ust_copyin_rw(flagsp, &flags, sizeof(flags)) != 0) /* an output too */
         return fail_after_fd(fd, EFAULT);
     int pflags = flags == 0 ? MSG_ANY : flags == RS_HIPRI ? MSG_HIPRI : -1;
     if (pflags < 0)

@@ -276,9 +276,9 @@ static inline void ucopy_bytes(void *dst, const void *src, size_t n)
 }
 #endif
 
-/* Copy n bytes from src to dst, one of which is the user address user.
- * 0 or EFAULT. */
-static int ucopy_run(void *dst, const void *src, size_t n, const void *user)
+/* Copy n bytes from src to dst, one of which is the user address user; with
+ * back set, write them back to src (the user address) too.  0 or EFAULT. */
+static int ucopy_run(void *dst, const void *src, size_t n, const void *user, int back)
 {
     struct ucopy_frame fr;
 
@@ -292,6 +292,8 @@ static int ucopy_run(void *dst, const void *src, size_t n, const void *user)
     ucopy_cur = &fr;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     ucopy_bytes(dst, src, n);
+    if (back)
+        ucopy_bytes((void *)(uintptr_t)src, dst, n);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     ucopy_cur = fr.prev;
     return 0;
@@ -303,7 +305,16 @@ int ust_copyin(const void *uaddr, void *kaddr, size_t len)
         return 0;
     if (bad_uaddr(uaddr, len))
         return EFAULT;
-    return ucopy_run(kaddr, uaddr, len, uaddr);
+    return ucopy_run(kaddr, uaddr, len, uaddr, 0);
+}
+
+int ust_copyin_rw(void *uaddr, void *kaddr, size_t len)
+{
+    if (len == 0)
+        return 0;
+    if (bad_uaddr(uaddr, len))
+        return EFAULT;
+    return ucopy_run(kaddr, uaddr, len, uaddr, 1);
 }
 
 int ust_copyout(const void *kaddr, void *uaddr, size_t len)
@@ -312,7 +323,7 @@ int ust_copyout(const void *kaddr, void *uaddr, size_t len)
         return 0;
     if (bad_uaddr(uaddr, len))
         return EFAULT;
-    return ucopy_run(uaddr, kaddr, len, uaddr);
+    return ucopy_run(uaddr, kaddr, len, uaddr, 0);
 }
 
 /* The string loop: byte by byte, never past the NUL.  Returns the length, or

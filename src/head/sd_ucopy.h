@@ -29,6 +29,16 @@ int ust_copyin(const void *uaddr, void *kaddr, size_t len);
 int ust_copyout(const void *kaddr, void *uaddr, size_t len);
 
 /*
+ * ust_copyin_rw -- ust_copyin of an argument that is also an output (a
+ *   flags word, a strbuf whose len comes back): copies it in and writes the
+ *   same bytes back, so that a call checks that its outputs are writable
+ *   before it consumes anything it could then not report.  One protected
+ *   copy instead of a copyin and a probing copyout.
+ *   Returns 0, or EFAULT (not readable, or not writable).
+ */
+int ust_copyin_rw(void *uaddr, void *kaddr, size_t len);
+
+/*
  * ust_strncpy_in -- copy the NUL-terminated string at the user address usrc
  *   into dst (size bytes), stopping at the NUL; *lenp gets its length.
  *   Context: as ust_copyin.  Bytes after the NUL are never read, so a string
