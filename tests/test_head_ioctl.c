@@ -637,6 +637,8 @@ static void test_pipe_ioctls(void)
     CHECK_IOC_ERR(p[1], I_RECVFD, &rf, EAGAIN);
     CHECK_EQ(strm_ioctl(p[0], I_SENDFD, IARG(fd)), 0);
     CHECK_IOC_ERR(p[1], I_RECVFD, BAD, EFAULT);
+    CHECK_EQ(strm_ioctl(p[1], I_RECVFD, &rf), 0); /* EFAULT did not lose the file */
+    CHECK_EQ(strm_close(rf.fd), 0);
     strm_fcntl(p[1], F_SETFL, 0);
 
     /* I_PUTPMSG / I_GETPMSG */

@@ -421,37 +421,6 @@ void ust_sd_wake(struct ust_waitq *w)
         futex(&w->seq, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL);
 }
 
-/* ---- user addresses ---- */
-
-/* Addresses a user pointer can never have: NULL page, kernel half, wrap. */
-static int bad_uaddr(const void *p, size_t len)
-{
-    uintptr_t a = (uintptr_t)p;
-    if (len == 0)
-        return 0;
-    if (a < 4096 || a >= 0x800000000000ULL)
-        return 1;
-    return a + len < a || a + len > 0x800000000000ULL;
-}
-
-int ust_copyin(const void *uaddr, void *kaddr, size_t len)
-{
-    if (bad_uaddr(uaddr, len))
-        return EFAULT;
-    if (len)
-        memcpy(kaddr, uaddr, len);
-    return 0;
-}
-
-int ust_copyout(const void *kaddr, void *uaddr, size_t len)
-{
-    if (bad_uaddr(uaddr, len))
-        return EFAULT;
-    if (len)
-        memcpy(uaddr, kaddr, len);
-    return 0;
-}
-
 /* ---- fork() (sd_fork.c) ---- */
 
 /* Both locks are leaves: quiesced, so that the child finds the table and the

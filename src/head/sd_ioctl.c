@@ -45,13 +45,21 @@ static int put_int(void *arg, int v)
  * 0, EFAULT, or EINVAL (longer, or empty). */
 static int get_name(const void *arg, char name[FMNAMESZ + 1])
 {
-    for (int i = 0; i <= FMNAMESZ; i++) {
-        if (ust_copyin((const char *)arg + i, &name[i], 1) != 0)
-            return EFAULT;
-        if (name[i] == '\0')
-            return i == 0 ? EINVAL : 0;
-    }
-    return EINVAL;
+    size_t n;
+    int err = ust_strncpy_in(arg, name, FMNAMESZ + 1, &n);
+    if (err)
+        return err == EFAULT ? EFAULT : EINVAL;
+    return n == 0 ? EINVAL : 0;
+}
+
+/* Check that the user area arg..arg+len (an output) is writable, by writing
+ * back what it holds, before a call consumes anything it could then not
+ * report.  0 or EFAULT. */
+static int probe_out(void *arg, size_t len)
+{
+    unsigned char tmp[64];
+    _Static_assert(sizeof(struct strrecvfd) <= 64, "probe_out");
+    return len > sizeof(tmp) ? EFAULT : ust_copyin_rw(arg, tmp, len);
 }
 
 /* The name of the module or driver whose queue q is. */
@@ -377,7 +385,7 @@ static int ioc_putpmsg(struct stdata *sd, void *arg, int pmsg)
 static int ioc_getpmsg(struct stdata *sd, void *arg, int pmsg)
 {
     struct strpmsg sp;
-    if (ust_copyin(arg, &sp, sizeof(sp)) != 0)
+    if (ust_copyin_rw(arg, &sp, sizeof(sp)) != 0) /* an output too: the answer must not be lost */
         return -EFAULT;
     int flags = (int)sp.flags, band = sp.band;
     if (!pmsg) {
@@ -621,6 +629,8 @@ int ust_sd_ioctl(struct stdata *sd, unsigned long cmd, void *arg)
     case I_E_RECVFD: {
         struct strrecvfd rf;
         memset(&rf, 0, sizeof(rf));
+        if (probe_out(arg, sizeof(rf)) != 0) /* the file must not be lost */
+            return -EFAULT;
         if ((err = ust_sd_recvfd(sd, &rf)) != 0)
             return -err;
         if (ust_copyout(&rf, arg, sizeof(rf)) != 0) {

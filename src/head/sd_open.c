@@ -589,29 +589,28 @@ static int name_flags_error(int oflag)
  * ust_sd_open -- open a stream by name.
  *   Context: blocking (open routines may sleep; a device being opened or
  *   closed by another thread is waited for).  No lock held by the caller.
- *   Returns the descriptor, or -1 with errno: EFAULT (path NULL),
- *   ENAMETOOLONG, ENOENT (no such name: not fattach-ed, not under
+ *   Returns the descriptor, or -1 with errno: EFAULT (path NULL or not
+ *   readable), ENAMETOOLONG, ENOENT (no such name: not fattach-ed, not under
  *   /dev/streams/, or no such driver), EEXIST (O_CREAT|O_EXCL: the name
  *   exists), ENOTDIR (O_DIRECTORY), ENOSR (no memory for a stream), EMFILE /
  *   ENFILE (no descriptor), EINVAL / EIO (reopen of a stream linked under a
  *   multiplexer / hung up or in error), or the error of a driver's or
  *   module's open routine (typically ENXIO).
  */
-int ust_sd_open(const char *path, int oflag, cred_t *cr)
+int ust_sd_open(const char *upath, int oflag, cred_t *cr)
 {
     struct ust_modent *ent;
     struct stdata *sd;
     const char *name;
+    char path[PATH_MAX];
     int fd, sflag;
 
-    if (path == NULL) {
-        errno = EFAULT;
+    fd = ust_strncpy_in(upath, path, sizeof(path), NULL);
+    if (fd != 0) {
+        errno = fd;
         return -1;
     }
-    if (strnlen(path, PATH_MAX) >= PATH_MAX) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
+    ust_ucopy_check(); /* a SIGSEGV handler installed since goes behind ours */
     sd = ust_fattach_lookup(path);
     if (sd != NULL) {
         fd = name_flags_error(oflag);

@@ -200,8 +200,9 @@ static void pipe_unmake(struct stdata *sd[2], queue_t *drv[2])
  *   is on (a write after the other end closed fails with EPIPE and raises
  *   SIGPIPE); modules may be pushed on either end; putmsg/getmsg keep record
  *   boundaries and bands.  The descriptors are not close-on-exec.
- *   Returns 0, or -1 with errno: EFAULT (fds NULL or an impossible address),
- *   EMFILE / ENFILE (no descriptor; nothing is left open), ENOMEM.
+ *   Returns 0, or -1 with errno: EFAULT (fds NULL, unmapped or not
+ *   writable; nothing is created), EMFILE / ENFILE (no descriptor; nothing
+ *   is left open), ENOMEM.
  */
 int strm_pipe(int fds[2])
 {
@@ -210,10 +211,12 @@ int strm_pipe(int fds[2])
     int tmp[2], err;
     cred_t cr;
 
-    if (ust_copyin(fds, tmp, sizeof(tmp)) != 0) {
+    /* fds must be writable: probe it (nothing is created for a bad one). */
+    if (ust_copyin_rw(fds, tmp, sizeof(tmp)) != 0) {
         errno = EFAULT;
         return -1;
     }
+    ust_ucopy_check(); /* a SIGSEGV handler installed since goes behind ours */
     for (int i = 0; i < 2; i++) {
         sd[i] = ust_sd_alloc();
         drv[i] = ust_qalloc(&pipe_tab, D_MP, NULL); /* procedures stay off */
@@ -260,7 +263,12 @@ int strm_pipe(int fds[2])
     ust_sd_acc_set(tmp[1], 0);
     ust_sd_register(sd[0]);
     ust_sd_register(sd[1]);
-    memcpy(fds, tmp, sizeof(tmp));
+    if (ust_copyout(tmp, fds, sizeof(tmp)) != 0) { /* unmapped since the probe */
+        strm_close(tmp[0]);
+        strm_close(tmp[1]);
+        errno = EFAULT;
+        return -1;
+    }
     return 0;
 }
 
@@ -370,21 +378,18 @@ struct fattach_ent {
 static ust_lock_t fattach_lock = UST_LOCK_INIT; /* guards fattach_tab; leaf */
 static struct fattach_ent *fattach_tab;         /* fattach_lock */
 
-/* Validate a name for fattach/fdetach: 0, EFAULT (NULL or an impossible
- * address), ENOENT (empty), ENAMETOOLONG (PATH_MAX or more, or a component
- * longer than NAME_MAX). */
-static int name_check(const char *path)
+/* Copy in and validate a name for fattach/fdetach (upath, a user address,
+ * into path): 0, EFAULT (NULL or not readable), ENOENT (empty), ENAMETOOLONG
+ * (PATH_MAX or more, or a component longer than NAME_MAX). */
+static int name_check(const char *upath, char path[PATH_MAX])
 {
-    char c;
     size_t n, comp = 0;
+    int err = ust_strncpy_in(upath, path, PATH_MAX, &n);
 
-    if (ust_copyin(path, &c, 1) != 0)
-        return EFAULT;
-    n = strnlen(path, PATH_MAX);
+    if (err != 0)
+        return err;
     if (n == 0)
         return ENOENT;
-    if (n >= PATH_MAX)
-        return ENAMETOOLONG;
     for (size_t i = 0; i < n; i++) {
         comp = path[i] == '/' ? 0 : comp + 1;
         if (comp > NAME_MAX)
@@ -409,17 +414,18 @@ static struct fattach_ent **fattach_find(const char *path)
  *   attachment holds the stream open until fdetach.  A stream may carry
  *   several names.
  *   Returns 0, or -1 with errno: EBADF (fd not open), EINVAL (fd is not a
- *   stream), EFAULT (path NULL), ENOENT (path empty), ENAMETOOLONG, EBUSY
- *   (path already has a stream attached), ENOMEM.
+ *   stream), EFAULT (path NULL or not readable), ENOENT (path empty),
+ *   ENAMETOOLONG, EBUSY (path already has a stream attached), ENOMEM.
  */
-int fattach(int fd, const char *path)
+int fattach(int fd, const char *upath)
 {
     struct fattach_ent *e = NULL, **pp;
     struct stdata *sd;
+    char path[PATH_MAX];
     size_t len;
     int err;
 
-    err = name_check(path);
+    err = name_check(upath, path);
     if (err != 0)
         goto out;
     sd = ust_sd_get(fd, &err);
@@ -471,13 +477,14 @@ out:
  *   Returns 0, or -1 with errno: EFAULT, ENOENT, ENAMETOOLONG (as fattach),
  *   EINVAL (nothing attached to path).
  */
-int fdetach(const char *path)
+int fdetach(const char *upath)
 {
     struct fattach_ent *e = NULL, **pp;
     struct stdata *sd;
+    char path[PATH_MAX];
     int err, others = 0;
 
-    err = name_check(path);
+    err = name_check(upath, path);
     if (err != 0) {
         errno = err;
         return -1;

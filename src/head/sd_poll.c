@@ -345,14 +345,15 @@ static int ms_left(long long deadline, int timeout)
  * strm_poll -- poll(2) over stream and ordinary descriptors together.
  *   Context: blocking up to timeout ms (negative: no limit, 0: none).
  *   Returns the number of entries with revents set, 0 on timeout, or -1 with
- *   errno: EFAULT (fds NULL or an impossible address), EINVAL (nfds above
+ *   errno: EFAULT (fds not readable, or revents not writable), EINVAL (nfds above
  *   RLIMIT_NOFILE), ENOMEM, EINTR (a signal arrived while waiting).
  *   Negative descriptors are ignored (revents 0); descriptors not open get
  *   POLLNVAL.
  */
-int strm_poll(struct pollfd *fds, nfds_t nfds, int timeout)
+int strm_poll(struct pollfd *ufds, nfds_t nfds, int timeout)
 {
     struct pollfd stackfds[POLL_STACK], *kfds = stackfds;
+    struct pollfd stackcopy[POLL_STACK], *fds = stackcopy; /* the caller's array, copied in */
     char stackord[POLL_STACK], *ord = stackord;
     long long deadline = 0;
     struct rlimit rl;
@@ -362,20 +363,20 @@ int strm_poll(struct pollfd *fds, nfds_t nfds, int timeout)
         errno = EINVAL;
         return -1;
     }
-    if (nfds > 0) { /* NULL, or an address no array can have */
-        struct pollfd probe;
-        if (ust_copyin(fds, &probe, sizeof(probe)) != 0) {
-            errno = EFAULT;
-            return -1;
-        }
-    }
     if (nfds > POLL_STACK) {
-        kfds = calloc(nfds, sizeof(*kfds) + 1);
+        kfds = calloc(nfds, 2 * sizeof(*kfds) + 1);
         if (kfds == NULL) {
             errno = ENOMEM;
             return -1;
         }
-        ord = (char *)(kfds + nfds);
+        fds = kfds + nfds;
+        ord = (char *)(fds + nfds);
+    }
+    if (ust_copyin(ufds, fds, nfds * sizeof(*fds)) != 0) {
+        if (kfds != stackfds)
+            free(kfds);
+        errno = EFAULT;
+        return -1;
     }
     if (timeout > 0)
         deadline = ust_now_ns() + timeout * 1000000LL;
@@ -420,6 +421,11 @@ int strm_poll(struct pollfd *fds, nfds_t nfds, int timeout)
             break;
         }
     }
+    for (nfds_t i = 0; i < nfds && ret >= 0; i++) /* poll(2) writes back revents only */
+        if (ust_copyout(&fds[i].revents, &ufds[i].revents, sizeof(fds[i].revents)) != 0) {
+            errno = EFAULT;
+            ret = -1;
+        }
     if (kfds != stackfds)
         free(kfds);
     return ret;

@@ -719,7 +719,7 @@ static int strbuf_in(const struct strbuf *u, struct strbuf *k, struct strbuf **k
     *kp = NULL;
     if (!u)
         return 0;
-    if (ust_copyin(u, k, sizeof(*k)) != 0)
+    if (ust_copyin_rw((void *)(uintptr_t)u, k, sizeof(*k)) != 0) /* len is an output */
         return EFAULT;
     *kp = k;
     return 0;
@@ -773,8 +773,8 @@ static int fail_after_fd(int fd, int err)
 int getpmsg(int fd, struct strbuf *ctlptr, struct strbuf *dataptr, int *bandp, int *flagsp)
 {
     int flags, band;
-    if (ust_copyin(flagsp, &flags, sizeof(flags)) != 0 ||
-        ust_copyin(bandp, &band, sizeof(band)) != 0)
+    if (ust_copyin_rw(flagsp, &flags, sizeof(flags)) != 0 || /* outputs too */
+        ust_copyin_rw(bandp, &band, sizeof(band)) != 0)
         return fail_after_fd(fd, EFAULT);
     int r = do_getpmsg(fd, ctlptr, dataptr, &band, &flags);
     if (r < 0) {
@@ -789,7 +789,7 @@ int getpmsg(int fd, struct strbuf *ctlptr, struct strbuf *dataptr, int *bandp, i
 int getmsg(int fd, struct strbuf *ctlptr, struct strbuf *dataptr, int *flagsp)
 {
     int flags, band = 0;
-    if (ust_copyin(flagsp, &flags, sizeof(flags)) != 0)
+    if (ust_copyin_rw(flagsp, &flags, sizeof(flags)) != 0) /* an output too */
         return fail_after_fd(fd, EFAULT);
     int pflags = flags == 0 ? MSG_ANY : flags == RS_HIPRI ? MSG_HIPRI : -1;
     if (pflags < 0)

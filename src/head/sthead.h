@@ -33,6 +33,7 @@
 #include <sys/uio.h>
 #include <ustreams.h>
 
+#include "sd_ucopy.h"
 #include "strcore.h"
 
 /* sd_flag bits (guarded by sd_lock) */
@@ -535,10 +536,4 @@ int ust_sd_state_error(struct stdata *sd, int rule, int consume);
 /* The rule of ioctl request cmd, and in *acc (may be NULL) the UST_ACC_*
  * bits that make it fail EBADF on a descriptor opened without them. */
 int ust_sd_ioc_rule(unsigned long cmd, int *acc);
-
-/* Copy-in/out with fault detection: 0 or EFAULT (addresses that cannot be
- * valid: NULL, outside user space, unmapped). */
-int ust_copyin(const void *uaddr, void *kaddr, size_t len);
-int ust_copyout(const void *kaddr, void *uaddr, size_t len);
-
 #endif /* UST_STHEAD_H */
