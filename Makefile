@@ -11,6 +11,9 @@
 #   make bench             venv, build, build/bench_micro --quick, then the perftest sweep
 #                          (bench/README.md; FULL=1 to 64 KiB writes, REPEAT=N runs per point)
 #   make venv              .venv with bench/requirements.txt (matplotlib, for the charts)
+#   make fuzz              build-fuzz/ (clang, libFuzzer, ASan+UBSan): run each
+#                          tests/fuzz/fuzz_*.c target FUZZ_SECONDS (default 60) from its
+#                          seed corpus (tests/fuzz/README.md); installs clang if missing
 #   make format            clang-format -i (if clang-format exists)
 #   make clean / distclean
 #
@@ -27,6 +30,7 @@ JOBS       ?= 2
 BUILD      := build
 BUILD_ASAN := build-asan
 BUILD_TSAN := build-tsan
+BUILD_FUZZ := build-fuzz
 STAGE      := $(CURDIR)/$(BUILD)/stage
 VENV       := .venv
 
@@ -57,11 +61,11 @@ TSAN_LAUNCH ?= $(shell setarch $$(uname -m) -R true >/dev/null 2>&1 && echo seta
 
 # Bench hooks: BENCH_DEPS are extra prerequisites of `bench` (the venv),
 # BENCH_SWEEP is the command run after bench_micro (the Python sweep of
-# build/perftest against pipe(2) and AF_UNIX socketpairs, with the charts).
+# `build/ustreams perftest` against pipe(2) and AF_UNIX socketpairs, with the charts).
 # FULL=1 extends the sweep to 64 KiB writes; REPEAT=N runs each point N times.
 BENCH_MICRO_CSV := $(BUILD)/bench_micro.csv
 BENCH_DEPS  ?= venv
-BENCH_SWEEP ?= FULL="$(FULL)" $(VENV)/bin/python bench/sweep.py --perftest $(BUILD)/perftest \
+BENCH_SWEEP ?= FULL="$(FULL)" $(VENV)/bin/python bench/sweep.py --perftest "$(BUILD)/ustreams perftest" \
                $(if $(REPEAT),--repeat $(REPEAT)) --micro-csv $(BENCH_MICRO_CSV)
 
 EXAMPLES      := $(wildcard examples/*.c)
@@ -70,8 +74,8 @@ EXAMPLE_FLAGS ?= -std=c11 -Wall -Wextra -O2 -g $(if $(filter ON,$(WERROR)),-Werr
 FORMAT_DIRS := include src tests tools bench examples
 CLANG_FORMAT ?= clang-format
 
-.PHONY: all configure test test-main test-asan tsan install examples bench bench-micro \
-        bench-sweep venv format clean distclean
+.PHONY: all configure test test-main test-asan tsan fuzz fuzz-build install examples bench \
+        bench-micro bench-sweep venv format clean distclean
 
 all: configure
 	$(CMAKE) --build $(BUILD)
@@ -95,6 +99,51 @@ tsan:
 	$(CMAKE) --build $(BUILD_TSAN)
 	cd $(BUILD_TSAN) && $(TSAN_ENV) $(TSAN_LAUNCH) $(CTEST) $(CTEST_ARGS) -L threaded \
 	    --no-tests=$(TSAN_NO_TESTS)
+
+# Fuzzing (tests/fuzz/README.md).  FUZZ_CC is the clang to use; when it is
+# missing, Debian's clang and libclang-rt-<version>-dev (libFuzzer) are
+# installed with apt-get, or the target stops saying what to install.  Each
+# target runs FUZZ_SECONDS on a scratch copy of its seed corpus
+# (build-fuzz/corpus/NAME, so the repository's stays small; its known/
+# findings are left out); crashes, leaks and timeouts are written to
+# build-fuzz/artifacts/.  FUZZ_TARGETS picks targets, FUZZ_ARGS adds libFuzzer
+# options.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= $(notdir $(basename $(wildcard tests/fuzz/fuzz_*.c)))
+FUZZ_ARGS    ?=
+FUZZ_ENV     := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+                UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+fuzz-build:
+	@if ! command -v $(FUZZ_CC) >/dev/null 2>&1 || \
+	    ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n){(void)d;(void)n;return 0;}' | \
+	      $(FUZZ_CC) -x c -fsanitize=fuzzer -o /dev/null - >/dev/null 2>&1; then \
+	    echo "fuzz: $(FUZZ_CC) with libFuzzer not found; installing clang and libclang-rt-dev"; \
+	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang && \
+	          v=$$(clang --version | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -n1) && \
+	          DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libclang-rt-$$v-dev; } \
+	        || { echo "fuzz: apt-get install failed" >&2; exit 1; }; \
+	    else \
+	        echo "fuzz: install clang and its libFuzzer (Debian 12: apt-get install clang" \
+	             "libclang-rt-14-dev), or set FUZZ_CC" >&2; exit 1; \
+	    fi; \
+	fi
+	CC=$(FUZZ_CC) $(CMAKE) -S . -B $(BUILD_FUZZ) $(CMAKE_COMMON) $(CMAKE_SAN) -DUSTREAMS_FUZZ=ON \
+	    -DUSTREAMS_SANITIZE=address,undefined -DUSTREAMS_DEBUG=ON -DUSTREAMS_BLOCK_CACHE=OFF
+	$(CMAKE) --build $(BUILD_FUZZ) --target $(FUZZ_TARGETS)
+
+fuzz: fuzz-build
+	@set -e; mkdir -p $(BUILD_FUZZ)/artifacts; \
+	for t in $(FUZZ_TARGETS); do \
+	    mkdir -p $(BUILD_FUZZ)/corpus/$$t; \
+	    find tests/fuzz/corpus/$$t -maxdepth 1 -type f -exec cp -n {} $(BUILD_FUZZ)/corpus/$$t/ \; ; \
+	    echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+	    $(FUZZ_ENV) $(BUILD_FUZZ)/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=30 \
+	        -artifact_prefix=$(BUILD_FUZZ)/artifacts/$$t- $(FUZZ_ARGS) \
+	        $(BUILD_FUZZ)/corpus/$$t; \
+	done
 
 install: all
 	$(CMAKE) --install $(BUILD) --prefix "$(PREFIX)"
@@ -142,7 +191,7 @@ format:
 	else echo "format: $(CLANG_FORMAT) not found, skipping"; fi
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_FUZZ)
 
 distclean: clean
 	rm -rf $(VENV)

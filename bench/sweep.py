@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Pipe benchmark sweep: build/perftest over write sizes, side by side with
+"""Pipe benchmark sweep: `build/ustreams perftest` over write sizes, side by side with
 pipe(2) and AF_UNIX socketpairs, and the four charts of the OpenSS7 pipe paper.
 
-    bench/sweep.py [--perftest build/perftest] [--micro-csv FILE] [--repeat N]
+    bench/sweep.py [--perftest 'build/ustreams perftest'] [--micro-csv FILE] [--repeat N]
                    [--time SECONDS] [--full] [--peers-only] [--no-extras]
                    [--out bench/results] [--date YYYY-MM-DD] [--from-raw RAW_CSV]
 
@@ -33,6 +33,7 @@ import datetime
 import os
 import platform
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -102,7 +103,7 @@ class Runner:
     def run(self, group, series, size, rep, args):
         """One perftest run of one interval; returns the result dict (also
         kept in self.raw) or None when the run failed."""
-        cmd = [self.perftest, "--csv", "-q", "-t", str(self.ttime), "-i", "1",
+        cmd = shlex.split(self.perftest) + ["--csv", "-q", "-t", str(self.ttime), "-i", "1",
                "--warmup", str(self.warmup), "-s", str(size)] + args
         row = {"group": group, "series": series, "size": size, "rep": rep,
                "writes_per_s": "", "reads_per_s": "", "bytes_per_s": "",
@@ -537,7 +538,8 @@ def write_csv(path, rows, fields):
 def parse_args():
     env_full = os.environ.get("FULL", "") not in ("", "0", "no", "false")
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--perftest", default="build/perftest")
+    ap.add_argument("--perftest", default="build/ustreams perftest",
+                    help="the perftest command (program and leading arguments)")
     ap.add_argument("--micro-csv", help="CSV from build/bench_micro --csv, for the report")
     ap.add_argument("--repeat", type=int, default=int(os.environ.get("REPEAT", "3")))
     ap.add_argument("--time", type=float, default=0.4, help="seconds per run (perftest -t)")
@@ -559,7 +561,7 @@ def probe_ustreams(a):
     if a.peers_only:
         return False, "skipped (--peers-only)"
     try:
-        p = subprocess.run([a.perftest, "--csv", "-q", "-t", "0.05", "-r"],
+        p = subprocess.run(shlex.split(a.perftest) + ["--csv", "-q", "-t", "0.05", "-r"],
                            capture_output=True, text=True, timeout=60)
     except subprocess.TimeoutExpired:
         return False, "perftest hung (no result in 60 s)"
@@ -645,8 +647,9 @@ def main():
         ust_error = "no ustreams rows in the raw data"
         labels = [lb for lb, _ in SERIES if lb in present]
     else:
-        if not (os.path.isfile(a.perftest) and os.access(a.perftest, os.X_OK)):
-            log(f"sweep: {a.perftest} not found: build it first (make)")
+        prog = (shlex.split(a.perftest) or [""])[0]
+        if not (os.path.isfile(prog) and os.access(prog, os.X_OK)):
+            log(f"sweep: {prog} not found: build it first (make)")
             return 2
         top = 65536 if a.full else 4096
         sizes = [1 << i for i in range(0, top.bit_length())]

@@ -35,6 +35,10 @@ static atomic_int hdrv_backenabled; /* read service procedure runs */
 static atomic_int hdrv_noturn;      /* do not turn M_FLUSH FLUSHR around */
 static atomic_int hdrv_ioc_hold;    /* log M_IOCTL instead of acking it */
 static atomic_int hdrv_ioc_rval;    /* rval of the M_IOCACK */
+/* If set, sees every message that comes down first; returns 1 when it took
+ * the message (the fuzz target tests/fuzz/fuzz_head_from_below.c answers
+ * ioctls with it). */
+static int (*hdrv_wput_hook)(queue_t *q, mblk_t *mp);
 
 /* Messages that came down, oldest first (b_next); hdrv_lock guards them. */
 static pthread_mutex_t hdrv_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -128,6 +132,8 @@ static int hdrv_rsrv(queue_t *q)
 
 static int hdrv_wput(queue_t *q, mblk_t *mp)
 {
+    if (hdrv_wput_hook && hdrv_wput_hook(q, mp))
+        return 0;
     switch (mp->b_datap->db_type) {
     case M_FLUSH: {
         mblk_t *cp = copymsg(mp);

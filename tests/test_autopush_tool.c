@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_autopush_tool.c -- the autopush tool (tools/autopush.c), run as a
+ * test_autopush_tool.c -- `ustreams autopush` (tools/autopush.c), run as a
  * program on configuration files; its output and exit status are checked.
  *
  * Reference: autopush(1M).  Cases:
@@ -35,7 +35,7 @@ static int run(const char *args, char *out, size_t size)
     FILE *p;
     int st;
 
-    snprintf(cmd, sizeof(cmd), "'%s' %s 2>&1", tool, args);
+    snprintf(cmd, sizeof(cmd), "'%s' autopush %s 2>&1", tool, args);
     p = popen(cmd, "r");
     if (p == NULL)
         return -1;
@@ -171,7 +171,7 @@ int main(void)
     self[n] = '\0';
     slash = strrchr(self, '/');
     *slash = '\0';
-    snprintf(tool, sizeof(tool), "%s/autopush", self);
+    snprintf(tool, sizeof(tool), "%s/ustreams", self);
     CHECK(access(tool, X_OK) == 0);
     CHECK(mkdtemp(dir) != NULL);
 

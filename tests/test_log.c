@@ -558,7 +558,7 @@ static void test_log_format(void)
     CHECK(strstr(buf, " TCWI ") != NULL);
 }
 
-/* Run a tool from the build directory (beside this test) and collect its
+/* Run a subcommand of the ustreams command (built beside this test); collect its
  * stdout lines; returns the exit status or -1. */
 static int run_tool(const char *cmdline, char lines[][LOGMSGSZ + 128], int maxlines, int *nlines)
 {
@@ -572,7 +572,7 @@ static int run_tool(const char *cmdline, char lines[][LOGMSGSZ + 128], int maxli
         return -1;
     self[n] = '\0';
     *strrchr(self, '/') = '\0';
-    snprintf(cmd, sizeof(cmd), "%s/%s 2>/dev/null", self, cmdline);
+    snprintf(cmd, sizeof(cmd), "%s/ustreams %s 2>/dev/null", self, cmdline);
     f = popen(cmd, "r");
     if (f == NULL)
         return -1;

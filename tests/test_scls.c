@@ -274,7 +274,7 @@ static void test_scls_tool(void)
 
     out = tool_run("scls", "-x", &st);
     CHECK_EQ(st, 2);
-    CHECK(out && strstr(out, "usage: scls") != NULL);
+    CHECK(out && strstr(out, "usage: ustreams scls") != NULL);
     free(out);
 }
 

@@ -359,7 +359,7 @@ static void test_tool_errors(void)
     free(out);
     out = tool_run("strinfo", "", &st);
     CHECK_EQ(st, 2);
-    CHECK(out && strstr(out, "usage: strinfo") != NULL);
+    CHECK(out && strstr(out, "usage: ustreams strinfo") != NULL);
     free(out);
     out = tool_run("strinfo", "--pipe /dev/streams/echo", &st);
     CHECK_EQ(st, 2);

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tool_run.h -- running the tools (tools/NAME.c, built next to the test
- * executables) from a test, and picking lines out of their output.
+ * tool_run.h -- running the tools (the subcommands of the `ustreams`
+ * command, tools/NAME.c, built next to the test executables) from a test,
+ * and picking lines out of their output.
  *
  *   tool_run_init(argv0)       find the build directory (of /proc/self/exe)
- *   tool_run(tool, args, &st)  run "tool args 2>&1"; its output (malloc'ed,
+ *   tool_run(tool, args, &st)  run "ustreams tool args 2>&1" (tool "" runs
+ *                              "ustreams args"); its output (malloc'ed,
  *                              NUL-terminated) and exit status (-1 if it
  *                              did not exit); NULL if it could not be run
  *   find_line(out, prefix, line, n)
@@ -41,7 +43,7 @@ static inline void tool_run_init(const char *argv0)
 static inline char *tool_run(const char *tool, const char *args, int *status)
 {
     char cmd[PATH_MAX + 512];
-    snprintf(cmd, sizeof(cmd), "'%s/%s' %s 2>&1", tool_dir, tool, args);
+    snprintf(cmd, sizeof(cmd), "'%s/ustreams' %s %s 2>&1", tool_dir, tool, args);
     fflush(NULL);
     FILE *p = popen(cmd, "r");
     if (!p)

@@ -3,16 +3,16 @@
  * autopush -- configure the list of modules pushed automatically on a
  * device (autopush(1M)), through the sad driver (sad(7)).
  *
- *   autopush -f file                  configure from a file
- *   autopush -g -M major -m minor     print the configuration of a device
- *   autopush -r -M major -m minor     remove it
- *   autopush -a                       (ustreams) print every configured entry
+ *   ustreams autopush -f file                  configure from a file
+ *   ustreams autopush -g -M major -m minor     print the configuration of a device
+ *   ustreams autopush -r -M major -m minor     remove it
+ *   ustreams autopush -a                       (ustreams) print every configured entry
  *
  * The autopush table belongs to the process (ustreams runs in it), so a run
  * of this tool starts with an empty table and ends by discarding it: it
  * checks a configuration file and shows what it would do.  To make that
  * useful, one run may carry several operations, done in order:
- *   autopush -f /etc/iu.ap -g -M echo -m 0 -r -M echo -m 0 -a
+ *   ustreams autopush -f /etc/iu.ap -g -M echo -m 0 -r -M echo -m 0 -a
  * A program that wants autopush configures it with SAD_SAP itself (see
  * docs/ADMIN.md).
  *
@@ -39,12 +39,13 @@
 
 #include "autopush.h"
 #include "strcore.h"
+#include "commands.h"
 
-static const char *prog = "autopush";
+static const char *prog = "ustreams autopush";
 
-static void usage(void)
+void ust_usage_autopush(FILE *f)
 {
-    fprintf(stderr,
+    fprintf(f,
             "usage: %s -f file | -g -M major -m minor | -r -M major -m minor | -a  [...]\n"
             "  major: driver name or number; minor: number (-1: all minors)\n",
             prog);
@@ -219,12 +220,12 @@ static int do_device(int sad, int get, const char *smajor, const char *sminor)
     return 0;
 }
 
-int main(int argc, char **argv)
+int ust_cmd_autopush(int argc, char **argv)
 {
     int sad, status = 0, i;
 
     if (argc < 2) {
-        usage();
+        ust_usage_autopush(stderr);
         return 2;
     }
     /* check the whole command line before doing anything */
@@ -235,7 +236,7 @@ int main(int argc, char **argv)
                    strcmp(argv[i + 1], "-M") == 0 && strcmp(argv[i + 3], "-m") == 0) {
             i += 4;
         } else if (strcmp(argv[i], "-a") != 0) {
-            usage();
+            ust_usage_autopush(stderr);
             return 2;
         }
     }

@@ -10,7 +10,7 @@
  * pipe(2), an AF_UNIX SOCK_STREAM or an AF_UNIX SOCK_SEQPACKET socketpair, so
  * every figure can be taken side by side with the kernel's.
  *
- *   perftest [-s SIZE] [-t SECONDS] [-i ITERATIONS] [-H] [-M] [-w] [-F]
+ *   ustreams perftest [-s SIZE] [-t SECONDS] [-i ITERATIONS] [-H] [-M] [-w] [-F]
  *            [-p COUNT] [-m MODULE] [-r] [-b|-n] [-q] [--csv]
  *            [--hiwat N] [--lowat N] [--peer IMPL] [--scale] [--warmup SECONDS]
  *
@@ -84,6 +84,7 @@
 #include <ustreams_exec.h>
 
 #include "sthead.h"
+#include "commands.h"
 
 #define FULL_DEFAULT 65536 /* -F buffer without --hiwat: the head's default hiwat */
 #define MAX_PAIRS 2
@@ -501,12 +502,13 @@ static double parse_secs(const char *s, const char *what)
     return v;
 }
 
-static void usage(FILE *f)
+void ust_usage_perftest(FILE *f)
 {
     fprintf(f,
-            "usage: perftest [-s SIZE] [-t SECONDS] [-i ITERATIONS] [-H] [-M] [-w] [-F]\n"
-            "                [-p COUNT] [-m MODULE] [-r] [-b|-n] [-q] [--csv]\n"
-            "                [--hiwat N] [--lowat N] [--peer IMPL] [--scale] [--warmup S] [--no-cache]\n"
+            "usage: ustreams perftest [-s SIZE] [-t SECONDS] [-i ITERATIONS] [-H] [-M] [-w] [-F]\n"
+            "                         [-p COUNT] [-m MODULE] [-r] [-b|-n] [-q] [--csv]\n"
+            "                         [--hiwat N] [--lowat N] [--peer IMPL] [--scale] [--warmup S]\n"
+            "                         [--no-cache]\n"
             "  IMPL: ustreams (default), pipe, unix-stream, unix-seqpacket\n");
 }
 
@@ -585,7 +587,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
                     o->impl = &impls[i];
             if (!o->impl) {
                 fprintf(stderr, "perftest: unknown --peer '%s'\n", optarg);
-                usage(stderr);
+                ust_usage_perftest(stderr);
                 exit(2);
             }
             break;
@@ -600,16 +602,16 @@ static void parse_args(int argc, char **argv, struct opts *o)
             o->warmup = parse_secs(optarg, "warmup");
             break;
         case 'h':
-            usage(stdout);
+            ust_usage_perftest(stdout);
             exit(0);
         default:
-            usage(stderr);
+            ust_usage_perftest(stderr);
             exit(2);
         }
     }
     if (optind != argc || o->size < 1 || o->size > UST_STRMSGSZ || o->iters < 1 ||
         o->ttime <= 0) {
-        usage(stderr);
+        ust_usage_perftest(stderr);
         exit(2);
     }
     if (!o->impl->streams && (o->hold || o->mread || o->rfill || o->npush || o->lowat >= 0)) {
@@ -618,7 +620,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
     }
 }
 
-int main(int argc, char **argv)
+int ust_cmd_perftest(int argc, char **argv)
 {
     struct opts o;
     parse_args(argc, argv, &o);

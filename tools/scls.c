@@ -2,7 +2,7 @@
 /*
  * scls.c -- list the STREAMS drivers and modules (scls(8)).
  *
- *   scls [-l] [-c] [-r] [-a] [NAME...]
+ *   ustreams scls [-l] [-c] [-r] [-a] [NAME...]
  *
  * Without options: the name of every registered driver and module, one a
  * line, in registration order.  With options: a header line, then one line
@@ -35,10 +35,11 @@
 #include <string.h>
 #include <unistd.h>
 #include <ustreams_exec.h>
+#include "commands.h"
 
-static void usage(FILE *f)
+void ust_usage_scls(FILE *f)
 {
-    fprintf(f, "usage: scls [-l] [-c] [-r] [-a] [NAME...]\n");
+    fprintf(f, "usage: ustreams scls [-l] [-c] [-r] [-a] [NAME...]\n");
 }
 
 /* 1 if name is a registered module or driver (v: n entries). */
@@ -50,7 +51,7 @@ static int known(const struct ustreams_modinfo *v, int n, const char *name)
     return 0;
 }
 
-int main(int argc, char **argv)
+int ust_cmd_scls(int argc, char **argv)
 {
     int flags = 0, c, rc = 0, n;
     struct ustreams_modinfo *v;
@@ -70,10 +71,10 @@ int main(int argc, char **argv)
             flags |= USTREAMS_LS_LONG | USTREAMS_LS_COUNTS | USTREAMS_LS_REG;
             break;
         case 'h':
-            usage(stdout);
+            ust_usage_scls(stdout);
             return 0;
         default:
-            usage(stderr);
+            ust_usage_scls(stderr);
             return 2;
         }
     }

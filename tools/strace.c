@@ -2,7 +2,7 @@
 /*
  * strace.c -- print STREAMS trace messages (strace(1M)).
  *
- *   strace [-n COUNT] [-t SECONDS] [--demo] [mid sid level] ...
+ *   ustreams strace [-n COUNT] [-t SECONDS] [--demo] [mid sid level] ...
  *
  * Opens /dev/streams/log, makes the stream a trace logger (I_TRCLOG) with one
  * filter per "mid sid level" triple -- a number, or "all" for any module,
@@ -19,10 +19,11 @@
 #include <limits.h>
 
 #include "logtool.h"
+#include "commands.h"
 
-static void usage(void)
+void ust_usage_strace(FILE *f)
 {
-    fprintf(stderr, "usage: strace [-n COUNT] [-t SECONDS] [--demo] [mid sid level] ...\n");
+    fprintf(f, "usage: ustreams strace [-n COUNT] [-t SECONDS] [--demo] [mid sid level] ...\n");
 }
 
 /* A filter field: "all" gives all_value, else a number in [lo, hi]. */
@@ -43,7 +44,7 @@ static int parse_field(const char *s, long lo, long hi, long all_value, long *ou
     return 0;
 }
 
-int main(int argc, char **argv)
+int ust_cmd_strace(int argc, char **argv)
 {
     struct logtool_opts o = {0, 0, 0};
     struct logtool_demo demo = {0};
@@ -58,7 +59,7 @@ int main(int argc, char **argv)
         int r = logtool_option("strace", argc, argv, &i, &o);
         if (r < 0 || (r == 0 && argv[i][0] == '-' && argv[i][1] != '\0' &&
                       (argv[i][1] < '0' || argv[i][1] > '9'))) {
-            usage();
+            ust_usage_strace(stderr);
             free(args);
             return 2;
         }
@@ -66,7 +67,7 @@ int main(int argc, char **argv)
             args[nargs++] = argv[i];
     }
     if (nargs % 3 != 0) {
-        usage();
+        ust_usage_strace(stderr);
         free(args);
         return 2;
     }
@@ -83,7 +84,7 @@ int main(int argc, char **argv)
         if (parse_field(args[i], -1, SHRT_MAX, -1, &mid) ||
             parse_field(args[i + 1], -1, SHRT_MAX, -1, &sid) ||
             parse_field(args[i + 2], 0, 255, 255, &level)) {
-            usage();
+            ust_usage_strace(stderr);
             free(tids);
             free(args);
             return 2;

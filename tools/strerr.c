@@ -2,7 +2,7 @@
 /*
  * strerr.c -- print STREAMS error messages (strerr(1M)).
  *
- *   strerr [-n COUNT] [-t SECONDS] [--demo]
+ *   ustreams strerr [-n COUNT] [-t SECONDS] [--demo]
  *
  * Opens /dev/streams/log, makes the stream the error logger (I_ERRLOG; only
  * one stream may be) and prints every error message, one line each
@@ -18,13 +18,14 @@
  * logger exists), 2 (usage).
  */
 #include "logtool.h"
+#include "commands.h"
 
-static void usage(void)
+void ust_usage_strerr(FILE *f)
 {
-    fprintf(stderr, "usage: strerr [-n COUNT] [-t SECONDS] [--demo]\n");
+    fprintf(f, "usage: ustreams strerr [-n COUNT] [-t SECONDS] [--demo]\n");
 }
 
-int main(int argc, char **argv)
+int ust_cmd_strerr(int argc, char **argv)
 {
     struct logtool_opts o = {0, 0, 0};
     struct logtool_demo demo = {0};
@@ -33,7 +34,7 @@ int main(int argc, char **argv)
 
     for (int i = 1; i < argc; i++) {
         if (logtool_option("strerr", argc, argv, &i, &o) != 1) {
-            usage();
+            ust_usage_strerr(stderr);
             return 2;
         }
     }

@@ -2,8 +2,8 @@
 /*
  * strinfo.c -- show every queue of a stream, with its live counters.
  *
- *   strinfo [-p MODULE]... [-w COUNT] [-b BAND] [-a] [-s] DEVICE...
- *   strinfo --pipe [-p MODULE]... [-w COUNT] [-b BAND] [-a] [-s]
+ *   ustreams strinfo [-p MODULE]... [-w COUNT] [-b BAND] [-a] [-s] DEVICE...
+ *   ustreams strinfo --pipe [-p MODULE]... [-w COUNT] [-b BAND] [-a] [-s]
  *
  * Opens each DEVICE (a name as strm_open takes it, /dev/streams/echo), or
  * with --pipe makes a STREAMS pipe (strm_pipe); pushes the MODULEs in the
@@ -40,14 +40,15 @@
 #include <stropts.h>
 #include <ustreams.h>
 #include <ustreams_exec.h>
+#include "commands.h"
 
 #define MAXSTREAMS 64
 #define MAXPUSH 16
 
-static void usage(FILE *f)
+void ust_usage_strinfo(FILE *f)
 {
-    fprintf(f, "usage: strinfo [-p MODULE]... [-w COUNT] [-b BAND] [-a] [-s] DEVICE...\n"
-               "       strinfo --pipe [-p MODULE]... [-w COUNT] [-b BAND] [-a] [-s]\n");
+    fprintf(f, "usage: ustreams strinfo [-p MODULE]... [-w COUNT] [-b BAND] [-a] [-s] DEVICE...\n"
+               "       ustreams strinfo --pipe [-p MODULE]... [-w COUNT] [-b BAND] [-a] [-s]\n");
 }
 
 /* Parse a non-negative number no greater than max; -1 if it is not one. */
@@ -89,7 +90,7 @@ static int prepare(int fd, const char *name, char **mods, int nmods, long count,
     return 0;
 }
 
-int main(int argc, char **argv)
+int ust_cmd_strinfo(int argc, char **argv)
 {
     static const struct option longopts[] = {{"pipe", no_argument, NULL, 'P'},
                                              {"help", no_argument, NULL, 'h'},
@@ -130,16 +131,16 @@ int main(int argc, char **argv)
             pipe_mode = 1;
             break;
         case 'h':
-            usage(stdout);
+            ust_usage_strinfo(stdout);
             return 0;
         default:
-            usage(stderr);
+            ust_usage_strinfo(stderr);
             return 2;
         }
     }
     if ((pipe_mode && optind != argc) || (!pipe_mode && optind == argc) ||
         argc - optind > MAXSTREAMS) {
-        usage(stderr);
+        ust_usage_strinfo(stderr);
         return 2;
     }
 
