@@ -56,6 +56,8 @@ static void fork_register(void)
                       ust_fattach_fork_child);
     ust_fork_register(UST_FORK_HEAD_FD, ust_sd_fd_fork_prepare, ust_sd_fd_fork_parent,
                       ust_sd_fd_fork_child);
+    ust_fork_register(UST_FORK_HEAD_UCOPY, ust_ucopy_fork_prepare, ust_ucopy_fork_release,
+                      ust_ucopy_fork_release);
 }
 
 void ust_sd_fork_init(void)

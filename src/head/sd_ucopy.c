@@ -221,6 +221,18 @@ static int ucopy_is_ours(const struct sigaction *a)
     return (a->sa_flags & SA_SIGINFO) && a->sa_sigaction == ucopy_handler;
 }
 
+/* fork(): ucopy_lock is a leaf held for two sigaction calls at most, so it
+ * is quiesced (taken before fork, released in both processes). */
+void ust_ucopy_fork_prepare(void)
+{
+    ust_lock(&ucopy_lock);
+}
+
+void ust_ucopy_fork_release(void)
+{
+    ust_unlock(&ucopy_lock);
+}
+
 void ust_ucopy_check(void)
 {
     struct sigaction cur[2], sa;

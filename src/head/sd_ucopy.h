@@ -59,4 +59,9 @@ int ust_strncpy_in(const char *usrc, char *dst, size_t size, size_t *lenp);
  */
 void ust_ucopy_check(void);
 
+/* fork() hooks (sd_fork.c, rank UST_FORK_HEAD_UCOPY): take ucopy_lock before
+ * fork, release it in the parent and in the child. */
+void ust_ucopy_fork_prepare(void);
+void ust_ucopy_fork_release(void);
+
 #endif /* UST_SD_UCOPY_H */
