@@ -228,8 +228,7 @@ int putnextctl2(queue_t *q, int type, int p1, int p2)
  * principles above).  No lock held. */
 static void relink_backenable(queue_t *q)
 {
-    if (q)
-        ust_backenable_now(q);
+    ust_relink_enable(q);
 }
 
 void qprocson(queue_t *q)

@@ -381,6 +381,12 @@ void ust_backenable(queue_t *q, unsigned char band);
 int ust_flow_update(queue_t *q, qband_t *qb);
 void ust_backenable_now(queue_t *q);
 
+/* After a change of the flow-control topology around q (putnext.c): enable
+ * the nearest queue behind q with a service procedure (a head: wake its
+ * writers) whatever the want flags say; QBACK is left alone, as this is not
+ * a drain.  No lock held. */
+void ust_relink_enable(queue_t *q);
+
 /* ------------------------------------------------------------------------ */
 /* Scheduler                                                                 */
 /* ------------------------------------------------------------------------ */

@@ -214,11 +214,20 @@ void ust_sd_tab_unlock(void)
 /* ------------------------------------------------------------------------ */
 /* Plumbing helpers                                                         */
 /* ------------------------------------------------------------------------ */
-/* Take rq's pair out of the stream after a failed open (procedures may not
- * have been turned on) or after its close, and free it.  What its queues
- * still hold is passed on first, in order, while later messages queue behind
- * (ust_qpass_held): down from the write queue, up from the read queue. */
+/* Take rq's pair out of the stream after its close (teardown) and free it;
+ * what its queues still hold is discarded with it. */
 void ust_sd_pair_remove(queue_t *rq)
+{
+    qprocsoff(rq);
+    ust_qunlink(rq);
+    ust_qfree(rq);
+}
+
+/* The same for a pair popped (I_POP) or whose push failed, with the stream
+ * in use: what its queues still hold is passed on first, in order, while
+ * later messages queue behind (ust_qpass_held): down from the write queue,
+ * up from the read queue.  Nothing is lost or reordered. */
+static void pair_pop(queue_t *rq)
 {
     qprocsoff(rq);
     ust_qpass_held(WR(rq));
@@ -298,7 +307,7 @@ int ust_sd_push(struct stdata *sd, const char *name, cred_t *cr)
     ust_qinsert(sd->sd_rq, rq);
     err = ust_qopen(rq, &dev, oflag, MODOPEN, cr);
     if (err != 0) {
-        ust_sd_pair_remove(rq);
+        pair_pop(rq);
         goto out;
     }
     sd->sd_pushcnt++;
@@ -335,7 +344,7 @@ int ust_sd_pop(struct stdata *sd, cred_t *cr)
     if (err == 0) {
         queue_t *rq = RD(ust_sd_top(sd));
         ust_qclose(rq, oflag, cr);
-        ust_sd_pair_remove(rq);
+        pair_pop(rq);
         sd->sd_pushcnt--;
     }
     ust_unlock(&sd->sd_plumb);
