@@ -241,7 +241,8 @@ void qprocson(queue_t *q)
         ust_lock(&pv->lock);
         ust_qflag_clr(pair[i], QPROCSOFF);
         ust_qflag_set(pair[i], QWANTR);
-        pv->held = 0; /* what it holds is its service procedure's again */
+        /* what it holds is its service procedure's again */
+        __atomic_store_n(&pv->held, 0, __ATOMIC_RELAXED);
         int pending = pair[i]->q_first != NULL;
         ust_unlock(&pv->lock);
         if (pending)
@@ -261,10 +262,12 @@ void qprocsoff(queue_t *q)
     for (int i = 0; i < 2; i++) {
         struct ust_qpriv *pv = ust_qpv(pair[i]);
         ust_lock(&pv->lock);
-        ust_qflag_set(pair[i], QPROCSOFF);
         /* Hold while a procedure may still run: one may have a message in
-         * hand, or queue one, that what passes from now on must not overtake. */
-        pv->held = 1;
+         * hand, or queue one, that what passes from now on must not overtake.
+         * Set before QPROCSOFF: ust_qhold reads it without the lock. */
+        __atomic_store_n(&pv->held, 1, __ATOMIC_RELAXED);
+        __atomic_thread_fence(__ATOMIC_RELEASE);
+        ust_qflag_set(pair[i], QPROCSOFF);
         ust_unlock(&pv->lock);
     }
     atomic_thread_fence(memory_order_seq_cst);
@@ -284,7 +287,7 @@ void qprocsoff(queue_t *q)
         struct ust_qpriv *pv = ust_qpv(pair[i]);
         ust_lock(&pv->lock);
         if (pair[i]->q_first == NULL)
-            pv->held = 0;
+            __atomic_store_n(&pv->held, 0, __ATOMIC_RELAXED);
         ust_unlock(&pv->lock);
     }
 }

@@ -91,7 +91,7 @@ queue_t *ust_qalloc(struct streamtab *st, uint_t flags, struct ust_modent *ent)
                          __ATOMIC_RELAXED);
         /* pv->active is not reset: stale claimers of the previous incarnation
          * may still be about to decrement it (putnext.c). */
-        pv->held = 0;
+        __atomic_store_n(&pv->held, 0, __ATOMIC_RELAXED);
         atomic_store(&pv->nput, 0);
         atomic_store(&pv->nsrv, 0);
         memset(&pv->srv_defer, 0, sizeof(pv->srv_defer));
@@ -356,7 +356,7 @@ static int enqueue(queue_t *q, mblk_t *mp, int back, int *enable)
     if (fl & QPROCSOFF) {
         /* Procedures off (a procedure still finishing, or ust_qhold): what
          * passes from now on queues behind this message. */
-        ust_qpv(q)->held = 1;
+        __atomic_store_n(&ust_qpv(q)->held, 1, __ATOMIC_RELAXED);
         *enable = 0;
         return 1;
     }
@@ -421,6 +421,13 @@ int ust_qhold(queue_t *q, mblk_t *mp)
 {
     struct ust_qpriv *pv = ust_qpv(q);
     int enable = 0, held = 0;
+    /* The usual case, a queue passed through for good (a pipe's own pair)
+     * or a pair procedures-off holding nothing: no lock.  held is set before
+     * QPROCSOFF (a release fence between them, in qprocsoff): whoever saw
+     * QPROCSOFF sees that held was set. */
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (!__atomic_load_n(&pv->held, __ATOMIC_RELAXED))
+        return 0;
     ust_lock(&pv->lock);
     if (pv->held && (ust_qflags(q) & QPROCSOFF))
         held = enqueue(q, mp, 0, &enable); /* 0: no band memory, pass it on */
@@ -435,7 +442,8 @@ void ust_qpass_held(queue_t *q)
         ust_lock(&pv->lock);
         mblk_t *mp = q->q_first;
         if (mp == NULL) {
-            pv->held = 0; /* caught up: from now on messages pass straight on */
+            /* caught up: from now on messages pass straight on */
+            __atomic_store_n(&pv->held, 0, __ATOMIC_RELAXED);
             ust_unlock(&pv->lock);
             return;
         }
@@ -520,7 +528,7 @@ int insq(queue_t *q, mblk_t *emp, mblk_t *mp)
     ust_flow_update(q, qb);
     uint_t fl = ust_qflags(q);
     if (fl & QPROCSOFF) { /* as in enqueue */
-        pv->held = 1;
+        __atomic_store_n(&pv->held, 1, __ATOMIC_RELAXED);
         ust_unlock(&pv->lock);
         return 1;
     }

@@ -194,8 +194,10 @@ struct ust_qpriv {
      * it counts the claims on this memory across incarnations of the pair
      * (a stale claimer increments and decrements it again), see putnext.c. */
     atomic_int active;
-    int held;                 /* LOCK: procedures off and messages held here in order
-                               * (ust_qhold); cleared by qprocson and ust_qpass_held */
+    int held;                 /* procedures off and messages held here in order
+                               * (ust_qhold); written under LOCK (atomics), read
+                               * without it first; cleared by qprocson and
+                               * ust_qpass_held */
     atomic_long nput;         /* put procedure calls */
     atomic_long nsrv;         /* service procedure calls */
     int perim_mode_put;       /* UST_PERIM_SHARED/EXCL for put at the inner perimeter, 0 none */
