@@ -75,11 +75,25 @@ static queue_t *flow_target(queue_t *q)
     return NULL;
 }
 
-void ust_backenable_now(queue_t *q)
+/* The nearest queue behind q whose service procedure can run, or NULL. */
+static queue_t *back_target(queue_t *q)
 {
     queue_t *b = backq(q);
     while (b && !(has_srv(b) && !(ust_qflags(b) & QPROCSOFF)))
         b = backq(b);
+    return b;
+}
+
+void ust_relink_enable(queue_t *q)
+{
+    queue_t *b = q ? back_target(q) : NULL;
+    if (b)
+        qenable(b);
+}
+
+void ust_backenable_now(queue_t *q)
+{
+    queue_t *b = back_target(q);
     if (b) {
         struct ust_qpriv *pv = ust_qpv(b);
         ust_lock(&pv->lock);

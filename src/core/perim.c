@@ -504,11 +504,7 @@ static void dispose(struct ust_defer *list, struct ust_perim *from)
         if (d->kind == UST_DEFER_PUT || d->kind == UST_DEFER_WRITER) {
             mblk_t *mp = d->mp;
             if (d->kind == UST_DEFER_PUT) {
-                queue_t *nq = ust_qclaim_next(q);
-                if (nq)
-                    ust_call_put(nq, mp);
-                else
-                    freemsg(mp);
+                ust_pass_on(q, mp); /* behind what q holds, if anything */
             } else {
                 freemsg(mp);
             }

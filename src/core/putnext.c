@@ -10,47 +10,113 @@
  *   rewrites q_next and then waits for the claims of the queues taken out to
  *   drain.  Because both sides use sequentially consistent operations, either
  *   the claimer sees the new q_next, or the plumber sees the claim and waits.
- *   A claimer may briefly increment the count of a pair that was just freed:
- *   pairs are type-stable (queue.c), so that is harmless.
+ *   A claimer may briefly increment the count of a pair that was just freed,
+ *   or freed and reused: pairs are type-stable (queue.c) and the count is
+ *   never reset on reuse, so the stale claimer's increment and decrement
+ *   cancel out on the same counter whatever incarnation it belongs to; a
+ *   plumber may only wait a little longer for it.  (Resetting the count at
+ *   reuse would drop such an increment and let its decrement drive the new
+ *   incarnation's count to -1, so that qprocsoff waited forever.)  The ABA
+ *   case, the same pair popped and pushed again at the same place while a
+ *   claimer was between its load and its check, is harmless too: the check
+ *   then succeeds against the new incarnation, which the claim does count.
+ *   Debug builds abort when a count would go negative.
  *
  *   A queue whose procedures are off (QPROCSOFF: before qprocson, after
- *   qprocsoff) is passed through: the message goes to the queue after it.
+ *   qprocsoff) is passed through: the message goes to the queue after it --
+ *   unless the queue still holds messages (ust_qhold, queue.c): then the
+ *   message queues behind them, so that it cannot overtake them, and the
+ *   plumber passes them all on in order (ust_qpass_held).
  *
+ *   Every change of the flow-control topology (a pair linked or unlinked,
+ *   procedures turned on) is followed by back-enables from the queues
+ *   changed, both ways: a back-enable that raced with the change may have
+ *   walked a half-rewritten chain (backq found nothing) or woken a queue that
+ *   no longer governs the writer (a service queue now sits between), and the
+ *   writer's want flag was cleared, so the writer would sleep for good with
+ *   every queue empty.  A spurious back-enable only makes a writer or a
+ *   service procedure look again.
+
  *   The caller of putnext must keep q itself alive: it runs inside q's
  *   procedures, or holds a claim on q (the stream head on its own queues), or
  *   otherwise knows q outlives the call (a driver on its own queues).
  */
 #include <errno.h>
 #include <sched.h>
+#include <stdlib.h>
+#include <sys/cmn_err.h>
 #include <time.h>
 
 #include "strcore.h"
 
 void ust_perim_flush_pair(queue_t *q);
 
-queue_t *ust_qclaim_next(queue_t *q)
+queue_t *ust_qclaim_link(queue_t *q)
 {
     for (;;) {
         queue_t *nq = ust_qnext(q);
         if (!nq)
             return NULL;
         atomic_fetch_add(&ust_qpv(nq)->active, 1);
-        if (ust_qnext(q) != nq) {
-            ust_qrelease(nq);
-            continue;
-        }
-        if (!(ust_qflags(nq) & QPROCSOFF))
+        if (ust_qnext(q) == nq)
             return nq;
-        queue_t *nn = ust_qclaim_next(nq);
         ust_qrelease(nq);
-        return nn;
     }
+}
+
+queue_t *ust_qclaim_next(queue_t *q)
+{
+    queue_t *nq = ust_qclaim_link(q);
+    while (nq && (ust_qflags(nq) & QPROCSOFF)) {
+        queue_t *nn = ust_qclaim_link(nq);
+        ust_qrelease(nq);
+        nq = nn;
+    }
+    return nq;
+}
+
+void ust_claim_underflow(queue_t *q, int was)
+{
+    cmn_err(CE_PANIC, "ustreams: claim count of queue %p released below zero (was %d)",
+            (void *)q, was);
+    abort();
+}
+
+void ust_pass_on(queue_t *q, mblk_t *mp)
+{
+    queue_t *cur = q, *claimed = NULL; /* q: the caller's claim; claimed: ours */
+    for (;;) {
+        if (ust_qhold(cur, mp))
+            break;
+        queue_t *nq = ust_qclaim_link(cur);
+        if (claimed)
+            ust_qrelease(claimed);
+        claimed = nq;
+        if (!nq) {
+            freemsg(mp); /* end of the stream: nowhere to go */
+            return;
+        }
+        if (!(ust_qflags(nq) & QPROCSOFF)) {
+            ust_call_put(nq, mp); /* our claim goes with the call */
+            return;
+        }
+        cur = nq;
+    }
+    if (claimed)
+        ust_qrelease(claimed);
 }
 
 void ust_qdrain_claims(queue_t *q)
 {
     struct ust_qpriv *pv = ust_qpv(q);
-    for (int spins = 0; atomic_load(&pv->active) != 0; spins++) {
+    for (int spins = 0;; spins++) {
+        int n = atomic_load(&pv->active);
+#ifdef USTREAMS_DEBUG
+        if (n < 0)
+            ust_claim_underflow(q, n);
+#endif
+        if (n == 0)
+            return;
         if (spins < 100) {
             sched_yield();
         } else {
@@ -64,10 +130,15 @@ int putnext(queue_t *q, mblk_t *mp)
 {
     if (!q || !mp)
         return 0;
-    queue_t *nq = ust_qclaim_next(q);
+    queue_t *nq = ust_qclaim_link(q);
     if (!nq) {
         freemsg(mp); /* end of the stream: nowhere to go */
         return 0;
+    }
+    if (ust_qflags(nq) & QPROCSOFF) {
+        ust_pass_on(nq, mp);
+        ust_qrelease(nq);
+        return 1;
     }
     ust_call_put(nq, mp);
     return 1;
@@ -79,12 +150,8 @@ void put(queue_t *q, mblk_t *mp)
         return;
     atomic_fetch_add(&ust_qpv(q)->active, 1);
     if (ust_qflags(q) & QPROCSOFF) {
-        queue_t *nq = ust_qclaim_next(q);
+        ust_pass_on(q, mp);
         ust_qrelease(q);
-        if (nq)
-            ust_call_put(nq, mp);
-        else
-            freemsg(mp);
         return;
     }
     ust_call_put(q, mp);
@@ -156,6 +223,14 @@ int putnextctl2(queue_t *q, int type, int p1, int p2)
 
 /* ---- procedures on and off ---- */
 
+/* After a change of the flow-control topology around q: enable the nearest
+ * service queue (or head) behind q, whatever q's want flags say (see the
+ * principles above).  No lock held. */
+static void relink_backenable(queue_t *q)
+{
+    ust_relink_enable(q);
+}
+
 void qprocson(queue_t *q)
 {
     if (!q)
@@ -166,11 +241,17 @@ void qprocson(queue_t *q)
         ust_lock(&pv->lock);
         ust_qflag_clr(pair[i], QPROCSOFF);
         ust_qflag_set(pair[i], QWANTR);
+        /* what it holds is its service procedure's again */
+        __atomic_store_n(&pv->held, 0, __ATOMIC_RELAXED);
         int pending = pair[i]->q_first != NULL;
         ust_unlock(&pv->lock);
         if (pending)
             qenable(pair[i]);
     }
+    /* A service queue came into the flow: writers behind it that wait on a
+     * queue beyond it would be back-enabled only as far as this pair. */
+    for (int i = 0; i < 2; i++)
+        relink_backenable(pair[i]);
 }
 
 void qprocsoff(queue_t *q)
@@ -181,6 +262,11 @@ void qprocsoff(queue_t *q)
     for (int i = 0; i < 2; i++) {
         struct ust_qpriv *pv = ust_qpv(pair[i]);
         ust_lock(&pv->lock);
+        /* Hold while a procedure may still run: one may have a message in
+         * hand, or queue one, that what passes from now on must not overtake.
+         * Set before QPROCSOFF: ust_qhold reads it without the lock. */
+        __atomic_store_n(&pv->held, 1, __ATOMIC_RELAXED);
+        __atomic_thread_fence(__ATOMIC_RELEASE);
         ust_qflag_set(pair[i], QPROCSOFF);
         ust_unlock(&pv->lock);
     }
@@ -192,6 +278,18 @@ void qprocsoff(queue_t *q)
     ust_perim_flush_pair(pair[0]);
     for (int i = 0; i < 2; i++)
         ust_qdrain_claims(pair[i]);
+    /* An enable that began before QPROCSOFF was set has finished now (it
+     * holds a claim, sched.c): take the queue off the run list it put it on. */
+    for (int i = 0; i < 2; i++)
+        ust_sched_cancel(pair[i]);
+    /* No procedure runs any more: an empty queue has nothing to protect. */
+    for (int i = 0; i < 2; i++) {
+        struct ust_qpriv *pv = ust_qpv(pair[i]);
+        ust_lock(&pv->lock);
+        if (pair[i]->q_first == NULL)
+            __atomic_store_n(&pv->held, 0, __ATOMIC_RELAXED);
+        ust_unlock(&pv->lock);
+    }
 }
 
 /* ---- plumbing ---- */
@@ -209,6 +307,8 @@ void ust_qinsert(queue_t *above_rq, queue_t *new_rq)
     if (below_r)
         __atomic_store_n(&below_r->q_next, nr, __ATOMIC_SEQ_CST);
     __atomic_store_n(&aw->q_next, nw, __ATOMIC_SEQ_CST);
+    relink_backenable(nw);              /* writers above */
+    relink_backenable(RD(above_rq));    /* senders below (upstream) */
 }
 
 void ust_qunlink(queue_t *rq)
@@ -229,4 +329,8 @@ void ust_qunlink(queue_t *rq)
     ust_qdrain_claims(w);
     __atomic_store_n(&r->q_next, NULL, __ATOMIC_SEQ_CST);
     __atomic_store_n(&w->q_next, NULL, __ATOMIC_SEQ_CST);
+    if (aw && ust_qnext(aw) == below_w)
+        relink_backenable(below_w);     /* writers above */
+    if (below_r && ust_qnext(below_r) == above_r)
+        relink_backenable(above_r);     /* senders below (upstream) */
 }

@@ -89,7 +89,9 @@ queue_t *ust_qalloc(struct streamtab *st, uint_t flags, struct ust_modent *ent)
         }
         __atomic_store_n(&q->q_flag, QUSE | QWANTR | QPROCSOFF | (i == 0 ? QREADR : 0),
                          __ATOMIC_RELAXED);
-        atomic_store(&pv->active, 0);
+        /* pv->active is not reset: stale claimers of the previous incarnation
+         * may still be about to decrement it (putnext.c). */
+        __atomic_store_n(&pv->held, 0, __ATOMIC_RELAXED);
         atomic_store(&pv->nput, 0);
         atomic_store(&pv->nsrv, 0);
         memset(&pv->srv_defer, 0, sizeof(pv->srv_defer));
@@ -351,6 +353,13 @@ static int enqueue(queue_t *q, mblk_t *mp, int back, int *enable)
     }
     ust_flow_update(q, qb);
     uint_t fl = ust_qflags(q);
+    if (fl & QPROCSOFF) {
+        /* Procedures off (a procedure still finishing, or ust_qhold): what
+         * passes from now on queues behind this message. */
+        __atomic_store_n(&ust_qpv(q)->held, 1, __ATOMIC_RELAXED);
+        *enable = 0;
+        return 1;
+    }
     int canenable = !(fl & QNOENB);
     if (back)
         *enable = pc || (canenable && (fl & QWANTR));
@@ -406,6 +415,44 @@ int putbq(queue_t *q, mblk_t *mp)
     if (enable)
         qenable(q);
     return ok;
+}
+
+int ust_qhold(queue_t *q, mblk_t *mp)
+{
+    struct ust_qpriv *pv = ust_qpv(q);
+    int enable = 0, held = 0;
+    /* The usual case, a queue passed through for good (a pipe's own pair)
+     * or a pair procedures-off holding nothing: no lock.  held is set before
+     * QPROCSOFF (a release fence between them, in qprocsoff): whoever saw
+     * QPROCSOFF sees that held was set. */
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (!__atomic_load_n(&pv->held, __ATOMIC_RELAXED))
+        return 0;
+    ust_lock(&pv->lock);
+    if (pv->held && (ust_qflags(q) & QPROCSOFF))
+        held = enqueue(q, mp, 0, &enable); /* 0: no band memory, pass it on */
+    ust_unlock(&pv->lock);
+    return held;
+}
+
+void ust_qpass_held(queue_t *q)
+{
+    struct ust_qpriv *pv = ust_qpv(q);
+    for (;;) {
+        ust_lock(&pv->lock);
+        mblk_t *mp = q->q_first;
+        if (mp == NULL) {
+            /* caught up: from now on messages pass straight on */
+            __atomic_store_n(&pv->held, 0, __ATOMIC_RELAXED);
+            ust_unlock(&pv->lock);
+            return;
+        }
+        int back = dequeue(q, mp);
+        ust_unlock(&pv->lock);
+        if (back)
+            ust_backenable_now(q);
+        putnext(q, mp); /* holding goes on meanwhile: nothing overtakes mp */
+    }
 }
 
 mblk_t *getq(queue_t *q)
@@ -480,6 +527,11 @@ int insq(queue_t *q, mblk_t *emp, mblk_t *mp)
     }
     ust_flow_update(q, qb);
     uint_t fl = ust_qflags(q);
+    if (fl & QPROCSOFF) { /* as in enqueue */
+        __atomic_store_n(&pv->held, 1, __ATOMIC_RELAXED);
+        ust_unlock(&pv->lock);
+        return 1;
+    }
     int enable = pc || (!(fl & QNOENB) && ((fl & QWANTR) || band));
     if (enable)
         ust_qflag_clr(q, QWANTR);

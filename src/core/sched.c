@@ -272,18 +272,25 @@ void ust_sched_enable(queue_t *q)
     if (!q->q_qinfo || !q->q_qinfo->qi_srvp)
         return;
     struct ust_qpriv *pv = ust_qpv(q);
+    /* Claim q while enabling it: back-enables reach queues nobody else has
+     * claimed, and without the claim qprocsoff could miss an enable that
+     * checked QPROCSOFF before it was set and pushes q on a run list after
+     * its cancel; q could then be freed and reused while listed. */
+    atomic_fetch_add(&pv->active, 1);
     ust_lock(&pv->lock);
     uint_t fl = ust_qflags(q);
     if ((fl & (QENAB | QPROCSOFF)) || !(fl & QUSE)) {
         ust_unlock(&pv->lock);
+        ust_qrelease(q);
         return;
     }
     ust_qflag_set(q, QENAB);
     ust_unlock(&pv->lock);
-    if (fl & QINSERVICE)
-        return; /* ust_srv_done puts it back */
-    atomic_fetch_add(&work, 1);
-    list_push(q);
+    if (!(fl & QINSERVICE)) { /* else ust_srv_done puts it back */
+        atomic_fetch_add(&work, 1);
+        list_push(q);
+    }
+    ust_qrelease(q);
 }
 
 /* Called once the service procedure of d->q has returned (or was dropped). */

@@ -195,7 +195,14 @@ struct ust_qpair;
 /* Per-queue private state. */
 struct ust_qpriv {
     ust_lock_t lock;          /* guards the queue's messages, counts, bands, q_flag writes */
-    atomic_int active;        /* claims: threads inside or about to enter procedures */
+    /* Claims: threads inside or about to enter the procedures.  Never reset:
+     * it counts the claims on this memory across incarnations of the pair
+     * (a stale claimer increments and decrements it again), see putnext.c. */
+    atomic_int active;
+    int held;                 /* procedures off and messages held here in order
+                               * (ust_qhold); written under LOCK (atomics), read
+                               * without it first; cleared by qprocson and
+                               * ust_qpass_held */
     atomic_long nput;         /* put procedure calls */
     atomic_long nsrv;         /* service procedure calls */
     int perim_mode_put;       /* UST_PERIM_SHARED/EXCL for put at the inner perimeter, 0 none */
@@ -297,11 +304,51 @@ void ust_qunlink(queue_t *rq);
  * its q_next stays valid to follow.  ust_qclaim_next(q) claims the queue that
  * q->q_next names (revalidating the link); it returns NULL at the end of the
  * stream.  Queues with QPROCSOFF are passed through. */
+void ust_claim_underflow(queue_t *q, int was);
 static inline void ust_qrelease(queue_t *q)
 {
-    atomic_fetch_sub_explicit(&ust_qpv(q)->active, 1, memory_order_release);
+    int was = atomic_fetch_sub_explicit(&ust_qpv(q)->active, 1, memory_order_release);
+#ifdef USTREAMS_DEBUG
+    if (was <= 0)
+        ust_claim_underflow(q, was); /* a claim released twice: aborts */
+#else
+    (void)was;
+#endif
 }
 queue_t *ust_qclaim_next(queue_t *q);
+
+/* ust_qclaim_link -- claim the queue q->q_next names, revalidating the link,
+ * whether its procedures are on or off; NULL at the end of the stream. */
+queue_t *ust_qclaim_link(queue_t *q);
+
+/*
+ * ust_pass_on -- deliver mp past q, whose procedures are off and on which the
+ *   caller holds a claim: if q holds messages (ust_qhold) mp is queued behind
+ *   them, else it goes to the put procedure of the next queue whose
+ *   procedures are on (freed at the end of the stream).  No lock held.
+ */
+void ust_pass_on(queue_t *q, mblk_t *mp);
+
+/*
+ * ust_qhold -- q's procedures are off: if q holds messages (ust_qpriv.held),
+ *   queue mp behind them (putq order, no scheduling) and return 1; else
+ *   return 0 and the caller passes mp on.  Takes q's lock.
+ *   A queue holds from qprocsoff (which holds while procedures may still run,
+ *   and keeps holding if messages are left) until qprocson or until
+ *   ust_qpass_held has passed everything on: so a message passing a queue
+ *   whose procedures went off never overtakes one still queued there.
+ */
+int ust_qhold(queue_t *q, mblk_t *mp);
+
+/*
+ * ust_qpass_held -- pass on, in queue order, every message q holds, with
+ *   putnext from q, until q is empty; then stop holding.  Messages that pass
+ *   q meanwhile queue behind (ust_qhold), so nothing is reordered.
+ *   Context: the plumber of q's stream (q linked, procedures off); may call
+ *   put procedures below.  Ends once it has caught up with arrivals, which
+ *   flow control below q holds back meanwhile (putnext here ignores it).
+ */
+void ust_qpass_held(queue_t *q);
 
 /* Wait until no claim is held on q (used by qprocsoff and unlink). */
 void ust_qdrain_claims(queue_t *q);
@@ -340,6 +387,12 @@ void ust_backenable(queue_t *q, unsigned char band);
  * then calls ust_backenable_now after unlocking). */
 int ust_flow_update(queue_t *q, qband_t *qb);
 void ust_backenable_now(queue_t *q);
+
+/* After a change of the flow-control topology around q (putnext.c): enable
+ * the nearest queue behind q with a service procedure (a head: wake its
+ * writers) whatever the want flags say; QBACK is left alone, as this is not
+ * a drain.  No lock held. */
+void ust_relink_enable(queue_t *q);
 
 /* ------------------------------------------------------------------------ */
 /* Scheduler                                                                 */

@@ -13,10 +13,11 @@
  *        driver, QHEAD taken off and QMUX put on, and the head_enable hooks
  *        removed (the queues are scheduled like any driver's); then
  *        qprocson.  Messages already waiting at the lower head are the
- *        driver's from then on.  A message the lower driver sends up during
- *        the switch itself (procedures off: it passes through to the end of
- *        the stream) is discarded, as is one arriving while an unlink
- *        switches back; a driver that answers an I_LINK after the ETIME
+ *        driver's from then on, and so is one the lower driver sends up
+ *        during the switch while they wait (it queues behind them, see
+ *        ust_qhold); with nothing waiting, such a message passes through to
+ *        the end of the stream and is discarded.  The same holds while an
+ *        unlink switches back; a driver that answers an I_LINK after the ETIME
  *        keeps a queue it must not use (as in SVR4).  The stream is marked STPLEX, so its own
  *        descriptors fail read, write, getmsg, putmsg and every ioctl but the
  *        unlink family with EINVAL.

@@ -214,8 +214,8 @@ void ust_sd_tab_unlock(void)
 /* ------------------------------------------------------------------------ */
 /* Plumbing helpers                                                         */
 /* ------------------------------------------------------------------------ */
-/* Take rq's pair out of the stream after a failed open (procedures may not
- * have been turned on) or after its close, and free it. */
+/* Take rq's pair out of the stream after its close (teardown) and free it;
+ * what its queues still hold is discarded with it. */
 void ust_sd_pair_remove(queue_t *rq)
 {
     qprocsoff(rq);
@@ -223,16 +223,17 @@ void ust_sd_pair_remove(queue_t *rq)
     ust_qfree(rq);
 }
 
-/* A popped module's queue (procedures off, still linked): pass on what it
- * still holds, in order, so that I_POP loses no message.  (A message that
- * passed through the module after its procedures went off may overtake
- * these: only a write racing with the pop can.) */
-static void pass_on(queue_t *q)
+/* The same for a pair popped (I_POP) or whose push failed, with the stream
+ * in use: what its queues still hold is passed on first, in order, while
+ * later messages queue behind (ust_qpass_held): down from the write queue,
+ * up from the read queue.  Nothing is lost or reordered. */
+static void pair_pop(queue_t *rq)
 {
-    mblk_t *mp;
-
-    while ((mp = getq(q)) != NULL)
-        putnext(q, mp);
+    qprocsoff(rq);
+    ust_qpass_held(WR(rq));
+    ust_qpass_held(RD(rq));
+    ust_qunlink(rq);
+    ust_qfree(rq);
 }
 
 /* The stream's error for plumbing (I_PUSH, I_POP): the M_ERROR error, ENXIO
@@ -299,7 +300,7 @@ int ust_sd_push(struct stdata *sd, const char *name, cred_t *cr)
     ust_qinsert(sd->sd_rq, rq);
     err = ust_qopen(rq, &dev, oflag, MODOPEN, cr);
     if (err != 0) {
-        ust_sd_pair_remove(rq);
+        pair_pop(rq);
         goto out;
     }
     sd->sd_pushcnt++;
@@ -311,7 +312,8 @@ out:
 /*
  * ust_sd_pop -- I_POP: close and remove the topmost module.  Messages still
  *   on its queues after its close routine ran are passed on (down from the
- *   write queue, up from the read queue), not discarded.
+ *   write queue, up from the read queue), not discarded, and ahead of every
+ *   message that reaches the module's place after its procedures went off.
  *   Context: blocking (the module's close may sleep); takes sd_plumb.
  *   Returns 0, or EINVAL (no module, or linked under a multiplexer), EPERM
  *   (the module is at or below the I_ANCHOR, as in Linux Fast-STREAMS),
@@ -335,9 +337,7 @@ int ust_sd_pop(struct stdata *sd, cred_t *cr)
     if (err == 0) {
         queue_t *rq = RD(ust_sd_top(sd));
         ust_qclose(rq, oflag, cr);
-        pass_on(WR(rq));
-        pass_on(rq);
-        ust_sd_pair_remove(rq);
+        pair_pop(rq);
         sd->sd_pushcnt--;
     }
     ust_unlock(&sd->sd_plumb);
