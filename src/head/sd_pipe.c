@@ -210,6 +210,7 @@ int strm_pipe(int fds[2])
     int tmp[2], err;
     cred_t cr;
 
+    ust_sd_reap_orphans();
     if (ust_copyin(fds, tmp, sizeof(tmp)) != 0) {
         errno = EFAULT;
         return -1;
