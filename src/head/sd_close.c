@@ -183,6 +183,25 @@ void ust_sd_teardown(struct stdata *sd)
  *   inherited from the parent is only released (ust_sd_fork_close): its
  *   close procedures are the parent's.
  */
+void ust_sd_release_orphan(struct stdata *sd)
+{
+    ust_lock(&sd->sd_lock);
+    sd->sd_oflag |= O_NONBLOCK;
+    ust_unlock(&sd->sd_lock);
+    ust_sd_teardown(sd);
+}
+
+void ust_sd_drop_stale(int fd, struct stdata *sd)
+{
+    int left;
+
+    ust_sd_tab_lock();
+    left = ust_sd_forget_fd(fd, sd);
+    ust_sd_tab_unlock();
+    if (left == 0)
+        ust_sd_release_orphan(sd);
+}
+
 int strm_close(int fd)
 {
     struct stdata *sd;
@@ -191,7 +210,7 @@ int strm_close(int fd)
     sd = ust_sd_peek(fd);
     if (sd != NULL && ust_sd_forked(sd))
         return ust_sd_fork_close(fd, sd);
-    sd = ust_sd_get(fd, &err);
+    sd = ust_sd_get_checked(fd, &err);
     if (sd == NULL) {
         if (err == ENOSTR)
             return close(fd);

@@ -12,8 +12,27 @@
  *     hang-up    shutdown of L               (POLLHUP, POLLIN)
  *   Tokens are set when the state appears and taken away lazily, when a reader
  *   or writer finds the state gone, so a busy stream makes no system call.
- *   The library reads and writes U through its own duplicate (sd_ufd), so the
- *   user may close or dup descriptors freely.
+ *   A stream costs two descriptors: U (and whatever dups the program makes of
+ *   it) and L.  The library keeps no duplicate of U: it reaches U through one
+ *   of the stream's own descriptor numbers (sd_ufd), after checking that the
+ *   number still names U (below).
+ *
+ *   close(2).  A program may close a stream's descriptor with close(2) (or
+ *   dup2 onto it) instead of strm_close; the kernel may then hand the number
+ *   to another file.  The library never acts on a number it has not checked
+ *   where that matters: U's inode and device are recorded at creation, and
+ *   the number is compared with them (fstat) before every system call the
+ *   library makes on U, by isastream, strm_close, strm_ioctl, strm_fcntl and
+ *   strm_poll, and whenever the kernel returns a number the table still
+ *   holds (the old slot is stale then).  A stale slot is dropped; the stream
+ *   loses that reference and, with its last one, is released like a
+ *   non-blocking close.  When every descriptor of U is closed, L sees the
+ *   peer hang up: an edge-triggered epoll set of all L ends (one descriptor
+ *   for the process) reports it and ust_sd_reap_orphans, run by strm_open,
+ *   strm_pipe and isastream, releases the stream.  Limit: a read or write
+ *   that completes in memory makes no system call and cannot see a close it
+ *   was not told of; it still reaches the old stream until one of the checks
+ *   above (at the latest the next strm_open or strm_pipe) has run.
  *
  *   The table maps descriptor numbers to streams: 1024 chunks of 1024 slots,
  *   allocated on demand and never freed, read without a lock.  Stream heads
@@ -30,7 +49,10 @@
 #include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -47,6 +69,16 @@ static struct stdata **chunks[NCHUNKS];
 /* pool_lock guards pool (free stream heads); leaf lock. */
 static ust_lock_t pool_lock = UST_LOCK_INIT;
 static struct stdata *pool;
+
+/* Streams whose last table slot was found stale while a new descriptor took
+ * its number (table_enter): released by the next ust_sd_reap_orphans.
+ * tab_lock; linked through sd_stale_next. */
+static struct stdata *stale_list;
+
+/* The epoll set of every L end (EPOLLRDHUP, edge-triggered): the hang-up of
+ * U when the program closed all its descriptors.  Created on first use;
+ * atomic; -1 until then (and in a fork() child until it opens a stream). */
+static int orph_ep = -1;
 
 static struct stdata **slot(int fd, int create)
 {
@@ -116,6 +148,8 @@ struct stdata *ust_sd_alloc(void)
     sd->sd_rmark = 0;
     __atomic_store_n(&sd->sd_mread_sent, 0, __ATOMIC_RELAXED);
     sd->sd_lfd = sd->sd_ufd = -1;
+    sd->sd_uino = sd->sd_udev = 0;
+    sd->sd_stale_next = NULL;
     __atomic_store_n(&sd->sd_rtoken, 0, __ATOMIC_RELAXED);
     sd->sd_wblock = sd->sd_ptoken = sd->sd_hupset = 0;
     sd->sd_driver = NULL;
@@ -144,7 +178,7 @@ void ust_sd_free(struct stdata *sd)
     sd->sd_siglist = NULL;
     mblk_t *hold = sd->sd_hold, *ioc = sd->sd_iocblk;
     sd->sd_hold = sd->sd_iocblk = NULL;
-    int lfd = sd->sd_lfd, ufd = sd->sd_ufd;
+    int lfd = sd->sd_lfd; /* sd_ufd is a user descriptor: closed by its owner */
     sd->sd_lfd = sd->sd_ufd = -1;
     queue_t *rq = sd->sd_rq;
     sd->sd_rq = sd->sd_wq = NULL;
@@ -161,15 +195,18 @@ void ust_sd_free(struct stdata *sd)
         ust_qfree(rq);
     }
     if (lfd >= 0)
-        close(lfd);
-    if (ufd >= 0)
-        close(ufd);
+        close(lfd); /* also leaves the epoll set of L ends */
     ust_lock(&pool_lock);
     sd->sd_next = pool;
     pool = sd;
     ust_unlock(&pool_lock);
 }
 
+/* Enter fd, a number the kernel has just given the library, for sd.  A slot
+ * still holding another stream is stale: that stream's descriptor was closed
+ * behind the library's back and the number reused.  It loses the reference;
+ * if that was its last, it goes on stale_list for ust_sd_reap_orphans (the
+ * caller may hold locks a teardown cannot be run under). */
 static int table_enter(int fd, struct stdata *sd)
 {
     ust_lock(&tab_lock);
@@ -178,19 +215,64 @@ static int table_enter(int fd, struct stdata *sd)
         ust_unlock(&tab_lock);
         return -ENOMEM;
     }
+    struct stdata *old = __atomic_load_n(s, __ATOMIC_ACQUIRE);
     __atomic_store_n(s, sd, __ATOMIC_RELEASE);
     atomic_fetch_add(&sd->sd_refs, 1);
+    if (old != NULL && old != sd && atomic_fetch_sub(&old->sd_refs, 1) == 1) {
+        old->sd_stale_next = stale_list;
+        stale_list = old;
+    }
     ust_unlock(&tab_lock);
     return fd;
+}
+
+/* Identity of an open file. */
+static int file_id(int fd, unsigned long long *ino, unsigned long long *dev)
+{
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0)
+        return -1;
+    *ino = st.st_ino;
+    *dev = st.st_dev;
+    return 0;
+}
+
+int ust_sd_fd_is(int fd, struct stdata *sd)
+{
+    unsigned long long ino, dev;
+    if (file_id(fd, &ino, &dev) != 0)
+        return 0;
+    return ino == sd->sd_uino && dev == sd->sd_udev && sd->sd_uino != 0;
+}
+
+/* Watch L for the hang-up of U (ust_sd_reap_orphans). */
+static void orphan_watch(struct stdata *sd, int lfd)
+{
+    int ep = __atomic_load_n(&orph_ep, __ATOMIC_ACQUIRE);
+    if (ep < 0) {
+        int fresh = epoll_create1(EPOLL_CLOEXEC);
+        if (fresh < 0)
+            return; /* close(2) is then seen by the other checks only */
+        int expected = -1;
+        if (__atomic_compare_exchange_n(&orph_ep, &expected, fresh, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE))
+            ep = fresh;
+        else {
+            close(fresh);
+            ep = expected;
+        }
+    }
+    struct epoll_event ev = {.events = EPOLLRDHUP | EPOLLET, .data.ptr = sd};
+    epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev);
 }
 
 int ust_sd_attach_fd(struct stdata *sd)
 {
     int sv[2];
+    unsigned long long ino, dev;
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0)
         return -errno;
-    int own = fcntl(sv[0], F_DUPFD_CLOEXEC, 0);
-    if (own < 0) {
+    if (file_id(sv[0], &ino, &dev) != 0) {
         int e = errno;
         close(sv[0]);
         close(sv[1]);
@@ -199,15 +281,41 @@ int ust_sd_attach_fd(struct stdata *sd)
     int small = 1; /* the kernel rounds up to its minimum */
     setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
     ust_lock(&sd->sd_lock);
-    sd->sd_ufd = own;
+    sd->sd_ufd = sv[0];
     sd->sd_lfd = sv[1];
+    sd->sd_uino = ino;
+    sd->sd_udev = dev;
     ust_unlock(&sd->sd_lock);
     int r = table_enter(sv[0], sd);
     if (r < 0) {
+        ust_lock(&sd->sd_lock);
+        sd->sd_ufd = -1;
+        ust_unlock(&sd->sd_lock);
         close(sv[0]);
         return r;
     }
+    orphan_watch(sd, sv[1]);
     return sv[0];
+}
+
+/* A descriptor number through which the library may reach U, sd_lock held:
+ * sd_ufd if it still names U, else another descriptor of the stream in the
+ * table (sd_ufd was closed behind the library's back), else -1. */
+static int ufd_checked(struct stdata *sd)
+{
+    UST_ASSERT_HELD(&sd->sd_lock);
+    if (sd->sd_ufd >= 0 && ust_sd_fd_is(sd->sd_ufd, sd))
+        return sd->sd_ufd;
+    sd->sd_ufd = -1;
+    for (int c = 0; c < NCHUNKS; c++) {
+        struct stdata **ch = __atomic_load_n(&chunks[c], __ATOMIC_ACQUIRE);
+        for (int i = 0; ch != NULL && i < CHUNK; i++) {
+            int fd = (c << CHUNK_BITS) | i;
+            if (__atomic_load_n(&ch[i], __ATOMIC_ACQUIRE) == sd && ust_sd_fd_is(fd, sd))
+                return sd->sd_ufd = fd;
+        }
+    }
+    return -1;
 }
 
 int ust_sd_dup_fd(struct stdata *sd)
@@ -215,18 +323,97 @@ int ust_sd_dup_fd(struct stdata *sd)
     return ust_sd_dup_fd_min(sd, 0, 1);
 }
 
+/* sd has no descriptor left (all closed, the stream kept by a name, a link
+ * or a reopen under way): give it a new socket pair, sd_lock held.  The old
+ * L is closed (which also takes it out of the epoll set) and the tokens are
+ * set again from the stream's state.  Returns the new U or -errno. */
+static int reattach(struct stdata *sd)
+{
+    UST_ASSERT_HELD(&sd->sd_lock);
+    int sv[2];
+    unsigned long long ino, dev;
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0)
+        return -errno;
+    if (file_id(sv[0], &ino, &dev) != 0) {
+        int e = errno;
+        close(sv[0]);
+        close(sv[1]);
+        return -e;
+    }
+    int small = 1;
+    setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+    if (sd->sd_lfd >= 0)
+        close(sd->sd_lfd);
+    sd->sd_lfd = sv[1];
+    sd->sd_ufd = sv[0];
+    sd->sd_uino = ino;
+    sd->sd_udev = dev;
+    __atomic_store_n(&sd->sd_rtoken, 0, __ATOMIC_RELAXED);
+    sd->sd_ptoken = sd->sd_wblock = sd->sd_hupset = 0;
+    if (sd->sd_flag & STRHUP)
+        ust_sd_ready_hup(sd);
+    queue_t *rq = sd->sd_rq;
+    if (rq != NULL) {
+        struct ust_qpriv *pv = ust_qpv(rq);
+        ust_lock(&pv->lock);
+        mblk_t *first = rq->q_first;
+        int pri = first != NULL && first->b_datap->db_type >= QPCTL;
+        ust_unlock(&pv->lock);
+        if (first != NULL)
+            ust_sd_ready_read(sd, 1);
+        if (pri)
+            ust_sd_ready_pri(sd, 1);
+    }
+    orphan_watch(sd, sv[1]);
+    return sv[0];
+}
+
 int ust_sd_dup_fd_min(struct stdata *sd, int minfd, int cloexec)
 {
-    int fd = fcntl(sd->sd_ufd, cloexec ? F_DUPFD_CLOEXEC : F_DUPFD, minfd);
+    int fd, e = 0;
+    ust_lock(&sd->sd_lock);
+    int from = ufd_checked(sd);
+    if (from >= 0) {
+        fd = fcntl(from, cloexec ? F_DUPFD_CLOEXEC : F_DUPFD, minfd);
+        e = errno;
+    } else if ((from = reattach(sd)) < 0) {
+        fd = -1;
+        e = -from;
+    } else if (from >= minfd) {
+        fd = from; /* the new U itself */
+        if (!cloexec)
+            fcntl(fd, F_SETFD, 0);
+    } else {
+        fd = fcntl(from, cloexec ? F_DUPFD_CLOEXEC : F_DUPFD, minfd);
+        e = errno;
+        close(from); /* fd is then U's only descriptor */
+        sd->sd_ufd = fd;
+    }
+    ust_unlock(&sd->sd_lock);
     if (fd < 0)
-        return -errno;
+        return -e;
     int r = table_enter(fd, sd);
     if (r < 0)
         close(fd);
     return r;
 }
 
+/* Closing a descriptor of sd takes sd_lock, so that ufd_checked never sees a
+ * number that a library close is freeing (for another open to reuse). */
 int ust_sd_detach_fd(int fd, struct stdata *sd)
+{
+    int left = ust_sd_forget_fd(fd, sd);
+    if (left >= 0) {
+        ust_lock(&sd->sd_lock);
+        if (sd->sd_ufd == fd)
+            sd->sd_ufd = -1;
+        close(fd);
+        ust_unlock(&sd->sd_lock);
+    }
+    return left;
+}
+
+int ust_sd_forget_fd(int fd, struct stdata *sd)
 {
     ust_lock(&tab_lock);
     struct stdata **s = slot(fd, 0);
@@ -236,8 +423,64 @@ int ust_sd_detach_fd(int fd, struct stdata *sd)
     }
     __atomic_store_n(s, NULL, __ATOMIC_RELEASE);
     ust_unlock(&tab_lock);
-    close(fd);
     return atomic_fetch_sub(&sd->sd_refs, 1) - 1;
+}
+
+/* Drop every slot of sd whose number no longer names U. */
+static void drop_stale_slots(struct stdata *sd)
+{
+    for (int c = 0; c < NCHUNKS; c++) {
+        struct stdata **ch = __atomic_load_n(&chunks[c], __ATOMIC_ACQUIRE);
+        for (int i = 0; ch != NULL && i < CHUNK; i++) {
+            int fd = (c << CHUNK_BITS) | i;
+            if (__atomic_load_n(&ch[i], __ATOMIC_ACQUIRE) == sd && !ust_sd_fd_is(fd, sd))
+                ust_sd_drop_stale(fd, sd);
+        }
+    }
+}
+
+void ust_sd_reap_orphans(void)
+{
+    ust_lock(&tab_lock);
+    struct stdata *list = stale_list;
+    stale_list = NULL;
+    ust_unlock(&tab_lock);
+    while (list != NULL) {
+        struct stdata *sd = list;
+        list = sd->sd_stale_next;
+        sd->sd_stale_next = NULL;
+        ust_sd_release_orphan(sd);
+    }
+    int ep = __atomic_load_n(&orph_ep, __ATOMIC_ACQUIRE);
+    if (ep < 0)
+        return;
+    struct epoll_event ev[32];
+    int n;
+    do {
+        n = epoll_wait(ep, ev, 32, 0);
+        /* A reported stream may have been closed and reused since: its
+         * descriptors are checked one by one, so a wrong report costs an fstat
+         * per descriptor and nothing else (the hang-up of a stream, which
+         * shuts L down, reports too). */
+        for (int i = 0; i < n; i++)
+            drop_stale_slots(ev[i].data.ptr);
+    } while (n == 32);
+}
+
+struct stdata *ust_sd_get_checked(int fd, int *err)
+{
+    return ust_sd_recheck(fd, ust_sd_get(fd, err), err);
+}
+
+struct stdata *ust_sd_recheck(int fd, struct stdata *sd, int *err)
+{
+    if (sd == NULL || ust_sd_fd_is(fd, sd))
+        return sd;
+    ust_sd_put(sd);
+    ust_sd_drop_stale(fd, sd);
+    if (err)
+        *err = fcntl(fd, F_GETFD) >= 0 ? ENOSTR : EBADF;
+    return NULL;
 }
 
 struct stdata *ust_sd_get(int fd, int *err)
@@ -287,7 +530,9 @@ void ust_sd_ready_read(struct stdata *sd, int on)
         if (send(sd->sd_lfd, "r", 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1)
             __atomic_store_n(&sd->sd_rtoken, 1, __ATOMIC_RELAXED);
     } else {
-        drain(sd->sd_ufd, 0);
+        int ufd = ufd_checked(sd);
+        if (ufd >= 0)
+            drain(ufd, 0);
         __atomic_store_n(&sd->sd_rtoken, 0, __ATOMIC_RELAXED);
     }
 }
@@ -302,7 +547,9 @@ void ust_sd_ready_pri(struct stdata *sd, int on)
             sd->sd_ptoken = 1;
     } else {
         char c;
-        recv(sd->sd_ufd, &c, 1, MSG_DONTWAIT | MSG_OOB);
+        int ufd = ufd_checked(sd);
+        if (ufd >= 0)
+            recv(ufd, &c, 1, MSG_DONTWAIT | MSG_OOB);
         sd->sd_ptoken = 0;
     }
 }
@@ -314,7 +561,8 @@ void ust_sd_ready_write(struct stdata *sd, int on)
         return;
     if (!on) {
         static const char fill[512];
-        if (send(sd->sd_ufd, fill, sizeof(fill), MSG_DONTWAIT | MSG_NOSIGNAL) > 0)
+        int ufd = ufd_checked(sd);
+        if (ufd >= 0 && send(ufd, fill, sizeof(fill), MSG_DONTWAIT | MSG_NOSIGNAL) > 0)
             sd->sd_wblock = 1;
     } else {
         drain(sd->sd_lfd, 0);
@@ -443,6 +691,12 @@ void ust_sd_fd_fork_parent(void)
  * free head -- the only heads the child will use -- are re-initialised. */
 void ust_sd_fd_fork_child(void)
 {
+    /* The epoll set is shared with the parent: the child must not consume
+     * its reports; it makes its own when it opens a stream. */
+    int ep = __atomic_exchange_n(&orph_ep, -1, __ATOMIC_ACQ_REL);
+    if (ep >= 0)
+        close(ep);
+    stale_list = NULL; /* the parent's streams: detached, never released here */
     for (struct stdata *sd = pool; sd != NULL; sd = sd->sd_next) {
         ust_lock_init(&sd->sd_lock);
         ust_lock_init(&sd->sd_plumb);

@@ -78,9 +78,7 @@ void ust_sd_detach_inherited(struct stdata *sd)
     ust_lock_init(&sd->sd_plumb);
     if (sd->sd_lfd >= 0)
         close(sd->sd_lfd);
-    if (sd->sd_ufd >= 0)
-        close(sd->sd_ufd);
-    sd->sd_lfd = sd->sd_ufd = -1;
+    sd->sd_lfd = sd->sd_ufd = -1; /* sd_ufd is a user descriptor: strm_close's */
     __atomic_store_n(&sd->sd_forked, 1, __ATOMIC_RELAXED);
 }
 

@@ -685,7 +685,7 @@ int strm_ioctl(int fd, unsigned long request, ...)
     va_end(ap);
     int acc;
     ust_sd_ioc_rule(request, &acc); /* the message ioctls need the descriptor's mode */
-    struct stdata *sd = ust_sd_get_acc(fd, acc, &err);
+    struct stdata *sd = ust_sd_recheck(fd, ust_sd_get_acc(fd, acc, &err), &err);
     if (!sd) {
         errno = err;
         return -1;

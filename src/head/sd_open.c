@@ -661,6 +661,7 @@ int strm_open(const char *path, int oflag, ...)
 {
     cred_t cr;
 
+    ust_sd_reap_orphans();
     ust_sd_cred(&cr);
     return ust_sd_open(path, oflag, &cr);
 }
@@ -734,7 +735,7 @@ int strm_fcntl(int fd, int cmd, ...)
     va_start(ap, cmd);
     arg = va_arg(ap, void *); /* as the C library's fcntl does: one word, maybe unused */
     va_end(ap);
-    sd = ust_sd_get(fd, &err);
+    sd = ust_sd_get_checked(fd, &err);
     if (sd == NULL) {
         if (err == ENOSTR)
             return fcntl(fd, cmd, arg);
@@ -780,8 +781,14 @@ int strm_fcntl(int fd, int cmd, ...)
  */
 int isastream(int fd)
 {
-    if (ust_sd_peek(fd) != NULL)
+    struct stdata *sd;
+
+    ust_sd_reap_orphans();
+    sd = ust_sd_peek(fd);
+    if (sd != NULL && (ust_sd_forked(sd) || ust_sd_fd_is(fd, sd)))
         return 1;
+    if (sd != NULL)
+        ust_sd_drop_stale(fd, sd);
     if (fd >= 0 && fcntl(fd, F_GETFD) >= 0)
         return 0;
     errno = EBADF;

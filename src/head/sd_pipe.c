@@ -211,6 +211,7 @@ int strm_pipe(int fds[2])
     int tmp[2], err;
     cred_t cr;
 
+    ust_sd_reap_orphans();
     /* fds must be writable: probe it (nothing is created for a bad one). */
     if (ust_copyin_rw(fds, tmp, sizeof(tmp)) != 0) {
         errno = EFAULT;

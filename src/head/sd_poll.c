@@ -297,7 +297,7 @@ static int scan(struct pollfd *fds, nfds_t nfds, struct pollfd *kfds, char *ord,
             p->revents = 0;
             continue;
         }
-        sd = ust_sd_get(p->fd, &err);
+        sd = ust_sd_get_checked(p->fd, &err);
         if (sd == NULL) {
             if (err == ENOSTR) {
                 kfds[i].fd = p->fd;

@@ -128,7 +128,11 @@ struct stdata {
 
     /* readiness socket (sd_fd.c) */
     int sd_lfd;                  /* library end; the user's descriptors are the other end */
-    int sd_ufd;                  /* library's own duplicate of the user end (tokens) */
+    int sd_ufd;                  /* a user descriptor of the stream (tokens); checked by
+                                  * identity before each use (sd_fd.c, "close(2)") */
+    unsigned long long sd_uino;  /* inode and device of the user end (identity) */
+    unsigned long long sd_udev;
+    struct stdata *sd_stale_next; /* sd_fd.c's tab_lock: on the list of orphans to release */
     int sd_rtoken;               /* LOCK: readable token is set */
     int sd_wblock;               /* LOCK: writable is withdrawn */
     int sd_ptoken;               /* LOCK: priority (POLLPRI) token is set */
@@ -172,6 +176,32 @@ struct stdata *ust_sd_get(int fd, int *err);
 void ust_sd_put(struct stdata *sd);
 /* The stream of fd without counting a call (for isastream); NULL if none. */
 struct stdata *ust_sd_peek(int fd);
+
+/* ---- descriptors closed behind the library's back (sd_fd.c, "close(2)") ---- */
+/* 1 if fd still names sd's user end (fstat identity), else 0.  A system call. */
+int ust_sd_fd_is(int fd, struct stdata *sd);
+/* Remove fd from the table without closing it (the number is no longer the
+ * stream's); returns the references left, or -EBADF if fd is not sd's slot. */
+int ust_sd_forget_fd(int fd, struct stdata *sd);
+/* ust_sd_get, then make sure fd still names the stream: a slot left by
+ * close(2) is dropped (the stream released if it was its last descriptor) and
+ * fd is treated as the descriptor it now is.  For the calls that may already
+ * make a system call (ioctl, fcntl, poll, close). */
+struct stdata *ust_sd_get_checked(int fd, int *err);
+/* The check of ust_sd_get_checked on a stream sd got from fd (NULL passes
+ * through); on a stale slot, sd's call is put and NULL returned. */
+struct stdata *ust_sd_recheck(int fd, struct stdata *sd, int *err);
+/* Drop the stale slot fd of sd (sd_close.c): forget it and, if it was the
+ * last descriptor, release the stream without the close-time wait.  Takes
+ * tab_lock; call with no lock held. */
+void ust_sd_drop_stale(int fd, struct stdata *sd);
+/* Release sd, which has no descriptor left (sd_close.c): as a non-blocking
+ * last close (no close-time wait: nobody is there to wait). */
+void ust_sd_release_orphan(struct stdata *sd);
+/* Release every stream whose user descriptors were all closed with close(2)
+ * (seen as a hang-up on the library's end); called by strm_open, strm_pipe
+ * and isastream.  No lock held. */
+void ust_sd_reap_orphans(void);
 
 /* Readiness of the descriptor, sd_lock held.  Each call makes a system call
  * only on an edge. */
