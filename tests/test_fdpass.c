@@ -373,6 +373,90 @@ static void test_unreceived(void)
     CHECK_EQ(fds_settle(before), before);
 }
 
+/* A pipe end sent to itself through its peer, then both ends closed: the
+ * M_PASSFP on its own read queue is all that holds it, so closing frees it
+ * (found by fuzz_head_calls: the end and its block leaked). */
+static void test_self_cycle(void)
+{
+    int p[2], q[2];
+    CHECK_EQ(strm_pipe(p), 0);
+    CHECK_EQ(strm_ioctl(p[0], I_SENDFD, p[1]), 0);
+    CHECK_EQ(strm_ioctl(p[0], I_SENDFD, p[1]), 0);
+    CHECK_EQ(strm_close(p[0]), 0);
+    CHECK_EQ(strm_close(p[1]), 0);
+    /* a cycle that a descriptor still reaches is left alone */
+    CHECK_EQ(strm_pipe(q), 0);
+    CHECK_EQ(strm_ioctl(q[0], I_SENDFD, q[1]), 0);
+    int d = strm_fcntl(q[1], F_DUPFD, 0);
+    CHECK(d >= 0);
+    CHECK_EQ(strm_close(q[1]), 0);
+    struct strrecvfd rf;
+    CHECK_EQ(strm_ioctl(d, I_RECVFD, &rf), 0);
+    CHECK_EQ(isastream(rf.fd), 1);
+    CHECK_EQ(strm_close(rf.fd), 0);
+    CHECK_EQ(strm_close(d), 0);
+    CHECK_EQ(strm_close(q[0]), 0);
+    CHECK_EQ(ustreams_quiesce(5000), 0);
+    CHECK_NO_BLOCKS();
+}
+
+/* Two streams, each receiving the other's descriptor at the same time: each
+ * I_RECVFD enters the other stream, so neither may do it under its own
+ * stream's lock (it deadlocked so). */
+enum { CROSS_ROUNDS = 3000 };
+struct cross_arg {
+    int recv_on; /* the end whose head holds the M_PASSFP */
+    pthread_barrier_t *bar;
+    int errors;
+};
+
+static void *cross_receiver(void *p)
+{
+    struct cross_arg *a = p;
+    for (int i = 0; i < CROSS_ROUNDS; i++) {
+        pthread_barrier_wait(a->bar);
+        struct strrecvfd rf;
+        if (strm_ioctl(a->recv_on, I_RECVFD, &rf) != 0 || isastream(rf.fd) != 1 ||
+            strm_close(rf.fd) != 0)
+            a->errors++;
+        pthread_barrier_wait(a->bar);
+    }
+    return NULL;
+}
+
+static void test_cross_receive(void)
+{
+    int a[2], b[2];
+    CHECK_EQ(strm_pipe(a), 0);
+    CHECK_EQ(strm_pipe(b), 0);
+    pthread_barrier_t bar;
+    pthread_barrier_init(&bar, NULL, 3);
+    struct cross_arg ca = {a[1], &bar, 0}, cb = {b[1], &bar, 0};
+    pthread_t ta, tb;
+    CHECK_EQ(pthread_create(&ta, NULL, cross_receiver, &ca), 0);
+    CHECK_EQ(pthread_create(&tb, NULL, cross_receiver, &cb), 0);
+    int sent = 0;
+    for (int i = 0; i < CROSS_ROUNDS; i++) {
+        /* a[1] receives b[1]'s stream, b[1] receives a[1]'s */
+        sent += strm_ioctl(a[0], I_SENDFD, b[1]) == 0;
+        sent += strm_ioctl(b[0], I_SENDFD, a[1]) == 0;
+        pthread_barrier_wait(&bar);
+        pthread_barrier_wait(&bar);
+    }
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    pthread_barrier_destroy(&bar);
+    CHECK_EQ(sent, 2 * CROSS_ROUNDS);
+    CHECK_EQ(ca.errors, 0);
+    CHECK_EQ(cb.errors, 0);
+    for (int i = 0; i < 2; i++) {
+        CHECK_EQ(strm_close(a[i]), 0);
+        CHECK_EQ(strm_close(b[i]), 0);
+    }
+    CHECK_EQ(ustreams_quiesce(5000), 0);
+    CHECK_NO_BLOCKS();
+}
+
 int main(void)
 {
     /* The first stream makes the library's one per-process descriptor (the
@@ -390,6 +474,8 @@ int main(void)
     test_errors();
     test_blocking();
     test_unreceived();
+    test_self_cycle();
+    test_cross_receive();
     /* 8 */
     CHECK_EQ(fds_settle(before), before);
     CHECK_EQ(ustreams_quiesce(5000), 0);

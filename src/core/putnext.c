@@ -67,7 +67,7 @@ queue_t *ust_qclaim_link(queue_t *q)
 queue_t *ust_qclaim_next(queue_t *q)
 {
     queue_t *nq = ust_qclaim_link(q);
-    while (nq && (ust_qflags(nq) & QPROCSOFF)) {
+    while (nq && (ust_qflags_sync(nq) & QPROCSOFF)) {
         queue_t *nn = ust_qclaim_link(nq);
         ust_qrelease(nq);
         nq = nn;
@@ -96,7 +96,7 @@ void ust_pass_on(queue_t *q, mblk_t *mp)
             freemsg(mp); /* end of the stream: nowhere to go */
             return;
         }
-        if (!(ust_qflags(nq) & QPROCSOFF)) {
+        if (!(ust_qflags_sync(nq) & QPROCSOFF)) {
             ust_call_put(nq, mp); /* our claim goes with the call */
             return;
         }
@@ -135,7 +135,7 @@ int putnext(queue_t *q, mblk_t *mp)
         freemsg(mp); /* end of the stream: nowhere to go */
         return 0;
     }
-    if (ust_qflags(nq) & QPROCSOFF) {
+    if (ust_qflags_sync(nq) & QPROCSOFF) {
         ust_pass_on(nq, mp);
         ust_qrelease(nq);
         return 1;
@@ -149,7 +149,7 @@ void put(queue_t *q, mblk_t *mp)
     if (!q || !mp)
         return;
     atomic_fetch_add(&ust_qpv(q)->active, 1);
-    if (ust_qflags(q) & QPROCSOFF) {
+    if (ust_qflags_sync(q) & QPROCSOFF) {
         ust_pass_on(q, mp);
         ust_qrelease(q);
         return;
@@ -264,13 +264,15 @@ void qprocsoff(queue_t *q)
         ust_lock(&pv->lock);
         /* Hold while a procedure may still run: one may have a message in
          * hand, or queue one, that what passes from now on must not overtake.
-         * Set before QPROCSOFF: ust_qhold reads it without the lock. */
+         * Set before QPROCSOFF: ust_qhold reads it without the lock.  The
+         * seq_cst read-modify-write publishes held to whoever reads
+         * QPROCSOFF with ust_qflags_sync, and orders the flag before the
+         * claim counts ust_qdrain_claims reads (no fences: TSan models
+         * orderings on accesses, not fences). */
         __atomic_store_n(&pv->held, 1, __ATOMIC_RELAXED);
-        __atomic_thread_fence(__ATOMIC_RELEASE);
-        ust_qflag_set(pair[i], QPROCSOFF);
+        __atomic_fetch_or(&pair[i]->q_flag, QPROCSOFF, __ATOMIC_SEQ_CST);
         ust_unlock(&pv->lock);
     }
-    atomic_thread_fence(memory_order_seq_cst);
     for (int i = 0; i < 2; i++)
         ust_sched_cancel(pair[i]);
     /* Operations waiting at the perimeters for these queues (the caller may

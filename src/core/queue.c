@@ -423,9 +423,8 @@ int ust_qhold(queue_t *q, mblk_t *mp)
     int enable = 0, held = 0;
     /* The usual case, a queue passed through for good (a pipe's own pair)
      * or a pair procedures-off holding nothing: no lock.  held is set before
-     * QPROCSOFF (a release fence between them, in qprocsoff): whoever saw
-     * QPROCSOFF sees that held was set. */
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+     * QPROCSOFF (qprocsoff), and callers read QPROCSOFF with ust_qflags_sync
+     * (an acquire): whoever saw QPROCSOFF sees that held was set. */
     if (!__atomic_load_n(&pv->held, __ATOMIC_RELAXED))
         return 0;
     ust_lock(&pv->lock);

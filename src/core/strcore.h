@@ -265,6 +265,13 @@ static inline uint_t ust_qflags(const queue_t *q)
 {
     return __atomic_load_n(&q->q_flag, __ATOMIC_RELAXED);
 }
+/* A flag load ordered like a fence (seq_cst): a claimer that took a claim
+ * reads QPROCSOFF this way so that it and qprocsoff's drain cannot both miss
+ * the other (a plain load on x86). */
+static inline uint_t ust_qflags_sync(const queue_t *q)
+{
+    return __atomic_load_n(&q->q_flag, __ATOMIC_SEQ_CST);
+}
 static inline void ust_qflag_set(queue_t *q, uint_t f)
 {
     __atomic_store_n(&q->q_flag, ust_qflags(q) | f, __ATOMIC_RELAXED);

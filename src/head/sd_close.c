@@ -200,6 +200,8 @@ void ust_sd_drop_stale(int fd, struct stdata *sd)
     ust_sd_tab_unlock();
     if (left == 0)
         ust_sd_release_orphan(sd);
+    else
+        ust_sd_passfp_cycle(sd, left);
 }
 
 int strm_close(int fd)
@@ -229,5 +231,7 @@ int strm_close(int fd)
     ust_sd_put(sd);
     if (left == 0)
         ust_sd_teardown(sd);
+    else
+        ust_sd_passfp_cycle(sd, left);
     return 0;
 }

@@ -368,6 +368,34 @@ static int reattach(struct stdata *sd)
     return sv[0];
 }
 
+/*
+ * ust_sd_dup_fd_into -- make `slot`, a descriptor the caller reserved before
+ *   it took a lock that must not be held with sd_lock (I_RECVFD holds the
+ *   receiving stream's, which may be sd itself), a descriptor of sd, not
+ *   close-on-exec.  Takes sd_lock.
+ *   Returns slot, or -errno (no socket pair for a stream with no descriptor
+ *   left, ENOMEM) with slot still the caller's.
+ */
+int ust_sd_dup_fd_into(struct stdata *sd, int slot)
+{
+    int e = 0;
+    ust_lock(&sd->sd_lock);
+    int from = ufd_checked(sd);
+    int fresh = from < 0;
+    if (fresh && (from = reattach(sd)) < 0) {
+        e = -from;
+    } else if (dup3(from, slot, 0) < 0) {
+        e = errno;
+    } else if (fresh) {
+        close(from); /* slot is then U's only descriptor */
+        sd->sd_ufd = slot;
+    }
+    ust_unlock(&sd->sd_lock);
+    if (e != 0)
+        return -e;
+    return table_enter(slot, sd);
+}
+
 int ust_sd_dup_fd_min(struct stdata *sd, int minfd, int cloexec)
 {
     int fd, e = 0;

@@ -65,6 +65,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -562,6 +563,58 @@ static void passfp_free(caddr_t arg)
     free(pf);
 }
 
+/* 1 if mp is an M_PASSFP carrying sd itself. */
+static int passfp_of(const mblk_t *mp, const struct stdata *sd)
+{
+    return mp->b_datap->db_type == M_PASSFP &&
+           ((const struct passfp *)(const void *)mp->b_rptr)->sd == sd;
+}
+
+/*
+ * ust_sd_passfp_cycle -- a descriptor of sd was just closed, `left` references
+ *   remain.  If every one of them is an M_PASSFP of sd waiting on sd's own
+ *   read queue (a pipe end sent to itself through its peer) and no call is
+ *   inside the stream, nothing can ever receive them: they are taken off and
+ *   freed, which drops the last reference and tears the stream down
+ *   (sd_rele_deferred).  Cycles through two or more streams are not found.
+ *   No lock held.
+ */
+void ust_sd_passfp_cycle(struct stdata *sd, int left)
+{
+    mblk_t *mp, *drop = NULL;
+    int n = 0;
+    queue_t *rq = sd->sd_rq;
+
+    if (left <= 0 || rq == NULL || atomic_load(&sd->sd_calls) != 0)
+        return;
+    struct ust_qpriv *pv = ust_qpv(rq);
+    ust_lock(&pv->lock);
+    for (mp = rq->q_first; mp != NULL; mp = mp->b_next)
+        n += passfp_of(mp, sd);
+    ust_unlock(&pv->lock);
+    if (n != left || atomic_load(&sd->sd_refs) != n)
+        return;
+    /* No descriptor is left and no call is inside: nothing else takes
+     * messages off this queue, so those found are still there. */
+    for (;;) {
+        ust_lock(&pv->lock);
+        for (mp = rq->q_first; mp != NULL && !passfp_of(mp, sd); mp = mp->b_next)
+            ;
+        ust_unlock(&pv->lock);
+        if (mp == NULL)
+            break;
+        rmvq(rq, mp);
+        mp->b_next = drop;
+        drop = mp;
+    }
+    while (drop != NULL) { /* the last freemsg may free sd: not touched after */
+        mp = drop;
+        drop = mp->b_next;
+        mp->b_next = NULL;
+        freemsg(mp);
+    }
+}
+
 /* Build the M_PASSFP for descriptor fd: 0 and *mpp, or an errno (EBADF,
  * EMFILE for the duplicate, EAGAIN when out of memory). */
 static int passfp_make(int fd, mblk_t **mpp)
@@ -671,24 +724,6 @@ static mblk_t *head_first(struct stdata *sd)
     return mp;
 }
 
-/* Turn the passfp into a descriptor of this process: >= 0, or -errno. */
-static int passfp_install(struct passfp *pf)
-{
-    if (pf->sd != NULL) {
-        int fd = ust_sd_dup_fd(pf->sd);
-        if (fd >= 0) {
-            fcntl(fd, F_SETFD, 0);
-            ust_sd_acc_set(fd, pf->acc);
-        }
-        return fd;
-    }
-    if (pf->fd >= 0) {
-        int fd = fcntl(pf->fd, F_DUPFD, 0);
-        return fd >= 0 ? fd : -errno;
-    }
-    return -EBADMSG; /* already received through a duplicate of the message */
-}
-
 /*
  * ust_sd_recvfd -- I_RECVFD: take the M_PASSFP at the front of the head's read
  *   queue and return a new descriptor for what it carries, with the sender's
@@ -698,6 +733,12 @@ static int passfp_install(struct passfp *pf)
  *   message off may back-enable the peer's write side); dropped while
  *   waiting.  The front of the head read queue changes only under sd_lock,
  *   so the message seen is the one taken.
+ *   The descriptor number is reserved first, before sd_lock: installing a
+ *   passed stream takes that stream's sd_lock, which is never taken under
+ *   ours (it may be sd itself, or a stream receiving sd's descriptor at the
+ *   same time).  So the message comes off before the passed stream is
+ *   entered; it goes back to the front only if that fails (a stream with no
+ *   descriptor left and no socket pair to be had).
  *   Returns 0 (rf filled) or an errno: EBADMSG (the front message is not an
  *   M_PASSFP; it stays queued), EAGAIN (nothing queued, O_NONBLOCK), ENXIO
  *   (hung up and nothing queued), the read error of an M_ERROR, EINTR,
@@ -707,8 +748,12 @@ int ust_sd_recvfd(struct stdata *sd, struct strrecvfd *rf)
 {
     struct passfp *pf;
     mblk_t *mp;
-    int err = 0, fd;
+    int err = 0;
 
+    /* Any cheap descriptor holds the number until dup3 replaces it. */
+    int fd = eventfd(0, EFD_CLOEXEC);
+    if (fd < 0)
+        return errno;
     ust_sd_lockq(sd);
     for (;;) {
         unsigned seq = ust_sd_wait_seq(&sd->sd_rwait);
@@ -723,30 +768,44 @@ int ust_sd_recvfd(struct stdata *sd, struct strrecvfd *rf)
             err = EAGAIN;
         else
             err = ust_sd_wait_from(sd, &sd->sd_rwait, seq, 0);
-        if (err != 0) {
-            ust_sd_unlockq(sd);
-            return err;
-        }
-    }
-    if (mp->b_datap->db_type != M_PASSFP) {
-        ust_sd_unlockq(sd);
-        return EBADMSG;
+        if (err != 0)
+            goto fail_locked;
     }
     pf = (struct passfp *)(void *)mp->b_rptr;
-    fd = passfp_install(pf);
-    if (fd < 0) {
-        ust_sd_unlockq(sd);
-        return -fd;
+    if (mp->b_datap->db_type != M_PASSFP || (pf->sd == NULL && pf->fd < 0)) {
+        err = EBADMSG; /* not a passed file, or one received through a dup */
+        goto fail_locked;
+    }
+    if (pf->sd == NULL && dup3(pf->fd, fd, 0) < 0) {
+        err = errno;
+        goto fail_locked;
     }
     rmvq(sd->sd_rq, mp);
     ust_sd_rready(sd);
     ust_sd_unlockq(sd);
-
+    if (pf->sd != NULL) {
+        int r = ust_sd_dup_fd_into(pf->sd, fd);
+        if (r < 0) {
+            ust_sd_lockq(sd);
+            if (!putbq(sd->sd_rq, mp)) /* its band exists: cannot fail */
+                freemsg(mp);
+            ust_sd_rready(sd);
+            ust_sd_unlockq(sd);
+            close(fd);
+            return -r;
+        }
+        ust_sd_acc_set(fd, pf->acc);
+    }
     rf->fd = fd;
     rf->uid = pf->uid;
     rf->gid = pf->gid;
     freemsg(mp); /* releases the in-flight duplicate or stream reference */
     return 0;
+
+fail_locked:
+    ust_sd_unlockq(sd);
+    close(fd);
+    return err;
 }
 
 /* ------------------------------------------------------------------------ */

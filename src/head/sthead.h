@@ -163,6 +163,8 @@ int ust_sd_attach_fd(struct stdata *sd);
 int ust_sd_dup_fd(struct stdata *sd);
 /* The same, with the lowest acceptable number and close-on-exec choice (F_DUPFD). */
 int ust_sd_dup_fd_min(struct stdata *sd, int minfd, int cloexec);
+/* The same into a descriptor the caller reserved (I_RECVFD): slot or -errno. */
+int ust_sd_dup_fd_into(struct stdata *sd, int slot);
 /* Remove fd from the table and close it; returns the stream's remaining
  * descriptor references (0: the caller tears the stream down), or -EBADF if fd
  * is not a descriptor of sd (nothing is closed then). */
@@ -491,6 +493,9 @@ void ust_pipe_teardown(struct stdata *sd);
  * errno (EBADMSG, EAGAIN, ENXIO, EINTR, EMFILE).  Calls on sd in progress. */
 int ust_sd_sendfd(struct stdata *sd, int fd);
 int ust_sd_recvfd(struct stdata *sd, struct strrecvfd *rf);
+/* A descriptor of sd closed with `left` references remaining: free the
+ * M_PASSFPs of sd on its own read queue if they are all that keeps it. */
+void ust_sd_passfp_cycle(struct stdata *sd, int left);
 
 /* ---- sd_fork.c: fork() (docs/STREAMHEAD.md, "fork") ---- */
 /* In the child of a fork(), every stream the parent had is detached: it is
