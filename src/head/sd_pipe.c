@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sd_pipe.c -- STREAMS-based pipes: strm_pipe, the close of a pipe end,
- * fattach/fdetach, and descriptor passing (I_SENDFD/I_RECVFD).
+ * fattach/fdetach, and the delivery of I_SENDFD's message (sd_passfd.c).
  *
  * Principles of operation
  *   A pipe is two stream heads whose write sides are cross-connected (the
@@ -43,12 +43,8 @@
  *   holds a reference (sd_refs) on its stream until fdetach.  Opening the name
  *   (ust_sd_open, via ust_fattach_lookup) gives a new descriptor on it.
  *
- *   I_SENDFD puts an M_PASSFP straight on the peer head's read queue (through
- *   the head's put procedure, past any modules, as SVR4 does).  Its data block
- *   is an esballoc buffer (struct passfp) holding either a close-on-exec
- *   duplicate of an ordinary descriptor or a reference on a stream; I_RECVFD
- *   turns it into a new descriptor.  The buffer's free routine releases what
- *   was never received, so flushing or closing never leaks a descriptor.
+ *   I_SENDFD (sd_passfd.c) hands its M_PASSFP to ust_pipe_put_peer, which
+ *   puts it straight on the peer head's read queue.
  *
  * Locking
  *   pipe_lock guards sd_peer of every pipe end and the `breaking` list;
@@ -65,7 +61,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -115,7 +110,7 @@ static void qlink(queue_t *q, queue_t *next)
 /* ------------------------------------------------------------------------ */
 /* Take a reference on sd unless it has none left (it is being torn down).
  * Returns 1 if taken. */
-static int sd_hold_live(struct stdata *sd)
+int ust_sd_hold_live(struct stdata *sd)
 {
     int n = atomic_load(&sd->sd_refs);
     while (n > 0) {
@@ -132,13 +127,13 @@ static void *rele_thread(void *arg)
 }
 
 /*
- * sd_rele_deferred -- drop a reference taken by sd_hold_live from a context
+ * ust_sd_rele_deferred -- drop a reference taken by ust_sd_hold_live from a context
  *   that may hold locks (an esballoc free routine runs wherever the message
  *   is freed).  The last reference tears the stream down on a thread of its
  *   own, so that teardown never nests inside the caller; inline only if no
  *   thread can be made.
  */
-static void sd_rele_deferred(struct stdata *sd)
+void ust_sd_rele_deferred(struct stdata *sd)
 {
     pthread_attr_t attr;
     pthread_t t;
@@ -447,7 +442,7 @@ int fattach(int fd, const char *upath)
     pp = fattach_find(path);
     if (*pp != NULL)
         err = EBUSY;
-    else if (!sd_hold_live(sd))
+    else if (!ust_sd_hold_live(sd))
         err = EBADF; /* closed meanwhile by another thread */
     if (err == 0) {
         e->next = NULL;
@@ -539,164 +534,19 @@ struct stdata *ust_fattach_lookup(const char *path)
 }
 
 /* ------------------------------------------------------------------------ */
-/* I_SENDFD / I_RECVFD                                                      */
+/* I_SENDFD's delivery (sd_passfd.c)                                        */
 /* ------------------------------------------------------------------------ */
-/* The buffer of an M_PASSFP (esballoc'd: freeing the message runs
- * passfp_free, which releases whatever was not received). */
-struct passfp {
-    frtn_t frtn;       /* free_func = passfp_free, free_arg = this */
-    int fd;            /* close-on-exec duplicate of an ordinary file, or -1 */
-    struct stdata *sd; /* a stream passed (one sd_refs reference), or NULL */
-    int acc;           /* UST_ACC_* of the stream descriptor passed (sd_access.c) */
-    uid_t uid;         /* sender's effective ids */
-    gid_t gid;
-};
-
-static void passfp_free(caddr_t arg)
-{
-    struct passfp *pf = (struct passfp *)(void *)arg;
-
-    if (pf->fd >= 0)
-        close(pf->fd);
-    if (pf->sd != NULL)
-        sd_rele_deferred(pf->sd);
-    free(pf);
-}
-
-/* 1 if mp is an M_PASSFP carrying sd itself. */
-static int passfp_of(const mblk_t *mp, const struct stdata *sd)
-{
-    return mp->b_datap->db_type == M_PASSFP &&
-           ((const struct passfp *)(const void *)mp->b_rptr)->sd == sd;
-}
-
 /*
- * ust_sd_passfp_cycle -- a descriptor of sd was just closed, `left` references
- *   remain.  If every one of them is an M_PASSFP of sd waiting on sd's own
- *   read queue (a pipe end sent to itself through its peer) and no call is
- *   inside the stream, nothing can ever receive them: they are taken off and
- *   freed, which drops the last reference and tears the stream down
- *   (sd_rele_deferred).  Cycles through two or more streams are not found.
- *   No lock held.
+ * ust_pipe_put_peer -- put mp on the read queue of sd's peer head, past any
+ *   modules (I_SENDFD).  Context: no lock held.
+ *   Returns 0, or ENXIO (no peer) / EAGAIN (its read queue is full), mp freed.
  */
-void ust_sd_passfp_cycle(struct stdata *sd, int left)
+int ust_pipe_put_peer(struct stdata *sd, mblk_t *mp)
 {
-    mblk_t *mp, *drop = NULL;
-    int n = 0;
-    queue_t *rq = sd->sd_rq;
-
-    if (left <= 0 || rq == NULL || atomic_load(&sd->sd_calls) != 0)
-        return;
-    struct ust_qpriv *pv = ust_qpv(rq);
-    ust_lock(&pv->lock);
-    for (mp = rq->q_first; mp != NULL; mp = mp->b_next)
-        n += passfp_of(mp, sd);
-    ust_unlock(&pv->lock);
-    if (n != left || atomic_load(&sd->sd_refs) != n)
-        return;
-    /* No descriptor is left and no call is inside: nothing else takes
-     * messages off this queue, so those found are still there. */
-    for (;;) {
-        ust_lock(&pv->lock);
-        for (mp = rq->q_first; mp != NULL && !passfp_of(mp, sd); mp = mp->b_next)
-            ;
-        ust_unlock(&pv->lock);
-        if (mp == NULL)
-            break;
-        rmvq(rq, mp);
-        mp->b_next = drop;
-        drop = mp;
-    }
-    while (drop != NULL) { /* the last freemsg may free sd: not touched after */
-        mp = drop;
-        drop = mp->b_next;
-        mp->b_next = NULL;
-        freemsg(mp);
-    }
-}
-
-/* Build the M_PASSFP for descriptor fd: 0 and *mpp, or an errno (EBADF,
- * EMFILE for the duplicate, EAGAIN when out of memory). */
-static int passfp_make(int fd, mblk_t **mpp)
-{
-    struct passfp *pf;
-    struct stdata *fsd;
-    mblk_t *mp;
-    int err;
-
-    if (fd < 0)
-        return EBADF;
-    pf = calloc(1, sizeof(*pf));
-    if (pf == NULL)
-        return EAGAIN;
-    pf->frtn.free_func = passfp_free;
-    pf->frtn.free_arg = (caddr_t)pf;
-    pf->fd = -1;
-    pf->uid = geteuid();
-    pf->gid = getegid();
-    fsd = ust_sd_get(fd, &err);
-    if (fsd != NULL) {
-        if (sd_hold_live(fsd)) {
-            pf->sd = fsd;
-            pf->acc = ust_sd_acc_get(fd); /* received with the sender's mode */
-        }
-        ust_sd_put(fsd);
-        if (pf->sd == NULL) {
-            free(pf);
-            return EBADF; /* closed meanwhile */
-        }
-    } else if (err == ENOSTR) {
-        pf->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-        if (pf->fd < 0) {
-            err = errno == EBADF ? EBADF : EMFILE;
-            free(pf);
-            return err;
-        }
-    } else {
-        free(pf);
-        return EBADF;
-    }
-    mp = esballoc((unsigned char *)pf, sizeof(*pf), BPRI_MED, &pf->frtn);
-    if (mp == NULL) {
-        passfp_free((caddr_t)pf);
-        return EAGAIN;
-    }
-    mp->b_datap->db_type = M_PASSFP;
-    mp->b_wptr += sizeof(*pf);
-    *mpp = mp;
-    return 0;
-}
-
-/*
- * ust_sd_sendfd -- I_SENDFD: pass descriptor fd to the other end of the pipe
- *   sd.  The message goes straight to the peer head's read queue.
- *   Context: a system call on sd (sd_calls counted); no lock held.
- *   Returns 0 or an errno: EINVAL (sd is not a pipe end), ENXIO (hung up:
- *   the other end is closed), the M_ERROR errors (sd_state.c), EBADF (fd
- *   not open), EAGAIN (the peer's read queue is full, or no memory), EMFILE.
- */
-int ust_sd_sendfd(struct stdata *sd, int fd)
-{
-    struct stdata *p;
-    queue_t *prq;
-    mblk_t *mp;
     int err = 0;
-
-    ust_lock(&sd->sd_lock);
-    if (!(sd->sd_flag & STRPIPE))
-        err = EINVAL;
-    else
-        err = ust_sd_ioc_error(sd); /* sd_state.c: errors, hang-up ENXIO */
-    ust_unlock(&sd->sd_lock);
-    if (err != 0)
-        return err;
-    err = passfp_make(fd, &mp);
-    if (err != 0)
-        return err;
-
     ust_lock(&pipe_lock);
-    p = sd->sd_peer;
-    prq = p != NULL ? p->sd_rq : NULL;
+    struct stdata *p = sd->sd_peer;
+    queue_t *prq = p != NULL ? p->sd_rq : NULL;
     if (prq == NULL)
         err = ENXIO;
     else if (ust_qflags(prq) & QFULL)
@@ -710,102 +560,6 @@ int ust_sd_sendfd(struct stdata *sd, int fd)
     }
     ust_call_put(prq, mp);
     return 0;
-}
-
-/* The first message at the head (queue lock taken briefly). */
-static mblk_t *head_first(struct stdata *sd)
-{
-    struct ust_qpriv *pv = ust_qpv(sd->sd_rq);
-    mblk_t *mp;
-
-    ust_lock(&pv->lock);
-    mp = sd->sd_rq->q_first;
-    ust_unlock(&pv->lock);
-    return mp;
-}
-
-/*
- * ust_sd_recvfd -- I_RECVFD: take the M_PASSFP at the front of the head's read
- *   queue and return a new descriptor for what it carries, with the sender's
- *   effective uid and gid.  The descriptor is not close-on-exec.
- *   Context: a system call on sd; blocks until a message arrives unless the
- *   stream is non-blocking.  Takes sd_lock with ust_sd_lockq (taking the
- *   message off may back-enable the peer's write side); dropped while
- *   waiting.  The front of the head read queue changes only under sd_lock,
- *   so the message seen is the one taken.
- *   The descriptor number is reserved first, before sd_lock: installing a
- *   passed stream takes that stream's sd_lock, which is never taken under
- *   ours (it may be sd itself, or a stream receiving sd's descriptor at the
- *   same time).  So the message comes off before the passed stream is
- *   entered; it goes back to the front only if that fails (a stream with no
- *   descriptor left and no socket pair to be had).
- *   Returns 0 (rf filled) or an errno: EBADMSG (the front message is not an
- *   M_PASSFP; it stays queued), EAGAIN (nothing queued, O_NONBLOCK), ENXIO
- *   (hung up and nothing queued), the read error of an M_ERROR, EINTR,
- *   EMFILE (no descriptor free; the message stays queued).
- */
-int ust_sd_recvfd(struct stdata *sd, struct strrecvfd *rf)
-{
-    struct passfp *pf;
-    mblk_t *mp;
-    int err = 0;
-
-    /* Any cheap descriptor holds the number until dup3 replaces it. */
-    int fd = eventfd(0, EFD_CLOEXEC);
-    if (fd < 0)
-        return errno;
-    ust_sd_lockq(sd);
-    for (;;) {
-        unsigned seq = ust_sd_wait_seq(&sd->sd_rwait);
-        mp = head_first(sd);
-        if (mp != NULL)
-            break;
-        if ((sd->sd_flag & STRDERR) && sd->sd_rerror)
-            err = sd->sd_rerror;
-        else if (sd->sd_flag & (STRHUP | STRCLOSE))
-            err = ENXIO;
-        else if (sd->sd_oflag & (O_NONBLOCK | O_NDELAY))
-            err = EAGAIN;
-        else
-            err = ust_sd_wait_from(sd, &sd->sd_rwait, seq, 0);
-        if (err != 0)
-            goto fail_locked;
-    }
-    pf = (struct passfp *)(void *)mp->b_rptr;
-    if (mp->b_datap->db_type != M_PASSFP || (pf->sd == NULL && pf->fd < 0)) {
-        err = EBADMSG; /* not a passed file, or one received through a dup */
-        goto fail_locked;
-    }
-    if (pf->sd == NULL && dup3(pf->fd, fd, 0) < 0) {
-        err = errno;
-        goto fail_locked;
-    }
-    rmvq(sd->sd_rq, mp);
-    ust_sd_rready(sd);
-    ust_sd_unlockq(sd);
-    if (pf->sd != NULL) {
-        int r = ust_sd_dup_fd_into(pf->sd, fd);
-        if (r < 0) {
-            ust_sd_lockq(sd);
-            if (!putbq(sd->sd_rq, mp)) /* its band exists: cannot fail */
-                freemsg(mp);
-            ust_sd_rready(sd);
-            ust_sd_unlockq(sd);
-            close(fd);
-            return -r;
-        }
-        ust_sd_acc_set(fd, pf->acc);
-    }
-    rf->fd = fd;
-    rf->uid = pf->uid;
-    rf->gid = pf->gid;
-    freemsg(mp); /* releases the in-flight duplicate or stream reference */
-    return 0;
-
-fail_locked:
-    ust_sd_unlockq(sd);
-    close(fd);
-    return err;
 }
 
 /* ------------------------------------------------------------------------ */

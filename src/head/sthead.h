@@ -496,6 +496,14 @@ int ust_sd_recvfd(struct stdata *sd, struct strrecvfd *rf);
 /* A descriptor of sd closed with `left` references remaining: free the
  * M_PASSFPs of sd on its own read queue if they are all that keeps it. */
 void ust_sd_passfp_cycle(struct stdata *sd, int left);
+/* Put mp on the read queue of sd's pipe peer (I_SENDFD): 0, ENXIO, EAGAIN
+ * (mp freed on error). */
+int ust_pipe_put_peer(struct stdata *sd, mblk_t *mp);
+/* A stream reference that is not a descriptor: taken unless sd has none
+ * left (1 if taken); dropped from any context, the last one tearing the
+ * stream down on a thread of its own. */
+int ust_sd_hold_live(struct stdata *sd);
+void ust_sd_rele_deferred(struct stdata *sd);
 
 /* ---- sd_fork.c: fork() (docs/STREAMHEAD.md, "fork") ---- */
 /* In the child of a fork(), every stream the parent had is detached: it is

@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sd_passfd.c -- passing descriptors over a pipe: I_SENDFD, I_RECVFD.
+ *
+ * Principles of operation
+ *   I_SENDFD puts an M_PASSFP straight on the peer head's read queue (through
+ *   the head's put procedure, past any modules, as SVR4 does;
+ *   ust_pipe_put_peer).  Its data block is an esballoc buffer (struct passfp)
+ *   holding either a close-on-exec duplicate of an ordinary descriptor or a
+ *   reference on a stream; I_RECVFD turns it into a new descriptor.  The
+ *   buffer's free routine releases what was never received, so flushing or
+ *   closing never leaks a descriptor.  A stream whose only references left
+ *   are its own M_PASSFPs on its own read queue is released when its last
+ *   descriptor closes (ust_sd_passfp_cycle).
+ *
+ * Locking
+ *   I_RECVFD holds the receiving stream's sd_lock (ust_sd_lockq) only while
+ *   it looks at and takes the front message; a passed stream is entered
+ *   after (its sd_lock is never taken under another stream's).  No lock of
+ *   this file's own.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "sthead.h"
+
+/* ------------------------------------------------------------------------ */
+/* I_SENDFD / I_RECVFD                                                      */
+/* ------------------------------------------------------------------------ */
+/* The buffer of an M_PASSFP (esballoc'd: freeing the message runs
+ * passfp_free, which releases whatever was not received). */
+struct passfp {
+    frtn_t frtn;       /* free_func = passfp_free, free_arg = this */
+    int fd;            /* close-on-exec duplicate of an ordinary file, or -1 */
+    struct stdata *sd; /* a stream passed (one sd_refs reference), or NULL */
+    int acc;           /* UST_ACC_* of the stream descriptor passed (sd_access.c) */
+    uid_t uid;         /* sender's effective ids */
+    gid_t gid;
+};
+
+static void passfp_free(caddr_t arg)
+{
+    struct passfp *pf = (struct passfp *)(void *)arg;
+
+    if (pf->fd >= 0)
+        close(pf->fd);
+    if (pf->sd != NULL)
+        ust_sd_rele_deferred(pf->sd);
+    free(pf);
+}
+
+/* 1 if mp is an M_PASSFP carrying sd itself. */
+static int passfp_of(const mblk_t *mp, const struct stdata *sd)
+{
+    return mp->b_datap->db_type == M_PASSFP &&
+           ((const struct passfp *)(const void *)mp->b_rptr)->sd == sd;
+}
+
+/*
+ * ust_sd_passfp_cycle -- a descriptor of sd was just closed, `left` references
+ *   remain.  If every one of them is an M_PASSFP of sd waiting on sd's own
+ *   read queue (a pipe end sent to itself through its peer) and no call is
+ *   inside the stream, nothing can ever receive them: they are taken off and
+ *   freed, which drops the last reference and tears the stream down
+ *   (sd_rele_deferred).  Cycles through two or more streams are not found.
+ *   No lock held.
+ */
+void ust_sd_passfp_cycle(struct stdata *sd, int left)
+{
+    mblk_t *mp, *drop = NULL;
+    int n = 0;
+    queue_t *rq = sd->sd_rq;
+
+    if (left <= 0 || rq == NULL || atomic_load(&sd->sd_calls) != 0)
+        return;
+    struct ust_qpriv *pv = ust_qpv(rq);
+    ust_lock(&pv->lock);
+    for (mp = rq->q_first; mp != NULL; mp = mp->b_next)
+        n += passfp_of(mp, sd);
+    ust_unlock(&pv->lock);
+    if (n != left || atomic_load(&sd->sd_refs) != n)
+        return;
+    /* No descriptor is left and no call is inside: nothing else takes
+     * messages off this queue, so those found are still there. */
+    for (;;) {
+        ust_lock(&pv->lock);
+        for (mp = rq->q_first; mp != NULL && !passfp_of(mp, sd); mp = mp->b_next)
+            ;
+        ust_unlock(&pv->lock);
+        if (mp == NULL)
+            break;
+        rmvq(rq, mp);
+        mp->b_next = drop;
+        drop = mp;
+    }
+    while (drop != NULL) { /* the last freemsg may free sd: not touched after */
+        mp = drop;
+        drop = mp->b_next;
+        mp->b_next = NULL;
+        freemsg(mp);
+    }
+}
+
+/* Build the M_PASSFP for descriptor fd: 0 and *mpp, or an errno (EBADF,
+ * EMFILE for the duplicate, EAGAIN when out of memory). */
+static int passfp_make(int fd, mblk_t **mpp)
+{
+    struct passfp *pf;
+    struct stdata *fsd;
+    mblk_t *mp;
+    int err;
+
+    if (fd < 0)
+        return EBADF;
+    pf = calloc(1, sizeof(*pf));
+    if (pf == NULL)
+        return EAGAIN;
+    pf->frtn.free_func = passfp_free;
+    pf->frtn.free_arg = (caddr_t)pf;
+    pf->fd = -1;
+    pf->uid = geteuid();
+    pf->gid = getegid();
+    fsd = ust_sd_get(fd, &err);
+    if (fsd != NULL) {
+        if (ust_sd_hold_live(fsd)) {
+            pf->sd = fsd;
+            pf->acc = ust_sd_acc_get(fd); /* received with the sender's mode */
+        }
+        ust_sd_put(fsd);
+        if (pf->sd == NULL) {
+            free(pf);
+            return EBADF; /* closed meanwhile */
+        }
+    } else if (err == ENOSTR) {
+        pf->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        if (pf->fd < 0) {
+            err = errno == EBADF ? EBADF : EMFILE;
+            free(pf);
+            return err;
+        }
+    } else {
+        free(pf);
+        return EBADF;
+    }
+    mp = esballoc((unsigned char *)pf, sizeof(*pf), BPRI_MED, &pf->frtn);
+    if (mp == NULL) {
+        passfp_free((caddr_t)pf);
+        return EAGAIN;
+    }
+    mp->b_datap->db_type = M_PASSFP;
+    mp->b_wptr += sizeof(*pf);
+    *mpp = mp;
+    return 0;
+}
+
+/*
+ * ust_sd_sendfd -- I_SENDFD: pass descriptor fd to the other end of the pipe
+ *   sd.  The message goes straight to the peer head's read queue.
+ *   Context: a system call on sd (sd_calls counted); no lock held.
+ *   Returns 0 or an errno: EINVAL (sd is not a pipe end), ENXIO (hung up:
+ *   the other end is closed), the M_ERROR errors (sd_state.c), EBADF (fd
+ *   not open), EAGAIN (the peer's read queue is full, or no memory), EMFILE.
+ */
+int ust_sd_sendfd(struct stdata *sd, int fd)
+{
+    mblk_t *mp;
+    int err = 0;
+
+    ust_lock(&sd->sd_lock);
+    if (!(sd->sd_flag & STRPIPE))
+        err = EINVAL;
+    else
+        err = ust_sd_ioc_error(sd); /* sd_state.c: errors, hang-up ENXIO */
+    ust_unlock(&sd->sd_lock);
+    if (err != 0)
+        return err;
+    err = passfp_make(fd, &mp);
+    if (err != 0)
+        return err;
+
+    return ust_pipe_put_peer(sd, mp);
+}
+
+/* The first message at the head (queue lock taken briefly). */
+static mblk_t *head_first(struct stdata *sd)
+{
+    struct ust_qpriv *pv = ust_qpv(sd->sd_rq);
+    mblk_t *mp;
+
+    ust_lock(&pv->lock);
+    mp = sd->sd_rq->q_first;
+    ust_unlock(&pv->lock);
+    return mp;
+}
+
+/*
+ * ust_sd_recvfd -- I_RECVFD: take the M_PASSFP at the front of the head's read
+ *   queue and return a new descriptor for what it carries, with the sender's
+ *   effective uid and gid.  The descriptor is not close-on-exec.
+ *   Context: a system call on sd; blocks until a message arrives unless the
+ *   stream is non-blocking.  Takes sd_lock with ust_sd_lockq (taking the
+ *   message off may back-enable the peer's write side); dropped while
+ *   waiting.  The front of the head read queue changes only under sd_lock,
+ *   so the message seen is the one taken.
+ *   The descriptor number is reserved first, before sd_lock: installing a
+ *   passed stream takes that stream's sd_lock, which is never taken under
+ *   ours (it may be sd itself, or a stream receiving sd's descriptor at the
+ *   same time).  So the message comes off before the passed stream is
+ *   entered; it goes back to the front only if that fails (a stream with no
+ *   descriptor left and no socket pair to be had).
+ *   Returns 0 (rf filled) or an errno: EBADMSG (the front message is not an
+ *   M_PASSFP; it stays queued), EAGAIN (nothing queued, O_NONBLOCK), ENXIO
+ *   (hung up and nothing queued), the read error of an M_ERROR, EINTR,
+ *   EMFILE (no descriptor free; the message stays queued).
+ */
+int ust_sd_recvfd(struct stdata *sd, struct strrecvfd *rf)
+{
+    struct passfp *pf;
+    mblk_t *mp;
+    int err = 0;
+
+    /* Any cheap descriptor holds the number until dup3 replaces it. */
+    int fd = eventfd(0, EFD_CLOEXEC);
+    if (fd < 0)
+        return errno;
+    ust_sd_lockq(sd);
+    for (;;) {
+        unsigned seq = ust_sd_wait_seq(&sd->sd_rwait);
+        mp = head_first(sd);
+        if (mp != NULL)
+            break;
+        if ((sd->sd_flag & STRDERR) && sd->sd_rerror)
+            err = sd->sd_rerror;
+        else if (sd->sd_flag & (STRHUP | STRCLOSE))
+            err = ENXIO;
+        else if (sd->sd_oflag & (O_NONBLOCK | O_NDELAY))
+            err = EAGAIN;
+        else
+            err = ust_sd_wait_from(sd, &sd->sd_rwait, seq, 0);
+        if (err != 0)
+            goto fail_locked;
+    }
+    pf = (struct passfp *)(void *)mp->b_rptr;
+    if (mp->b_datap->db_type != M_PASSFP || (pf->sd == NULL && pf->fd < 0)) {
+        err = EBADMSG; /* not a passed file, or one received through a dup */
+        goto fail_locked;
+    }
+    if (pf->sd == NULL && dup3(pf->fd, fd, 0) < 0) {
+        err = errno;
+        goto fail_locked;
+    }
+    rmvq(sd->sd_rq, mp);
+    ust_sd_rready(sd);
+    ust_sd_unlockq(sd);
+    if (pf->sd != NULL) {
+        int r = ust_sd_dup_fd_into(pf->sd, fd);
+        if (r < 0) {
+            ust_sd_lockq(sd);
+            if (!putbq(sd->sd_rq, mp)) /* its band exists: cannot fail */
+                freemsg(mp);
+            ust_sd_rready(sd);
+            ust_sd_unlockq(sd);
+            close(fd);
+            return -r;
+        }
+        ust_sd_acc_set(fd, pf->acc);
+    }
+    rf->fd = fd;
+    rf->uid = pf->uid;
+    rf->gid = pf->gid;
+    freemsg(mp); /* releases the in-flight duplicate or stream reference */
+    return 0;
+
+fail_locked:
+    ust_sd_unlockq(sd);
+    close(fd);
+    return err;
+}
