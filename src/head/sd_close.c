@@ -195,13 +195,18 @@ void ust_sd_drop_stale(int fd, struct stdata *sd)
 {
     int left;
 
+    /* A call counted before the slot is taken keeps sd from being torn down
+     * by whoever drops the other references meanwhile (wait_calls). */
+    atomic_fetch_add(&sd->sd_calls, 1);
     ust_sd_tab_lock();
     left = ust_sd_forget_fd(fd, sd);
     ust_sd_tab_unlock();
+    if (left > 0)
+        ust_sd_passfp_cycle(sd, left); /* ends the call */
+    else
+        ust_sd_put(sd);
     if (left == 0)
         ust_sd_release_orphan(sd);
-    else
-        ust_sd_passfp_cycle(sd, left);
 }
 
 int strm_close(int fd)
@@ -228,10 +233,11 @@ int strm_close(int fd)
     }
     left = ust_sd_detach_fd(fd, sd);
     ust_sd_tab_unlock();
-    ust_sd_put(sd);
+    if (left > 0) /* our call keeps sd alive while it looks; it ends it */
+        ust_sd_passfp_cycle(sd, left);
+    else
+        ust_sd_put(sd);
     if (left == 0)
         ust_sd_teardown(sd);
-    else
-        ust_sd_passfp_cycle(sd, left);
     return 0;
 }

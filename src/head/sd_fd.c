@@ -124,7 +124,9 @@ struct stdata *ust_sd_alloc(void)
      * the pool, and the wait sequences, which only ever grow. */
     ust_lock(&sd->sd_lock);
     sd->sd_rq = sd->sd_wq = NULL;
-    atomic_store(&sd->sd_calls, 0);
+    /* sd_calls is not reset: it is 0 (teardown waited for that) except for
+     * the passing count of a lookup that found a stale slot (ust_sd_get),
+     * which takes its own back. */
     atomic_store(&sd->sd_refs, 0);
     __atomic_store_n(&sd->sd_forked, 0, __ATOMIC_RELAXED);
     sd->sd_flag = 0;
@@ -461,7 +463,13 @@ static void drop_stale_slots(struct stdata *sd)
         struct stdata **ch = __atomic_load_n(&chunks[c], __ATOMIC_ACQUIRE);
         for (int i = 0; ch != NULL && i < CHUNK; i++) {
             int fd = (c << CHUNK_BITS) | i;
-            if (__atomic_load_n(&ch[i], __ATOMIC_ACQUIRE) == sd && !ust_sd_fd_is(fd, sd))
+            if (__atomic_load_n(&ch[i], __ATOMIC_ACQUIRE) != sd)
+                continue;
+            /* under sd_lock, as library closes of sd's descriptors are */
+            ust_lock(&sd->sd_lock);
+            int stale = !ust_sd_fd_is(fd, sd);
+            ust_unlock(&sd->sd_lock);
+            if (stale)
                 ust_sd_drop_stale(fd, sd);
         }
     }

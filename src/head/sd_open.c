@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sd_open.c -- opening streams (name resolution, sharing), pushing and
- * popping modules, fcntl and isastream; the table of streams and the share
- * table.  Close and teardown are in sd_close.c.
+ * popping modules; the table of streams and the share table.  Close and
+ * teardown are in sd_close.c, fcntl and isastream in sd_fcntl.c.
  *
  * Principles of operation
  *   Names.  "/dev/streams/<driver>" opens minor 0 of a driver (DRVOPEN), or
@@ -445,38 +445,11 @@ static int stream_reopen(struct stdata *sd, int oflag, cred_t *cr)
     return err;
 }
 
-/* References.  Whoever drops a stream's last reference (sd_refs) tears it
- * down, exactly once; so a reference is only ever added to a stream that
- * still has one (never from 0), and a temporary one is given back with
- * ref_rele. */
-static int ref_hold_live(struct stdata *sd)
-{
-    int n = atomic_load(&sd->sd_refs);
-
-    while (n > 0)
-        if (atomic_compare_exchange_weak(&sd->sd_refs, &n, n + 1))
-            return 1;
-    return 0;
-}
-
 /* No lock held: the last reference tears the stream down. */
-static void ref_rele(struct stdata *sd)
+void ust_sd_rele(struct stdata *sd)
 {
     if (atomic_fetch_sub(&sd->sd_refs, 1) == 1)
         ust_sd_teardown(sd);
-}
-
-/* Another descriptor for sd, unless its last reference is gone (EBADF: it
- * is being closed).  No lock held.  The descriptor or -errno. */
-static int new_fd_live(struct stdata *sd)
-{
-    int fd;
-
-    if (!ref_hold_live(sd))
-        return -EBADF;
-    fd = ust_sd_dup_fd(sd);
-    ref_rele(sd);
-    return fd;
 }
 
 /* Give the descriptor its FD_CLOEXEC as the open asked (the descriptor table
@@ -505,7 +478,7 @@ static int open_attached(struct stdata *sd, int oflag, cred_t *cr)
     int fd, err;
 
     fd = ust_sd_dup_fd(sd);
-    ref_rele(sd); /* the lookup's reference */
+    ust_sd_rele(sd); /* the lookup's reference */
     if (fd < 0)
         return fd;
     err = stream_reopen(sd, oflag, cr);
@@ -530,7 +503,7 @@ static int open_shared(const char *path, struct ust_modent *ent, dev_t dev, int 
     ust_lock(&tab_lock);
     for (;;) {
         se = share_find(ent, dev);
-        if (se == NULL || (se->state == SHARE_OPEN && ref_hold_live(se->sd)))
+        if (se == NULL || (se->state == SHARE_OPEN && ust_sd_hold_live(se->sd)))
             break;
         ust_cond_wait(&share_cv, &tab_lock);
     }
@@ -538,7 +511,7 @@ static int open_shared(const char *path, struct ust_modent *ent, dev_t dev, int 
         sd = se->sd;
         ust_unlock(&tab_lock);
         fd = ust_sd_dup_fd(sd);
-        ref_rele(sd);
+        ust_sd_rele(sd);
         if (fd < 0)
             return fd;
         err = stream_reopen(sd, oflag, cr);
@@ -617,7 +590,7 @@ int ust_sd_open(const char *upath, int oflag, cred_t *cr)
         if (fd == 0)
             fd = open_attached(sd, oflag, cr);
         else
-            ref_rele(sd); /* the lookup's reference */
+            ust_sd_rele(sd); /* the lookup's reference */
         goto done;
     }
     if (strncmp(path, DEVPREFIX, strlen(DEVPREFIX)) != 0) {
@@ -664,135 +637,6 @@ int strm_open(const char *path, int oflag, ...)
     ust_sd_reap_orphans();
     ust_sd_cred(&cr);
     return ust_sd_open(path, oflag, &cr);
-}
-
-/* ------------------------------------------------------------------------ */
-/* fcntl, isastream                                                         */
-/* ------------------------------------------------------------------------ */
-/* F_DUPFD for a stream: a new descriptor >= minfd on the same stream.  The
- * descriptor table hands out the lowest free number, so descriptors it gives
- * below minfd are kept (they occupy those numbers) until one >= minfd comes,
- * then dropped.  -errno on failure (EINVAL: minfd negative or not below
- * RLIMIT_NOFILE, as fcntl(2) says; EMFILE; ENOMEM). */
-static int dup_stream_fd(struct stdata *sd, int minfd, int cloexec)
-{
-    int *held = NULL, nheld = 0, cap = 0, nfd;
-    struct rlimit rl;
-
-    if (minfd < 0 || (getrlimit(RLIMIT_NOFILE, &rl) == 0 && (rlim_t)minfd >= rl.rlim_cur))
-        return -EINVAL;
-    for (;;) {
-        nfd = new_fd_live(sd);
-        if (nfd < 0 || nfd >= minfd)
-            break;
-        if (nheld == cap) {
-            int ncap = cap ? 2 * cap : 16;
-            int *n = realloc(held, (size_t)ncap * sizeof(*held));
-            if (n == NULL) {
-                drop_fd(nfd, sd);
-                nfd = -ENOMEM;
-                break;
-            }
-            held = n;
-            cap = ncap;
-        }
-        held[nheld++] = nfd;
-    }
-    for (int i = 0; i < nheld; i++)
-        drop_fd(held[i], sd);
-    free(held);
-    if (nfd >= 0)
-        set_cloexec(nfd, cloexec);
-    return nfd;
-}
-
-/*
- * strm_fcntl -- fcntl(2) for streams.
- *   Context: any thread; F_DUPFD may allocate.
- *   F_GETFL reports the descriptor's access mode (sd_access.c) and the
- *   O_NONBLOCK of the stream's open (sd_oflag); F_SETFL changes
- *   O_NONBLOCK/O_NDELAY there (the only status flags a stream acts on;
- *   others are ignored, as Linux ignores flags it cannot change).  The
- *   kernel descriptor itself is always non-blocking (the library never
- *   blocks on it), so its own flag is not touched.  Note that
- *   sd_oflag belongs to the stream, so it is shared by every descriptor of
- *   the stream, including those of a shared reopen.
- *   F_DUPFD/F_DUPFD_CLOEXEC make a new descriptor for the same stream (the
- *   lowest free number >= arg) with the access mode of fd.  Every other
- *   command (F_GETFD, F_SETFD, locks, F_SETOWN...) is done by fcntl(2) on the
- *   descriptor, and a descriptor that is not a stream is handed to fcntl(2)
- *   whole.
- *   Returns as fcntl(2); errors EBADF (not open), EINVAL (bad F_DUPFD
- *   argument), EMFILE, or those of fcntl(2).
- */
-int strm_fcntl(int fd, int cmd, ...)
-{
-    struct stdata *sd;
-    va_list ap;
-    void *arg;
-    int err, r;
-
-    va_start(ap, cmd);
-    arg = va_arg(ap, void *); /* as the C library's fcntl does: one word, maybe unused */
-    va_end(ap);
-    sd = ust_sd_get_checked(fd, &err);
-    if (sd == NULL) {
-        if (err == ENOSTR)
-            return fcntl(fd, cmd, arg);
-        errno = err;
-        return -1;
-    }
-    switch (cmd) {
-    case F_GETFL:
-        ust_lock(&sd->sd_lock);
-        r = sd->sd_oflag & (O_NONBLOCK | O_NDELAY | O_APPEND);
-        ust_unlock(&sd->sd_lock);
-        r |= ust_sd_acc_oflag(fd); /* the access mode is the descriptor's */
-        break;
-    case F_SETFL:
-        ust_lock(&sd->sd_lock);
-        sd->sd_oflag = (sd->sd_oflag & ~(O_NONBLOCK | O_NDELAY)) |
-                       ((int)(intptr_t)arg & (O_NONBLOCK | O_NDELAY));
-        ust_unlock(&sd->sd_lock);
-        r = 0;
-        break;
-    case F_DUPFD:
-    case F_DUPFD_CLOEXEC:
-        r = dup_stream_fd(sd, (int)(intptr_t)arg, cmd == F_DUPFD_CLOEXEC);
-        if (r >= 0)
-            ust_sd_acc_set(r, ust_sd_acc_get(fd)); /* the duplicate keeps the mode */
-        if (r < 0) {
-            errno = -r;
-            r = -1;
-        }
-        break;
-    default:
-        r = fcntl(fd, cmd, arg);
-        break;
-    }
-    ust_sd_put(sd);
-    return r;
-}
-
-/*
- * isastream -- isastream(3C): 1 if fd is a stream, 0 if it is an open
- * descriptor of something else, -1 with errno EBADF if it is not open.
- *   Context: any thread; no lock.
- */
-int isastream(int fd)
-{
-    struct stdata *sd;
-
-    ust_sd_reap_orphans();
-    sd = ust_sd_peek(fd);
-    if (sd != NULL && (ust_sd_forked(sd) || ust_sd_fd_is(fd, sd)))
-        return 1;
-    if (sd != NULL)
-        ust_sd_drop_stale(fd, sd);
-    if (fd >= 0 && fcntl(fd, F_GETFD) >= 0)
-        return 0;
-    errno = EBADF;
-    return -1;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -65,8 +65,11 @@ static int passfp_of(const mblk_t *mp, const struct stdata *sd)
  *   read queue (a pipe end sent to itself through its peer) and no call is
  *   inside the stream, nothing can ever receive them: they are taken off and
  *   freed, which drops the last reference and tears the stream down
- *   (sd_rele_deferred).  Cycles through two or more streams are not found.
- *   No lock held.
+ *   (ust_sd_rele_deferred).  Cycles through two or more streams are not
+ *   found.  Context: no lock held; the caller counts one call on sd
+ *   (sd_calls), which keeps it from being torn down while this looks, and
+ *   which this ends (ust_sd_put) before freeing anything: the teardown that
+ *   the last free may run inline waits for calls to end.
  */
 void ust_sd_passfp_cycle(struct stdata *sd, int left)
 {
@@ -74,17 +77,23 @@ void ust_sd_passfp_cycle(struct stdata *sd, int left)
     int n = 0;
     queue_t *rq = sd->sd_rq;
 
-    if (left <= 0 || rq == NULL || atomic_load(&sd->sd_calls) != 0)
+    if (left <= 0 || rq == NULL || atomic_load(&sd->sd_calls) != 1) {
+        ust_sd_put(sd);
         return;
+    }
     struct ust_qpriv *pv = ust_qpv(rq);
     ust_lock(&pv->lock);
     for (mp = rq->q_first; mp != NULL; mp = mp->b_next)
         n += passfp_of(mp, sd);
     ust_unlock(&pv->lock);
-    if (n != left || atomic_load(&sd->sd_refs) != n)
+    if (n != left || atomic_load(&sd->sd_refs) != n) {
+        ust_sd_put(sd);
         return;
-    /* No descriptor is left and no call is inside: nothing else takes
-     * messages off this queue, so those found are still there. */
+    }
+    /* No descriptor is left and no other call is inside: nothing else
+     * takes messages off this queue, so those found are still there.  The
+     * last reference dropped tears sd down on another thread, which waits
+     * for the caller's call to end (wait_calls). */
     for (;;) {
         ust_lock(&pv->lock);
         for (mp = rq->q_first; mp != NULL && !passfp_of(mp, sd); mp = mp->b_next)
@@ -96,6 +105,8 @@ void ust_sd_passfp_cycle(struct stdata *sd, int left)
         mp->b_next = drop;
         drop = mp;
     }
+    /* The references are in hand now: no one else can drop them. */
+    ust_sd_put(sd);
     while (drop != NULL) { /* the last freemsg may free sd: not touched after */
         mp = drop;
         drop = mp->b_next;

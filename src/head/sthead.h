@@ -494,7 +494,8 @@ void ust_pipe_teardown(struct stdata *sd);
 int ust_sd_sendfd(struct stdata *sd, int fd);
 int ust_sd_recvfd(struct stdata *sd, struct strrecvfd *rf);
 /* A descriptor of sd closed with `left` references remaining: free the
- * M_PASSFPs of sd on its own read queue if they are all that keeps it. */
+ * M_PASSFPs of sd on its own read queue if they are all that keeps it.  The
+ * caller counts a call on sd (sd_calls); this ends it. */
 void ust_sd_passfp_cycle(struct stdata *sd, int left);
 /* Put mp on the read queue of sd's pipe peer (I_SENDFD): 0, ENXIO, EAGAIN
  * (mp freed on error). */
@@ -504,6 +505,8 @@ int ust_pipe_put_peer(struct stdata *sd, mblk_t *mp);
  * stream down on a thread of its own. */
 int ust_sd_hold_live(struct stdata *sd);
 void ust_sd_rele_deferred(struct stdata *sd);
+/* Drop such a reference, no lock held: the last tears the stream down. */
+void ust_sd_rele(struct stdata *sd);
 
 /* ---- sd_fork.c: fork() (docs/STREAMHEAD.md, "fork") ---- */
 /* In the child of a fork(), every stream the parent had is detached: it is
