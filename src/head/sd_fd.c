@@ -268,13 +268,13 @@ static void orphan_watch(struct stdata *sd, int lfd)
     epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev);
 }
 
-int ust_sd_attach_fd(struct stdata *sd)
+/* A new readiness socket pair: sv[0] is U (its identity in *ino, *dev),
+ * sv[1] is L.  0 or -errno. */
+static int make_pair(int sv[2], unsigned long long *ino, unsigned long long *dev)
 {
-    int sv[2];
-    unsigned long long ino, dev;
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0)
         return -errno;
-    if (file_id(sv[0], &ino, &dev) != 0) {
+    if (file_id(sv[0], ino, dev) != 0) {
         int e = errno;
         close(sv[0]);
         close(sv[1]);
@@ -282,6 +282,15 @@ int ust_sd_attach_fd(struct stdata *sd)
     }
     int small = 1; /* the kernel rounds up to its minimum */
     setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+    return 0;
+}
+
+int ust_sd_attach_fd(struct stdata *sd)
+{
+    int sv[2], e;
+    unsigned long long ino, dev;
+    if ((e = make_pair(sv, &ino, &dev)) != 0)
+        return e;
     ust_lock(&sd->sd_lock);
     sd->sd_ufd = sv[0];
     sd->sd_lfd = sv[1];
@@ -332,18 +341,10 @@ int ust_sd_dup_fd(struct stdata *sd)
 static int reattach(struct stdata *sd)
 {
     UST_ASSERT_HELD(&sd->sd_lock);
-    int sv[2];
+    int sv[2], e;
     unsigned long long ino, dev;
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0)
-        return -errno;
-    if (file_id(sv[0], &ino, &dev) != 0) {
-        int e = errno;
-        close(sv[0]);
-        close(sv[1]);
-        return -e;
-    }
-    int small = 1;
-    setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+    if ((e = make_pair(sv, &ino, &dev)) != 0)
+        return e;
     if (sd->sd_lfd >= 0)
         close(sd->sd_lfd);
     sd->sd_lfd = sv[1];

@@ -658,14 +658,8 @@ int ust_sd_ioctl(struct stdata *sd, unsigned long cmd, void *arg)
     case I_UNLINK:
     case I_PUNLINK:
         return ust_sd_unlink(sd, v, cmd == I_PUNLINK);
-    case I_PIPE:
-    case I_FIFO:
-    case I_GETTP:
-    case I_STATS:
-    case I_BIGPIPE:
-    case I_AUTOPUSH:
-    case I_HEAP:
-        return -EINVAL;
+    /* I_PIPE, I_FIFO, I_GETTP, I_STATS, I_BIGPIPE, I_AUTOPUSH, I_HEAP: EINVAL
+     * already (ioc_args). */
     default:
         return ust_sd_ioc_transparent(sd, cmd, arg);
     }
