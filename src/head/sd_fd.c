@@ -12,8 +12,9 @@
  *     hang-up    shutdown of L               (POLLHUP, POLLIN)
  *   Tokens are set when the state appears and taken away lazily, when a reader
  *   or writer finds the state gone, so a busy stream makes no system call.
- *   A stream costs two descriptors: U (and whatever dups the program makes of
- *   it) and L.  The library keeps no duplicate of U: it reaches U through one
+ *   A stream costs one descriptor: U (and whatever dups the program makes of
+ *   it); L is kept by sd_lend.c, in an io_uring fixed-file table where the
+ *   kernel allows (a descriptor otherwise).  The library keeps no duplicate of U: it reaches U through one
  *   of the stream's own descriptor numbers (sd_ufd), after checking that the
  *   number still names U (below).
  *
@@ -27,8 +28,7 @@
  *   holds (the old slot is stale then).  A stale slot is dropped; the stream
  *   loses that reference and, with its last one, is released like a
  *   non-blocking close.  When every descriptor of U is closed, L sees the
- *   peer hang up: an edge-triggered epoll set of all L ends (one descriptor
- *   for the process) reports it and ust_sd_reap_orphans, run by strm_open,
+ *   peer hang up: a watch on L (sd_lend.c) reports it and ust_sd_reap_orphans, run by strm_open,
  *   strm_pipe and isastream, releases the stream.  Limit: a read or write
  *   that completes in memory makes no system call and cannot see a close it
  *   was not told of; it still reaches the old stream until one of the checks
@@ -74,11 +74,6 @@ static struct stdata *pool;
  * its number (table_enter): released by the next ust_sd_reap_orphans.
  * tab_lock; linked through sd_stale_next. */
 static struct stdata *stale_list;
-
-/* The epoll set of every L end (EPOLLRDHUP, edge-triggered): the hang-up of
- * U when the program closed all its descriptors.  Created on first use;
- * atomic; -1 until then (and in a fork() child until it opens a stream). */
-static int orph_ep = -1;
 
 static struct stdata **slot(int fd, int create)
 {
@@ -149,7 +144,7 @@ struct stdata *ust_sd_alloc(void)
     sd->sd_holdtime = 0;
     sd->sd_rmark = 0;
     __atomic_store_n(&sd->sd_mread_sent, 0, __ATOMIC_RELAXED);
-    sd->sd_lfd = sd->sd_ufd = -1;
+    sd->sd_lfd = sd->sd_ufd = sd->sd_lslot = -1;
     sd->sd_uino = sd->sd_udev = 0;
     sd->sd_stale_next = NULL;
     __atomic_store_n(&sd->sd_rtoken, 0, __ATOMIC_RELAXED);
@@ -180,8 +175,7 @@ void ust_sd_free(struct stdata *sd)
     sd->sd_siglist = NULL;
     mblk_t *hold = sd->sd_hold, *ioc = sd->sd_iocblk;
     sd->sd_hold = sd->sd_iocblk = NULL;
-    int lfd = sd->sd_lfd; /* sd_ufd is a user descriptor: closed by its owner */
-    sd->sd_lfd = sd->sd_ufd = -1;
+    sd->sd_ufd = -1; /* a user descriptor: closed by its owner */
     queue_t *rq = sd->sd_rq;
     sd->sd_rq = sd->sd_wq = NULL;
     ust_unlock(&sd->sd_lock);
@@ -196,8 +190,7 @@ void ust_sd_free(struct stdata *sd)
         qprocsoff(rq);
         ust_qfree(rq);
     }
-    if (lfd >= 0)
-        close(lfd); /* also leaves the epoll set of L ends */
+    ust_lend_close(sd); /* sd is nobody else's now: no sd_lock needed */
     ust_lock(&pool_lock);
     sd->sd_next = pool;
     pool = sd;
@@ -247,27 +240,6 @@ int ust_sd_fd_is(int fd, struct stdata *sd)
     return ino == sd->sd_uino && dev == sd->sd_udev && sd->sd_uino != 0;
 }
 
-/* Watch L for the hang-up of U (ust_sd_reap_orphans). */
-static void orphan_watch(struct stdata *sd, int lfd)
-{
-    int ep = __atomic_load_n(&orph_ep, __ATOMIC_ACQUIRE);
-    if (ep < 0) {
-        int fresh = epoll_create1(EPOLL_CLOEXEC);
-        if (fresh < 0)
-            return; /* close(2) is then seen by the other checks only */
-        int expected = -1;
-        if (__atomic_compare_exchange_n(&orph_ep, &expected, fresh, 0, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_ACQUIRE))
-            ep = fresh;
-        else {
-            close(fresh);
-            ep = expected;
-        }
-    }
-    struct epoll_event ev = {.events = EPOLLRDHUP | EPOLLET, .data.ptr = sd};
-    epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev);
-}
-
 /* A new readiness socket pair: sv[0] is U (its identity in *ino, *dev),
  * sv[1] is L.  0 or -errno. */
 static int make_pair(int sv[2], unsigned long long *ino, unsigned long long *dev)
@@ -293,7 +265,7 @@ int ust_sd_attach_fd(struct stdata *sd)
         return e;
     ust_lock(&sd->sd_lock);
     sd->sd_ufd = sv[0];
-    sd->sd_lfd = sv[1];
+    ust_lend_adopt(sd, sv[1]); /* sd_lend.c: kept, and watched */
     sd->sd_uino = ino;
     sd->sd_udev = dev;
     ust_unlock(&sd->sd_lock);
@@ -305,7 +277,6 @@ int ust_sd_attach_fd(struct stdata *sd)
         close(sv[0]);
         return r;
     }
-    orphan_watch(sd, sv[1]);
     return sv[0];
 }
 
@@ -336,7 +307,7 @@ int ust_sd_dup_fd(struct stdata *sd)
 
 /* sd has no descriptor left (all closed, the stream kept by a name, a link
  * or a reopen under way): give it a new socket pair, sd_lock held.  The old
- * L is closed (which also takes it out of the epoll set) and the tokens are
+ * L is closed (which also ends its watch) and the tokens are
  * set again from the stream's state.  Returns the new U or -errno. */
 static int reattach(struct stdata *sd)
 {
@@ -345,9 +316,8 @@ static int reattach(struct stdata *sd)
     unsigned long long ino, dev;
     if ((e = make_pair(sv, &ino, &dev)) != 0)
         return e;
-    if (sd->sd_lfd >= 0)
-        close(sd->sd_lfd);
-    sd->sd_lfd = sv[1];
+    ust_lend_close(sd);
+    ust_lend_adopt(sd, sv[1]);
     sd->sd_ufd = sv[0];
     sd->sd_uino = ino;
     sd->sd_udev = dev;
@@ -367,7 +337,6 @@ static int reattach(struct stdata *sd)
         if (pri)
             ust_sd_ready_pri(sd, 1);
     }
-    orphan_watch(sd, sv[1]);
     return sv[0];
 }
 
@@ -488,20 +457,11 @@ void ust_sd_reap_orphans(void)
         sd->sd_stale_next = NULL;
         ust_sd_release_orphan(sd);
     }
-    int ep = __atomic_load_n(&orph_ep, __ATOMIC_ACQUIRE);
-    if (ep < 0)
-        return;
-    struct epoll_event ev[32];
-    int n;
-    do {
-        n = epoll_wait(ep, ev, 32, 0);
-        /* A reported stream may have been closed and reused since: its
-         * descriptors are checked one by one, so a wrong report costs an fstat
-         * per descriptor and nothing else (the hang-up of a stream, which
-         * shuts L down, reports too). */
-        for (int i = 0; i < n; i++)
-            drop_stale_slots(ev[i].data.ptr);
-    } while (n == 32);
+    /* A reported stream may have been closed and reused since: its
+     * descriptors are checked one by one, so a wrong report costs an fstat
+     * per descriptor and nothing else (the hang-up of a stream, which shuts
+     * L down, reports too). */
+    ust_lend_reap(drop_stale_slots);
 }
 
 struct stdata *ust_sd_get_checked(int fd, int *err)
@@ -551,25 +511,25 @@ struct stdata *ust_sd_peek(int fd)
 
 /* ---- readiness (sd_lock held) ---- */
 
-static void drain(int fd, int flags)
+static void drain(int fd)
 {
     char buf[1024];
-    while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT | flags) > 0)
+    while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
         ;
 }
 
 void ust_sd_ready_read(struct stdata *sd, int on)
 {
     UST_ASSERT_HELD(&sd->sd_lock);
-    if (sd->sd_lfd < 0 || sd->sd_hupset || on == sd->sd_rtoken)
+    if (!ust_lend_held(sd) || sd->sd_hupset || on == sd->sd_rtoken)
         return;
     if (on) {
-        if (send(sd->sd_lfd, "r", 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1)
+        if (ust_lend_send(sd, "r", 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1)
             __atomic_store_n(&sd->sd_rtoken, 1, __ATOMIC_RELAXED);
     } else {
         int ufd = ufd_checked(sd);
         if (ufd >= 0)
-            drain(ufd, 0);
+            drain(ufd);
         __atomic_store_n(&sd->sd_rtoken, 0, __ATOMIC_RELAXED);
     }
 }
@@ -577,10 +537,10 @@ void ust_sd_ready_read(struct stdata *sd, int on)
 void ust_sd_ready_pri(struct stdata *sd, int on)
 {
     UST_ASSERT_HELD(&sd->sd_lock);
-    if (sd->sd_lfd < 0 || sd->sd_hupset || on == sd->sd_ptoken)
+    if (!ust_lend_held(sd) || sd->sd_hupset || on == sd->sd_ptoken)
         return;
     if (on) {
-        if (send(sd->sd_lfd, "p", 1, MSG_DONTWAIT | MSG_NOSIGNAL | MSG_OOB) == 1)
+        if (ust_lend_send(sd, "p", 1, MSG_DONTWAIT | MSG_NOSIGNAL | MSG_OOB) == 1)
             sd->sd_ptoken = 1;
     } else {
         char c;
@@ -594,7 +554,7 @@ void ust_sd_ready_pri(struct stdata *sd, int on)
 void ust_sd_ready_write(struct stdata *sd, int on)
 {
     UST_ASSERT_HELD(&sd->sd_lock);
-    if (sd->sd_lfd < 0 || sd->sd_hupset || on == !sd->sd_wblock)
+    if (!ust_lend_held(sd) || sd->sd_hupset || on == !sd->sd_wblock)
         return;
     if (!on) {
         static const char fill[512];
@@ -602,7 +562,7 @@ void ust_sd_ready_write(struct stdata *sd, int on)
         if (ufd >= 0 && send(ufd, fill, sizeof(fill), MSG_DONTWAIT | MSG_NOSIGNAL) > 0)
             sd->sd_wblock = 1;
     } else {
-        drain(sd->sd_lfd, 0);
+        ust_lend_drain(sd);
         sd->sd_wblock = 0;
     }
 }
@@ -610,11 +570,11 @@ void ust_sd_ready_write(struct stdata *sd, int on)
 void ust_sd_ready_hup(struct stdata *sd)
 {
     UST_ASSERT_HELD(&sd->sd_lock);
-    if (sd->sd_lfd < 0 || sd->sd_hupset)
+    if (!ust_lend_held(sd) || sd->sd_hupset)
         return;
-    drain(sd->sd_lfd, 0); /* a hung-up stream is never blocked for writing */
+    ust_lend_drain(sd); /* a hung-up stream is never blocked for writing */
     sd->sd_wblock = 0;
-    shutdown(sd->sd_lfd, SHUT_RDWR);
+    ust_lend_shutdown(sd);
     sd->sd_hupset = 1;
 }
 
@@ -728,11 +688,6 @@ void ust_sd_fd_fork_parent(void)
  * free head -- the only heads the child will use -- are re-initialised. */
 void ust_sd_fd_fork_child(void)
 {
-    /* The epoll set is shared with the parent: the child must not consume
-     * its reports; it makes its own when it opens a stream. */
-    int ep = __atomic_exchange_n(&orph_ep, -1, __ATOMIC_ACQ_REL);
-    if (ep >= 0)
-        close(ep);
     stale_list = NULL; /* the parent's streams: detached, never released here */
     for (struct stdata *sd = pool; sd != NULL; sd = sd->sd_next) {
         ust_lock_init(&sd->sd_lock);

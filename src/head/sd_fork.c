@@ -56,6 +56,8 @@ static void fork_register(void)
                       ust_fattach_fork_child);
     ust_fork_register(UST_FORK_HEAD_FD, ust_sd_fd_fork_prepare, ust_sd_fd_fork_parent,
                       ust_sd_fd_fork_child);
+    ust_fork_register(UST_FORK_HEAD_LEND, ust_lend_fork_prepare, ust_lend_fork_parent,
+                      ust_lend_fork_child);
     ust_fork_register(UST_FORK_HEAD_UCOPY, ust_ucopy_fork_prepare, ust_ucopy_fork_release,
                       ust_ucopy_fork_release);
 }
@@ -76,9 +78,8 @@ void ust_sd_detach_inherited(struct stdata *sd)
         return;
     ust_lock_init(&sd->sd_lock);
     ust_lock_init(&sd->sd_plumb);
-    if (sd->sd_lfd >= 0)
-        close(sd->sd_lfd);
-    sd->sd_lfd = sd->sd_ufd = -1; /* sd_ufd is a user descriptor: strm_close's */
+    ust_lend_forget(sd);
+    sd->sd_ufd = -1; /* a user descriptor: strm_close's */
     __atomic_store_n(&sd->sd_forked, 1, __ATOMIC_RELAXED);
 }
 

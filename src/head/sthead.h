@@ -127,7 +127,8 @@ struct stdata {
     int sd_mread_sent;           /* LOCK: an M_READ is outstanding */
 
     /* readiness socket (sd_fd.c) */
-    int sd_lfd;                  /* library end; the user's descriptors are the other end */
+    int sd_lfd;                  /* library end as a descriptor, or -1 (sd_lend.c) */
+    int sd_lslot;                /* library end as a fixed file of the ring, or -1 */
     int sd_ufd;                  /* a user descriptor of the stream (tokens); checked by
                                   * identity before each use (sd_fd.c, "close(2)") */
     unsigned long long sd_uino;  /* inode and device of the user end (identity) */
@@ -165,6 +166,23 @@ int ust_sd_dup_fd(struct stdata *sd);
 int ust_sd_dup_fd_min(struct stdata *sd, int minfd, int cloexec);
 /* The same into a descriptor the caller reserved (I_RECVFD): slot or -errno. */
 int ust_sd_dup_fd_into(struct stdata *sd, int slot);
+
+/* The library's end L of the readiness pair (sd_lend.c); sd_lock held,
+ * except ust_lend_close of a head being freed and ust_lend_reap. */
+void ust_lend_adopt(struct stdata *sd, int lfd); /* take lfd as L and watch it */
+int ust_lend_held(const struct stdata *sd);
+int ust_lend_send(struct stdata *sd, const void *buf, size_t len, int flags); /* n or -errno */
+void ust_lend_drain(struct stdata *sd);
+void ust_lend_shutdown(struct stdata *sd);
+void ust_lend_close(struct stdata *sd);
+/* Call fn for each stream whose L saw its user end close (or hang up). */
+void ust_lend_reap(void (*fn)(struct stdata *sd));
+/* 1 if L ends live in the ring (a stream costs one descriptor). */
+int ust_lend_ring_on(void);
+void ust_lend_fork_prepare(void);
+void ust_lend_fork_parent(void);
+void ust_lend_fork_child(void);
+void ust_lend_forget(struct stdata *sd); /* child: an inherited stream's L */
 /* Remove fd from the table and close it; returns the stream's remaining
  * descriptor references (0: the caller tears the stream down), or -EBADF if fd
  * is not a descriptor of sd (nothing is closed then). */

@@ -73,11 +73,11 @@ static inline int fz_free_slot(struct fz_fds *f)
  * Close a descriptor the way the targets do: first receive every descriptor
  * waiting at its head (closing those the same way, a few levels deep); a
  * message in the way is read and dropped (getmsg), or if that fails the read
- * side is flushed once.  A stream whose own read queue holds a descriptor of
- * itself is never released by its last close (a reference cycle: see
+ * side is flushed once.  Two streams each waiting in the other's read queue
+ * are never released by their last closes (a reference cycle: see
  * tests/fuzz/README.md, known findings); without this every input that makes
- * one would stop the fuzzer on that one finding.  USTREAMS_FUZZ_STRICT=1 in
- * the environment skips the draining (to replay the known findings).
+ * one would stop the fuzzer on that one case.  USTREAMS_FUZZ_STRICT=1 in the
+ * environment skips the draining (ctest's replays of the seed corpus).
  */
 static inline void fz_close_fd(int fd, int depth)
 {
