@@ -348,25 +348,11 @@ static void test_tool_pipe(void)
 /* T.3 */
 static void test_tool_errors(void)
 {
-    int st;
-    char *out = tool_run("strinfo", "/dev/streams/bogus", &st);
-    CHECK_EQ(st, 1);
-    CHECK(out && strstr(out, "strinfo: /dev/streams/bogus: ") != NULL);
-    free(out);
-    out = tool_run("strinfo", "-p nosuchmod /dev/streams/echo", &st);
-    CHECK_EQ(st, 1);
-    CHECK(out && strstr(out, "I_PUSH nosuchmod") != NULL);
-    free(out);
-    out = tool_run("strinfo", "", &st);
-    CHECK_EQ(st, 2);
-    CHECK(out && strstr(out, "usage: ustreams strinfo") != NULL);
-    free(out);
-    out = tool_run("strinfo", "--pipe /dev/streams/echo", &st);
-    CHECK_EQ(st, 2);
-    free(out);
-    out = tool_run("strinfo", "-b 256 /dev/streams/echo", &st);
-    CHECK_EQ(st, 2);
-    free(out);
+    CHECK(tool_expect("strinfo", "/dev/streams/bogus", 1, "strinfo: /dev/streams/bogus: "));
+    CHECK(tool_expect("strinfo", "-p nosuchmod /dev/streams/echo", 1, "I_PUSH nosuchmod"));
+    CHECK(tool_expect("strinfo", "", 2, "usage: ustreams strinfo"));
+    CHECK(tool_expect("strinfo", "--pipe /dev/streams/echo", 2, NULL));
+    CHECK(tool_expect("strinfo", "-b 256 /dev/streams/echo", 2, NULL));
 }
 
 int main(int argc, char **argv)

@@ -99,31 +99,21 @@ static void test_help(void)
 
 static void test_run(void)
 {
-    int st;
-    char line[256];
-    char *out = tool_run("scls", "", &st);
-    CHECK_EQ(st, 0);
-    CHECK(out && find_line(out, "echo", line, sizeof(line)));
-    free(out);
-    out = tool_run("strace", "--demo -n 1", &st);
-    CHECK_EQ(st, 0);
-    free(out);
-    out = tool_run("strerr", "--demo -n 1", &st);
-    CHECK_EQ(st, 0);
-    free(out);
-    out = tool_run("autopush", "-a", &st);
-    CHECK_EQ(st, 0);
-    free(out);
-    out = tool_run("strinfo", "/dev/streams/echo", &st);
-    CHECK_EQ(st, 0);
-    CHECK(out && strstr(out, "echo") != NULL);
-    free(out);
-    out = tool_run("perftest", "-q --csv -t 0.05 -i 1 -r", &st);
-    CHECK_EQ(st, 0);
-    free(out);
-    out = tool_run("scls", "-x", &st);
-    CHECK_EQ(st, 2);
-    free(out);
+    static const struct {
+        const char *tool, *args;
+        int status;
+        const char *want;
+    } runs[] = {
+        {"scls", "", 0, "echo"},
+        {"strace", "--demo -n 1", 0, NULL},
+        {"strerr", "--demo -n 1", 0, NULL},
+        {"autopush", "-a", 0, NULL},
+        {"strinfo", "/dev/streams/echo", 0, "echo"},
+        {"perftest", "-q --csv -t 0.05 -i 1 -r", 0, NULL},
+        {"scls", "-x", 2, NULL},
+    };
+    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++)
+        CHECK(tool_expect(runs[i].tool, runs[i].args, runs[i].status, runs[i].want));
 }
 
 static void test_fattach(void)

@@ -66,6 +66,18 @@ static inline char *tool_run(const char *tool, const char *args, int *status)
     return buf;
 }
 
+/* Run a tool: 1 if it exits want_status and, when want is not NULL, its
+ * output contains want. */
+static inline int tool_expect(const char *tool, const char *args, int want_status,
+                              const char *want)
+{
+    int st;
+    char *out = tool_run(tool, args, &st);
+    int ok = st == want_status && (want == NULL || (out && strstr(out, want) != NULL));
+    free(out);
+    return ok;
+}
+
 static inline int find_line(const char *out, const char *prefix, char *line, size_t n)
 {
     size_t pl = strlen(prefix);
