@@ -54,7 +54,7 @@ CTEST_ARGS   := --output-on-failure --parallel $(JOBS) $(CTEST_EXTRA)
 
 ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-TSAN_ENV := TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+TSAN_ENV := TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp
 # gcc 12's TSan cannot map its shadow under high ASLR entropy on some kernels;
 # running without address randomisation avoids that.  Harmless elsewhere.
 TSAN_LAUNCH ?= $(shell setarch $$(uname -m) -R true >/dev/null 2>&1 && echo setarch $$(uname -m) -R)

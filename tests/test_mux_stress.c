@@ -130,8 +130,15 @@ static void *reader(void *arg)
         }
         next++;
         atomic_fetch_add(&p->received, 1);
-        if (next % 997 == 0)
-            nap_us(2000); /* let the writer run into flow control */
+        if (next % 997 == 0) {
+            /* Let the writer run into flow control: its messages fill this
+             * head and the queues below until the upper write queue is full
+             * (the monitor sees it), which takes longer under a sanitizer.
+             * Paths 4 and 5 do not write through an upper write queue. */
+            nap_us(2000);
+            for (int w = 0; p->id < 4 && atomic_load(&full_seen) == 0 && w < 500; w++)
+                nap_us(1000);
+        }
     }
     return NULL;
 }

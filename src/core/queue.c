@@ -99,6 +99,7 @@ queue_t *ust_qalloc(struct streamtab *st, uint_t flags, struct ust_modent *ent)
         pv->srv_defer.q = q;
         pv->srv_deferred = 0;
         __atomic_store_n(&pv->cpu, -1, __ATOMIC_RELAXED);
+        __atomic_store_n(&pv->runlist, NULL, __ATOMIC_RELAXED);
         pv->head_enable = NULL;
         ust_unlock(&pv->lock);
     }

@@ -22,6 +22,23 @@
  *
  *   The stream head's queues are never scheduled: qenable calls their
  *   head_enable hook, which wakes the sleeping reader or writer directly.
+ *
+ *   Queues enabled during a library call run on the calling thread.  The
+ *   head's entry points bracket each call with ust_call_begin/ust_call_end;
+ *   an enable made while a call is in progress goes on the thread's own run
+ *   list, and the outermost ust_call_end runs that list (at most
+ *   LOCAL_BUDGET service procedures; what is left goes to the scheduler
+ *   threads).  So, as in Linux Fast-STREAMS, a service procedure runs on the
+ *   CPU whose call fed it, with no context switch, and a reply made by one
+ *   (echo, loop) is at the head when write() returns.  A call that is about
+ *   to sleep hands its list to the scheduler threads first
+ *   (ust_sched_handoff), so nothing it waits for can be stuck behind it.
+ *   Enables made outside any call (scheduler, timer and bufcall threads, a
+ *   module's own threads) go to the scheduler threads, which are started
+ *   only when such work first comes.  A thread's list is a struct runlist
+ *   like the others (its lock taken by ust_sched_cancel from any thread);
+ *   lists are never freed (a pool recycles those of exited threads), so a
+ *   cancel may lock a list whose thread has gone.
  */
 #include <errno.h>
 #include <sched.h>
@@ -40,13 +57,16 @@ int ust_timer_idle_within(long long ns);
 #define UST_MAXSCHED 256
 
 struct runlist {
-    ust_lock_t lock;     /* guards head, tail, sleeping; after queue locks */
+    ust_lock_t lock;     /* guards head, tail, sleeping, free_next; after queue locks */
     ust_cond_t wake;     /* the list's thread sleeps here */
     queue_t *head, *tail; /* LOCK: enabled queues, linked by q_link */
     int sleeping;        /* LOCK: the thread waits on `wake` */
     pthread_t thread;
-    int index;
+    int index;           /* global lists: 0..running-1; a thread's own list: -1 */
+    struct runlist *free_next; /* local_pool_lock: the pool of thread lists */
 };
+
+enum { LOCAL_BUDGET = 64 }; /* service procedures one call end runs itself */
 
 /* Scheduler control.  ctl_lock guards nthreads_cfg, running, stop, lists;
  * taken before any run-list lock, never from the data path once running. */
@@ -58,6 +78,15 @@ static struct runlist *lists;     /* array of `running` lists */
 static atomic_long work;           /* queues on lists + service procedures in progress */
 static _Thread_local unsigned tls_cpu_calls;
 static _Thread_local int tls_cpu = -1;
+
+/* The calling thread's run list and call depth. */
+static _Thread_local struct runlist *tls_local; /* NULL until its first enable in a call */
+static _Thread_local int tls_depth;             /* library calls in progress (nesting) */
+/* local_pool_lock guards local_free (lists of exited threads); a leaf. */
+static ust_lock_t local_pool_lock = UST_LOCK_INIT;
+static struct runlist *local_free;
+static pthread_key_t local_key;
+static pthread_once_t local_once = PTHREAD_ONCE_INIT;
 
 static int default_threads(void)
 {
@@ -225,7 +254,7 @@ static int pick_list(int n)
     return tls_cpu % n;
 }
 
-static void list_push(queue_t *q)
+static void list_push_global(queue_t *q)
 {
     ust_sched_start();
     int n = atomic_load_explicit(&running, memory_order_acquire);
@@ -236,6 +265,7 @@ static void list_push(queue_t *q)
     }
     int i = pick_list(n);
     struct runlist *rl = &lists[i];
+    __atomic_store_n(&ust_qpv(q)->runlist, NULL, __ATOMIC_RELAXED);
     __atomic_store_n(&ust_qpv(q)->cpu, i, __ATOMIC_RELAXED);
     ust_lock(&rl->lock);
     q->q_link = NULL;
@@ -265,6 +295,128 @@ static void list_push(queue_t *q)
                 break;
         }
     }
+}
+
+/* ---- the calling thread's run list ---- */
+
+static void local_hand_over(struct runlist *rl);
+
+/* pthread key destructor: a thread ends; its list goes back to the pool
+ * (empty: a thread cannot end inside a library call, but a list that is not
+ * is handed to the scheduler threads first). */
+static void local_release(void *p)
+{
+    struct runlist *rl = p;
+    local_hand_over(rl);
+    ust_lock(&local_pool_lock);
+    rl->free_next = local_free;
+    local_free = rl;
+    ust_unlock(&local_pool_lock);
+}
+
+static void local_key_make(void)
+{
+    if (pthread_key_create(&local_key, local_release) != 0)
+        local_key = (pthread_key_t)-1;
+}
+
+/* This thread's list, made on first need; NULL if none can be had (the
+ * enable then goes to the scheduler threads). */
+static struct runlist *local_list(void)
+{
+    if (tls_local)
+        return tls_local;
+    pthread_once(&local_once, local_key_make);
+    if (local_key == (pthread_key_t)-1)
+        return NULL;
+    ust_lock(&local_pool_lock);
+    struct runlist *rl = local_free;
+    if (rl)
+        local_free = rl->free_next;
+    ust_unlock(&local_pool_lock);
+    if (!rl) {
+        rl = calloc(1, sizeof(*rl));
+        if (!rl)
+            return NULL;
+        ust_lock_init(&rl->lock);
+        ust_cond_init(&rl->wake);
+        rl->index = -1;
+    }
+    if (pthread_setspecific(local_key, rl) != 0) {
+        ust_lock(&local_pool_lock);
+        rl->free_next = local_free;
+        local_free = rl;
+        ust_unlock(&local_pool_lock);
+        return NULL;
+    }
+    tls_local = rl;
+    return rl;
+}
+
+static void list_push(queue_t *q)
+{
+    struct runlist *rl = tls_depth > 0 ? local_list() : NULL;
+    if (!rl) {
+        list_push_global(q);
+        return;
+    }
+    __atomic_store_n(&ust_qpv(q)->cpu, -1, __ATOMIC_RELAXED);
+    __atomic_store_n(&ust_qpv(q)->runlist, (void *)rl, __ATOMIC_RELAXED);
+    ust_lock(&rl->lock);
+    q->q_link = NULL;
+    if (rl->tail)
+        rl->tail->q_link = q;
+    else
+        rl->head = q;
+    rl->tail = q;
+    ust_unlock(&rl->lock);
+}
+
+/* Move what is on rl to the scheduler threads.  Each queue is claimed while
+ * it is between lists, as an enable claims it (so qprocsoff waits for the
+ * move instead of missing it). */
+static void local_hand_over(struct runlist *rl)
+{
+    for (;;) {
+        ust_lock(&rl->lock);
+        queue_t *q = list_pop(rl);
+        ust_unlock(&rl->lock);
+        if (!q)
+            return;
+        list_push_global(q);
+        ust_qrelease(q);
+    }
+}
+
+void ust_sched_handoff(void)
+{
+    if (tls_local)
+        local_hand_over(tls_local);
+}
+
+void ust_call_begin(void)
+{
+    tls_depth++;
+}
+
+void ust_call_end(void)
+{
+    if (--tls_depth > 0 || !tls_local)
+        return;
+    struct runlist *rl = tls_local;
+    int saved = errno;
+    tls_depth++; /* what these procedures enable joins the list */
+    for (int n = 0; n < LOCAL_BUDGET; n++) {
+        ust_lock(&rl->lock);
+        queue_t *q = list_pop(rl);
+        ust_unlock(&rl->lock);
+        if (!q)
+            break;
+        run_queue(q);
+    }
+    tls_depth--;
+    local_hand_over(rl); /* beyond the budget: the scheduler threads' */
+    errno = saved;
 }
 
 void ust_sched_enable(queue_t *q)
@@ -313,11 +465,14 @@ void ust_srv_done(struct ust_defer *d)
 
 void ust_sched_cancel(queue_t *q)
 {
-    int n = atomic_load(&running);
-    int i = __atomic_load_n(&ust_qpv(q)->cpu, __ATOMIC_RELAXED);
-    if (!n || i < 0 || i >= n)
-        return;
-    struct runlist *rl = &lists[i];
+    struct runlist *rl = __atomic_load_n(&ust_qpv(q)->runlist, __ATOMIC_RELAXED);
+    if (!rl) { /* a scheduler list: by index (the array changes with a restart) */
+        int n = atomic_load(&running);
+        int i = __atomic_load_n(&ust_qpv(q)->cpu, __ATOMIC_RELAXED);
+        if (!n || i < 0 || i >= n)
+            return;
+        rl = &lists[i];
+    }
     int removed = 0;
     ust_lock(&rl->lock);
     for (queue_t **pp = &rl->head, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->q_link) {
@@ -430,4 +585,11 @@ void ust_sched_fork_child(void)
     atomic_store(&running, 0);
     atomic_store(&stop, 0);
     atomic_store(&work, 0);
+    /* This thread's list held the parent's queues; other threads' lists are
+     * lost with their threads (never reused). */
+    ust_lock_init(&local_pool_lock);
+    if (tls_local) {
+        ust_lock_init(&tls_local->lock);
+        tls_local->head = tls_local->tail = NULL;
+    }
 }

@@ -210,7 +210,8 @@ struct ust_qpriv {
     struct ust_perim *inner;  /* inner perimeter or NULL (D_MP) */
     struct ust_defer srv_defer; /* node used when the service procedure is deferred */
     int srv_deferred;         /* LOCK(inner): srv_defer is on the inner FIFO */
-    int cpu;                  /* scheduler list preferred at the last qenable */
+    int cpu;                  /* atomic: scheduler list q was last put on, or -1 */
+    void *runlist;            /* atomic: or the thread's own run list (sched.c), or NULL */
     /* Stream head hook: a head queue is not scheduled; qenable calls this. */
     void (*head_enable)(queue_t *q);
 };
@@ -411,6 +412,15 @@ void ust_sched_enable(queue_t *q);
 void ust_sched_cancel(queue_t *q);
 /* Start the scheduler threads if they are not running. */
 void ust_sched_start(void);
+/* A library call begins / ends on this thread (the stream head's entry
+ * points; calls nest).  Queues enabled during a call are run on the calling
+ * thread when its outermost call ends (ust_call_end, no lock held), as Linux
+ * Fast-STREAMS runs them at system-call exit; errno is kept. */
+void ust_call_begin(void);
+void ust_call_end(void);
+/* Hand the queues this thread has enabled to the scheduler threads: before
+ * a library call sleeps (they must not wait for its wake-up).  Any locks. */
+void ust_sched_handoff(void);
 
 /* ------------------------------------------------------------------------ */
 /* Registry                                                                  */

@@ -209,7 +209,7 @@ void ust_sd_drop_stale(int fd, struct stdata *sd)
         ust_sd_release_orphan(sd);
 }
 
-int strm_close(int fd)
+static int strm_close_call(int fd)
 {
     struct stdata *sd;
     int err, left;
@@ -240,4 +240,12 @@ int strm_close(int fd)
     if (left == 0)
         ust_sd_teardown(sd);
     return 0;
+}
+
+int strm_close(int fd)
+{
+    ust_call_begin();
+    int r = strm_close_call(fd);
+    ust_call_end();
+    return r;
 }

@@ -55,16 +55,11 @@ static int dup_stream_fd(struct stdata *sd, int minfd, int cloexec)
  *   Returns as fcntl(2); errors EBADF (not open), EINVAL (bad F_DUPFD
  *   argument), EMFILE, or those of fcntl(2).
  */
-int strm_fcntl(int fd, int cmd, ...)
+static int strm_fcntl_call(int fd, int cmd, void *arg)
 {
     struct stdata *sd;
-    va_list ap;
-    void *arg;
     int err, r;
 
-    va_start(ap, cmd);
-    arg = va_arg(ap, void *); /* as the C library's fcntl does: one word, maybe unused */
-    va_end(ap);
     sd = ust_sd_get_checked(fd, &err);
     if (sd == NULL) {
         if (err == ENOSTR)
@@ -101,6 +96,18 @@ int strm_fcntl(int fd, int cmd, ...)
         break;
     }
     ust_sd_put(sd);
+    return r;
+}
+
+int strm_fcntl(int fd, int cmd, ...)
+{
+    va_list ap;
+    va_start(ap, cmd);
+    void *arg = va_arg(ap, void *); /* as the C library's fcntl does: one word, maybe unused */
+    va_end(ap);
+    ust_call_begin();
+    int r = strm_fcntl_call(fd, cmd, arg);
+    ust_call_end();
     return r;
 }
 

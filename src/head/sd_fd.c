@@ -623,6 +623,9 @@ int ust_sd_wait_from(struct stdata *sd, struct ust_waitq *w, unsigned seq, long 
         tsp = &ts;
     }
     ust_unlock(&sd->sd_lock);
+    /* What this call enabled must not wait for its wake-up (it may be what
+     * brings it: an M_IOCACK, a reply, a drain). */
+    ust_sched_handoff();
     /* Spin a little first: on another CPU the event is often a microsecond
      * away, and a wake-up through the kernel costs tens of them (for both
      * threads).  Wakers bump seq whether or not anyone sleeps. */

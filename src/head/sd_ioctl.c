@@ -670,13 +670,9 @@ int ust_sd_ioctl(struct stdata *sd, unsigned long cmd, void *arg)
  * an int as each request defines.  Returns the request's value, or -1 with
  * errno (EBADF not open, ENOSTR not a stream, or the request's error).
  */
-int strm_ioctl(int fd, unsigned long request, ...)
+static int strm_ioctl_call(int fd, unsigned long request, void *arg)
 {
-    va_list ap;
     int err;
-    va_start(ap, request);
-    void *arg = va_arg(ap, void *);
-    va_end(ap);
     int acc;
     ust_sd_ioc_rule(request, &acc); /* the message ioctls need the descriptor's mode */
     struct stdata *sd = ust_sd_recheck(fd, ust_sd_get_acc(fd, acc, &err), &err);
@@ -690,5 +686,17 @@ int strm_ioctl(int fd, unsigned long request, ...)
         errno = -r;
         return -1;
     }
+    return r;
+}
+
+int strm_ioctl(int fd, unsigned long request, ...)
+{
+    va_list ap;
+    va_start(ap, request);
+    void *arg = va_arg(ap, void *);
+    va_end(ap);
+    ust_call_begin();
+    int r = strm_ioctl_call(fd, request, arg);
+    ust_call_end();
     return r;
 }

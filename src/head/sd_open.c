@@ -630,13 +630,21 @@ done:
  * strm_open -- open(2) for streams (see ustreams.h); the mode argument is
  * accepted and ignored (the names are not files).
  */
-int strm_open(const char *path, int oflag, ...)
+static int strm_open_call(const char *path, int oflag)
 {
     cred_t cr;
 
     ust_sd_reap_orphans();
     ust_sd_cred(&cr);
     return ust_sd_open(path, oflag, &cr);
+}
+
+int strm_open(const char *path, int oflag, ...)
+{
+    ust_call_begin();
+    int r = strm_open_call(path, oflag);
+    ust_call_end();
+    return r;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -200,7 +200,7 @@ static void pipe_unmake(struct stdata *sd[2], queue_t *drv[2])
  *   writable; nothing is created), EMFILE / ENFILE (no descriptor; nothing
  *   is left open), ENOMEM.
  */
-int strm_pipe(int fds[2])
+static int strm_pipe_call(int fds[2])
 {
     struct stdata *sd[2] = {NULL, NULL};
     queue_t *drv[2] = {NULL, NULL};
@@ -267,6 +267,14 @@ int strm_pipe(int fds[2])
         return -1;
     }
     return 0;
+}
+
+int strm_pipe(int fds[2])
+{
+    ust_call_begin();
+    int r = strm_pipe_call(fds);
+    ust_call_end();
+    return r;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -414,7 +422,7 @@ static struct fattach_ent **fattach_find(const char *path)
  *   stream), EFAULT (path NULL or not readable), ENOENT (path empty),
  *   ENAMETOOLONG, EBUSY (path already has a stream attached), ENOMEM.
  */
-int fattach(int fd, const char *upath)
+static int fattach_call(int fd, const char *upath)
 {
     struct fattach_ent *e = NULL, **pp;
     struct stdata *sd;
@@ -466,6 +474,14 @@ out:
     return 0;
 }
 
+int fattach(int fd, const char *upath)
+{
+    ust_call_begin();
+    int r = fattach_call(fd, upath);
+    ust_call_end();
+    return r;
+}
+
 /*
  * fdetach -- fdetach(3C): remove the name path from its stream.
  *   Context: blocking when it drops the stream's last reference (the stream
@@ -474,7 +490,7 @@ out:
  *   Returns 0, or -1 with errno: EFAULT, ENOENT, ENAMETOOLONG (as fattach),
  *   EINVAL (nothing attached to path).
  */
-int fdetach(const char *upath)
+static int fdetach_call(const char *upath)
 {
     struct fattach_ent *e = NULL, **pp;
     struct stdata *sd;
@@ -509,6 +525,14 @@ int fdetach(const char *upath)
     if (atomic_fetch_sub(&sd->sd_refs, 1) == 1)
         ust_sd_teardown(sd);
     return 0;
+}
+
+int fdetach(const char *upath)
+{
+    ust_call_begin();
+    int r = fdetach_call(upath);
+    ust_call_end();
+    return r;
 }
 
 /*

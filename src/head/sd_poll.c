@@ -350,7 +350,7 @@ static int ms_left(long long deadline, int timeout)
  *   Negative descriptors are ignored (revents 0); descriptors not open get
  *   POLLNVAL.
  */
-int strm_poll(struct pollfd *ufds, nfds_t nfds, int timeout)
+static int strm_poll_call(struct pollfd *ufds, nfds_t nfds, int timeout)
 {
     struct pollfd stackfds[POLL_STACK], *kfds = stackfds;
     struct pollfd stackcopy[POLL_STACK], *fds = stackcopy; /* the caller's array, copied in */
@@ -429,6 +429,14 @@ int strm_poll(struct pollfd *ufds, nfds_t nfds, int timeout)
     if (kfds != stackfds)
         free(kfds);
     return ret;
+}
+
+int strm_poll(struct pollfd *ufds, nfds_t nfds, int timeout)
+{
+    ust_call_begin();
+    int r = strm_poll_call(ufds, nfds, timeout);
+    ust_call_end();
+    return r;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -669,7 +669,7 @@ int ust_sd_nread(struct stdata *sd, int *bytes)
  *   IOV_MAX, ...), EFAULT, and those of ust_sd_read.  A count above
  *   SSIZE_MAX is cut to SSIZE_MAX.
  */
-ssize_t strm_read(int fd, void *buf, size_t count)
+static ssize_t strm_read_call(int fd, void *buf, size_t count)
 {
     int err;
     struct stdata *sd = ust_sd_get_acc(fd, UST_ACC_NOREAD, &err);
@@ -689,7 +689,15 @@ ssize_t strm_read(int fd, void *buf, size_t count)
     return r;
 }
 
-ssize_t strm_readv(int fd, const struct iovec *iov, int iovcnt)
+ssize_t strm_read(int fd, void *buf, size_t count)
+{
+    ust_call_begin();
+    ssize_t r = strm_read_call(fd, buf, count);
+    ust_call_end();
+    return r;
+}
+
+static ssize_t strm_readv_call(int fd, const struct iovec *iov, int iovcnt)
 {
     int err;
     struct stdata *sd = ust_sd_get_acc(fd, UST_ACC_NOREAD, &err);
@@ -710,6 +718,14 @@ ssize_t strm_readv(int fd, const struct iovec *iov, int iovcnt)
         errno = (int)-r;
         return -1;
     }
+    return r;
+}
+
+ssize_t strm_readv(int fd, const struct iovec *iov, int iovcnt)
+{
+    ust_call_begin();
+    ssize_t r = strm_readv_call(fd, iov, iovcnt);
+    ust_call_end();
     return r;
 }
 
@@ -770,7 +786,7 @@ static int fail_after_fd(int fd, int err)
  *   EBADF, ENOSTR first, then EFAULT (flagsp, bandp, the strbufs), EINVAL,
  *   and those of ust_sd_getpmsg.
  */
-int getpmsg(int fd, struct strbuf *ctlptr, struct strbuf *dataptr, int *bandp, int *flagsp)
+static int getpmsg_call(int fd, struct strbuf *ctlptr, struct strbuf *dataptr, int *bandp, int *flagsp)
 {
     int flags, band;
     if (ust_copyin_rw(flagsp, &flags, sizeof(flags)) != 0 || /* outputs too */
@@ -786,7 +802,15 @@ int getpmsg(int fd, struct strbuf *ctlptr, struct strbuf *dataptr, int *bandp, i
     return r;
 }
 
-int getmsg(int fd, struct strbuf *ctlptr, struct strbuf *dataptr, int *flagsp)
+int getpmsg(int fd, struct strbuf *ctlptr, struct strbuf *dataptr, int *bandp, int *flagsp)
+{
+    ust_call_begin();
+    int r = getpmsg_call(fd, ctlptr, dataptr, bandp, flagsp);
+    ust_call_end();
+    return r;
+}
+
+static int getmsg_call(int fd, struct strbuf *ctlptr, struct strbuf *dataptr, int *flagsp)
 {
     int flags, band = 0;
     if (ust_copyin_rw(flagsp, &flags, sizeof(flags)) != 0) /* an output too */
@@ -801,5 +825,13 @@ int getmsg(int fd, struct strbuf *ctlptr, struct strbuf *dataptr, int *flagsp)
     }
     flags = pflags == MSG_HIPRI ? RS_HIPRI : 0;
     ust_copyout(&flags, flagsp, sizeof(flags));
+    return r;
+}
+
+int getmsg(int fd, struct strbuf *ctlptr, struct strbuf *dataptr, int *flagsp)
+{
+    ust_call_begin();
+    int r = getmsg_call(fd, ctlptr, dataptr, flagsp);
+    ust_call_end();
     return r;
 }

@@ -566,7 +566,7 @@ static ssize_t sd_ret(struct stdata *sd, ssize_t r)
  * strm_write -- write(2) for streams.  See ust_sd_write; also EBADF (not
  * open), ENOSTR (not a stream), EINVAL (count above SSIZE_MAX).
  */
-ssize_t strm_write(int fd, const void *buf, size_t count)
+static ssize_t strm_write_call(int fd, const void *buf, size_t count)
 {
     struct iovec one;
     int err;
@@ -584,12 +584,20 @@ ssize_t strm_write(int fd, const void *buf, size_t count)
     return sd_ret(sd, ust_sd_write(sd, &one, 1));
 }
 
+ssize_t strm_write(int fd, const void *buf, size_t count)
+{
+    ust_call_begin();
+    ssize_t r = strm_write_call(fd, buf, count);
+    ust_call_end();
+    return r;
+}
+
 /*
  * strm_writev -- writev(2) for streams: the iovecs' bytes as if one write.
  * EINVAL for iovcnt below 0 or above IOV_MAX or a total above SSIZE_MAX;
  * EFAULT for a bad array or buffer.
  */
-ssize_t strm_writev(int fd, const struct iovec *iov, int iovcnt)
+static ssize_t strm_writev_call(int fd, const struct iovec *iov, int iovcnt)
 {
     int err;
     struct stdata *sd = ust_sd_get_acc(fd, UST_ACC_NOWRITE, &err);
@@ -600,11 +608,19 @@ ssize_t strm_writev(int fd, const struct iovec *iov, int iovcnt)
     return sd_ret(sd, ust_sd_write(sd, iov, iovcnt));
 }
 
+ssize_t strm_writev(int fd, const struct iovec *iov, int iovcnt)
+{
+    ust_call_begin();
+    ssize_t r = strm_writev_call(fd, iov, iovcnt);
+    ust_call_end();
+    return r;
+}
+
 /*
  * putmsg -- putmsg(2): flags 0 (a normal message, band 0) or RS_HIPRI;
  * anything else is EINVAL.  Errors otherwise as ust_sd_putpmsg.
  */
-int putmsg(int fd, const struct strbuf *ctlptr, const struct strbuf *dataptr, int flags)
+static int putmsg_call(int fd, const struct strbuf *ctlptr, const struct strbuf *dataptr, int flags)
 {
     int err;
     struct stdata *sd = ust_sd_get_acc(fd, UST_ACC_NOWRITE, &err);
@@ -618,11 +634,19 @@ int putmsg(int fd, const struct strbuf *ctlptr, const struct strbuf *dataptr, in
         sd, ust_sd_putpmsg(sd, ctlptr, dataptr, 0, flags == RS_HIPRI ? MSG_HIPRI : MSG_BAND));
 }
 
+int putmsg(int fd, const struct strbuf *ctlptr, const struct strbuf *dataptr, int flags)
+{
+    ust_call_begin();
+    int r = putmsg_call(fd, ctlptr, dataptr, flags);
+    ust_call_end();
+    return r;
+}
+
 /*
  * putpmsg -- putpmsg(2): flags MSG_HIPRI (band 0) or MSG_BAND (band 0..255);
  * anything else is EINVAL.  Errors otherwise as ust_sd_putpmsg.
  */
-int putpmsg(int fd, const struct strbuf *ctlptr, const struct strbuf *dataptr, int band, int flags)
+static int putpmsg_call(int fd, const struct strbuf *ctlptr, const struct strbuf *dataptr, int band, int flags)
 {
     int err;
     struct stdata *sd = ust_sd_get_acc(fd, UST_ACC_NOWRITE, &err);
@@ -631,4 +655,12 @@ int putpmsg(int fd, const struct strbuf *ctlptr, const struct strbuf *dataptr, i
         return -1;
     }
     return (int)sd_ret(sd, ust_sd_putpmsg(sd, ctlptr, dataptr, band, flags));
+}
+
+int putpmsg(int fd, const struct strbuf *ctlptr, const struct strbuf *dataptr, int band, int flags)
+{
+    ust_call_begin();
+    int r = putpmsg_call(fd, ctlptr, dataptr, band, flags);
+    ust_call_end();
+    return r;
 }
