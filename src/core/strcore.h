@@ -472,4 +472,36 @@ void ust_nuls_register(void);     /* src/drivers/nuls.c */
 void ust_nullmod_register(void);  /* src/modules/nullmod.c */
 void ust_srvmod_register(void);   /* src/modules/srvmod.c */
 
+/* ------------------------------------------------------------------------ */
+/* strlog (src/core/strlog.c)                                                */
+/* ------------------------------------------------------------------------ */
+struct log_ctl;
+
+/*
+ * ust_strlog_route_fn -- where strlog(9F) hands each message it formatted.
+ *   lc: mid, sid, level, flags and pri filled in; the route fills in ltime,
+ *   ttime and seq_no.  text: len bytes (no NUL needed).  *had_console is set
+ *   to whether a console logger existed.  Returns 1 if a copy reached a
+ *   logger, else 0.
+ *   Context: any thread, module procedures included: it must never block.
+ */
+typedef int (*ust_strlog_route_fn)(struct log_ctl *lc, const char *text, size_t len,
+                                   int *had_console);
+
+/*
+ * ust_strlog_set_route -- install the route of strlog, a hook of the layer
+ *   above: the administration layer installs the log driver's ust_log_route
+ *   at library start (src/admin/start.c).  With none installed (or fn NULL)
+ *   no message reaches a logger: strlog returns 0, and a SL_CONSOLE message
+ *   goes to stderr when USTREAMS_VERBOSE is set, as when no console logger
+ *   is open.
+ *   Context: any thread (a release store; strlog loads it with acquire).
+ */
+void ust_strlog_set_route(ust_strlog_route_fn fn);
+
+/* ust_log_pri -- severity of a message for log_ctl.pri: LOG_KERN | LOG_CRIT
+ * (SL_FATAL), LOG_ERR (SL_ERROR), LOG_WARNING (SL_WARN), LOG_NOTICE
+ * (SL_NOTE), LOG_DEBUG (SL_TRACE only) or LOG_INFO.  Any thread. */
+int ust_log_pri(unsigned short flags);
+
 #endif /* UST_STRCORE_H */
