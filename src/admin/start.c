@@ -10,9 +10,14 @@
  *   hook, a function pointer that this file installs before the library is
  *   used; each hook has a documented default for when none is installed:
  *
- *     hook (owner)                           installed here   default
- *     ust_strlog_set_route (core, strlog.c)  ust_log_route    no logger gets
- *                                            (the log driver) strlog's messages
+ *     hook (owner)                          installed here      default
+ *     ust_strlog_set_route (core, strlog.c) ust_log_route       no logger gets
+ *                                           (the log driver)    strlog's messages
+ *     ust_sd_set_autopush (head, sd_open.c) ust_autopush_apply  an open pushes
+ *                                           (autopush.c)        no module
+ *
+ *   It also registers the fork hooks of the autopush table's lock
+ *   (UST_FORK_AUTOPUSH, src/core/forksafe.h).
  *
  *   admin_start runs from a constructor of priority 101, the first one
  *   programs may use: in a static program it runs before every constructor
@@ -27,10 +32,15 @@
  *
  * Locking: none; the hooks are atomic stores in their owners' files.
  */
+#include "autopush.h"
 #include "drivers/logpriv.h"
+#include "sthead.h"
 #include "strcore.h"
 
 __attribute__((constructor(101))) static void admin_start(void)
 {
+    ust_fork_register(UST_FORK_AUTOPUSH, ust_autopush_fork_prepare, ust_autopush_fork_release,
+                      ust_autopush_fork_release);
     ust_strlog_set_route(ust_log_route);
+    ust_sd_set_autopush(ust_autopush_apply);
 }
