@@ -89,7 +89,7 @@ static struct cdevsw sad_cdev = {
 
 static atomic_uint sad_nextminor; /* clone minors, handed out in turn */
 
-/* Registration from ust_builtin_register. */
+/* Registration from ust_builtin_register (builtins.c). */
 void ust_sad_register(void);
 
 void ust_sad_register(void)

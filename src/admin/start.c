@@ -10,14 +10,18 @@
  *   hook, a function pointer that this file installs before the library is
  *   used; each hook has a documented default for when none is installed:
  *
- *     hook (owner)                          installed here      default
- *     ust_strlog_set_route (core, strlog.c) ust_log_route       no logger gets
- *                                           (the log driver)    strlog's messages
- *     ust_sd_set_autopush (head, sd_open.c) ust_autopush_apply  an open pushes
- *                                           (autopush.c)        no module
+ *     hook (owner)                     installed here          default
+ *     ust_set_init_hook                ust_builtin_register    no built-in driver
+ *       (core, registry.c)               (builtins.c)            or module
+ *     ust_strlog_set_route             ust_log_route           strlog's messages
+ *       (core, strlog.c)                 (the log driver)        reach no logger
+ *     ust_sd_set_autopush              ust_autopush_apply      an open pushes
+ *       (head, sd_open.c)                (autopush.c)            no module
  *
  *   It also registers the fork hooks of the autopush table's lock
- *   (UST_FORK_AUTOPUSH, src/core/forksafe.h).
+ *   (UST_FORK_AUTOPUSH, src/core/forksafe.h), then calls ust_init, which
+ *   runs the init hook: the built-ins are registered at load time, before
+ *   any call into the library.
  *
  *   admin_start runs from a constructor of priority 101, the first one
  *   programs may use: in a static program it runs before every constructor
@@ -33,6 +37,7 @@
  * Locking: none; the hooks are atomic stores in their owners' files.
  */
 #include "autopush.h"
+#include "builtins.h"
 #include "drivers/logpriv.h"
 #include "sthead.h"
 #include "strcore.h"
@@ -43,4 +48,6 @@ __attribute__((constructor(101))) static void admin_start(void)
                       ust_autopush_fork_release);
     ust_strlog_set_route(ust_log_route);
     ust_sd_set_autopush(ust_autopush_apply);
+    ust_set_init_hook(ust_builtin_register);
+    ust_init();
 }

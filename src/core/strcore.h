@@ -459,18 +459,28 @@ void *ust_loader_current(void);
 /* The process-wide perimeter of legacy (non D_MP) modules. */
 extern struct ust_perim ust_legacy_perim;
 
-/* Library start: registers the built-in drivers and modules. Idempotent. */
+/*
+ * ust_init -- library start: install the fork handlers (ust_fork_init), then
+ *   run the init hook, which registers the built-in drivers and modules.
+ *   Context: any thread; idempotent and thread-safe.  Runs from constructors
+ *   at load time and from the registry entry points.  On the thread that is
+ *   running the init hook (whose registrations call ust_init again) it
+ *   returns without running it.
+ */
 void ust_init(void);
 
-/* Built-in registrations (one per driver/module file). */
-void ust_builtin_register(void);
-/* Each built-in file exports one registration function, called by
- * ust_builtin_register (src/core/builtins.c).  The module files declare their
- * own prototype, as modules do not include this header. */
-void ust_echo_register(void);     /* src/drivers/echo.c */
-void ust_nuls_register(void);     /* src/drivers/nuls.c */
-void ust_nullmod_register(void);  /* src/modules/nullmod.c */
-void ust_srvmod_register(void);   /* src/modules/srvmod.c */
+/*
+ * ust_set_init_hook -- install the init hook, a hook of the layer above:
+ *   the administration layer installs ust_builtin_register at library start
+ *   (src/admin/start.c), as the executive does not know the built-ins.
+ *   ust_init runs it on every call, so it must be idempotent and
+ *   thread-safe (a pthread_once); it may register drivers and modules.
+ *   With none installed (or fn NULL) the registry holds only what the
+ *   program registers itself: no built-in driver or module.
+ *   Context: any thread (a release store; ust_init loads it with acquire).
+ */
+typedef void (*ust_init_hook_fn)(void);
+void ust_set_init_hook(ust_init_hook_fn fn);
 
 /* ------------------------------------------------------------------------ */
 /* strlog (src/core/strlog.c)                                                */
