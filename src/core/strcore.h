@@ -3,7 +3,10 @@
  * strcore.h -- the executive's private structures and internal contracts.
  *
  * Modules must not include this file; it is shared by src/core, src/head,
- * src/drivers and the tests.  Everything internal is prefixed ust_.
+ * src/drivers, src/admin and the tests.  Everything internal is prefixed
+ * ust_.  It declares nothing of the layers above the executive: where the
+ * executive reaches up it calls a hook they install (ust_set_init_hook,
+ * ust_strlog_set_route).
  *
  * Lock order (see docs/ARCHITECTURE.md), outermost first:
  *   registry lock > stream head locks (src/head) > perimeter lock >
