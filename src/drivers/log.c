@@ -13,12 +13,13 @@
  *     filters.  Closing the stream gives its roles up.
  *   - ust_log_route (strlog's route, which the administration layer
  *     installs at start-up with ust_strlog_set_route, and called by this
- *     driver's write side for a putmsg) decides under log_lock which loggers get the message, takes a
- *     sequence number per logger kind and claims each chosen logger's read
- *     queue (the claim keeps the queue and its q_next valid: log_close takes
- *     the stream off the table under log_lock, then qprocsoff waits for the
- *     claims).  With the lock dropped it builds each copy (M_PROTO log_ctl +
- *     M_DATA text) and passes it up with putnext from that read queue.
+ *     driver's write side for a putmsg) decides under log_lock which
+ *     loggers get the message, takes a sequence number per logger kind and
+ *     claims each chosen logger's read queue (the claim keeps the queue and
+ *     its q_next valid: log_close takes the stream off the table under
+ *     log_lock, then qprocsoff waits for the claims).  With the lock
+ *     dropped it builds each copy (M_PROTO log_ctl + M_DATA text) and passes
+ *     it up with putnext from that read queue.
  *   - Never blocking: a copy for a logger whose read side is full
  *     (canputnext fails) is dropped and counted (ls_dropped), as is a copy
  *     that cannot be allocated (ls_nomem).  The sequence number was taken
