@@ -48,7 +48,7 @@ void ustreams_fail_allocs(long n);
  * Returns the previous value. */
 int ustreams_set_block_cache(int on); /* per-thread block caches (default on) */
 
-/* ---- ustreams extensions: the admin tools' live view (src/core/strstat.c) ----
+/* ---- ustreams extensions: the admin tools' live view (src/admin/strstat.c) ----
  * What scls(8) and strinfo print, available to any program: the counters are
  * the ones the executive keeps, read at the time of the call. */
 
@@ -95,7 +95,7 @@ int ustreams_print_modules(FILE *out, int flags, const char *const *names, int n
  * pipe's twist to the other end's head): name, kind, id, counts, water
  * marks, packet sizes, decoded flags, bands, the first queued messages and
  * the put/service/open/close counters (the output format is described in
- * src/core/strstat.c).  Context: any thread but a module procedure; the
+ * src/admin/strstat.c).  Context: any thread but a module procedure; the
  * stream is looked at queue by queue (each under its lock), not frozen.
  * Returns 0, or -1 with errno EBADF (fd not open), ENOSTR (not a stream),
  * EINVAL (out NULL), ENOMEM, or the error of writing to out. */

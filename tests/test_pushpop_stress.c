@@ -259,7 +259,7 @@ static void run_round(const char *mod)
 
 int main(void)
 {
-    /* Every module registered by src/core/builtins.c (the rest are drivers). */
+    /* Every module registered by src/admin/builtins.c (the rest are drivers). */
     static const char *const mods[] = {"nullmod", "srvmod", "pipemod"};
 
     for (size_t i = 0; i < sizeof(mods) / sizeof(mods[0]); i++)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_sad.c -- the sad driver and autopush (src/drivers/sad.c,
- * src/core/autopush.c, the open hook in src/head/sd_open.c).
+ * test_sad.c -- the sad driver and autopush (src/admin/sad.c,
+ * src/admin/autopush.c, the open hook in src/head/sd_open.c).
  *
  * Reference: sad(7) (SVR4/Solaris sad(7D)), autopush(1M).  Cases:
  *   S.1  SAD_SAP SAP_ONE, as a transparent ioctl and through I_STR; SAD_GAP

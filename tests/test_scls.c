@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_scls.c -- the registry's live view: ustreams_modinfo,
- * ustreams_print_modules (src/core/strstat.c) and the scls tool
+ * ustreams_print_modules (src/admin/strstat.c) and the scls tool
  * (tools/scls.c), run as a separate program.
  *
  * Reference: scls(8) (Linux Fast-STREAMS): list drivers and modules; -l long

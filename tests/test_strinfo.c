@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_strinfo.c -- the stream dump: ustreams_dump_stream and
- * ustreams_dump_all (src/core/strstat.c) and the strinfo tool
+ * ustreams_dump_all (src/admin/strstat.c) and the strinfo tool
  * (tools/strinfo.c), run as a separate program.
  *
  * Cases:

@@ -17,7 +17,7 @@
  * service procedures already scheduled to run -- and with -s the module table with counts, as scls -a
  * prints it, so that the counters of what strinfo did can be seen.
  *
- * Output (described in full in src/core/strstat.c): per stream a line
+ * Output (described in full in src/admin/strstat.c): per stream a line
  *   stream fd=N name=NAME flags=0xF<STR...> modules=N
  * then per queue pair, from the head down (a pipe: across the twist to the
  * other end's head, those pairs marked "far"), a line

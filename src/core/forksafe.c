@@ -101,8 +101,6 @@ static void fk_init_once(void)
     ust_lock(&fk_lock);
     fk_add(UST_FORK_LOADER, ust_loader_fork_prepare, ust_loader_fork_parent,
            ust_loader_fork_child);
-    fk_add(UST_FORK_AUTOPUSH, ust_autopush_fork_prepare, ust_autopush_fork_release,
-           ust_autopush_fork_release);
     fk_add(UST_FORK_REGISTRY, ust_reg_fork_prepare, ust_reg_fork_parent, ust_reg_fork_child);
     fk_add(UST_FORK_TIMER, ust_timer_fork_prepare, ust_timer_fork_parent, ust_timer_fork_child);
     fk_add(UST_FORK_BUFCALL, ust_bufcall_fork_prepare, ust_bufcall_fork_parent,

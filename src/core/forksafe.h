@@ -6,7 +6,7 @@
  * rank of its locks; src/core/forksafe.c installs the only pthread_atfork
  * handlers of the library and runs the prepare hooks in increasing rank and
  * the parent and child hooks in decreasing rank.  Upper layers (src/head,
- * src/drivers) register at start-up; the core never calls up.
+ * src/drivers, src/admin) register at start-up; the core never calls up.
  *
  * A prepare hook quiesces: it takes its locks, so that the child finds the
  * data they guard consistent (no other thread of the parent is copied into
@@ -30,7 +30,7 @@ enum ust_fork_rank {
     UST_FORK_HEAD_FATTACH = 25, /* src/head/sd_pipe.c: fattach table (leaf) */
     UST_FORK_LOADER = 30,       /* src/core/loader.c: loaded objects (above registry) */
     UST_FORK_DRIVER = 40,       /* src/drivers: each driver's own table lock */
-    UST_FORK_AUTOPUSH = 50,     /* src/core/autopush.c (leaf) */
+    UST_FORK_AUTOPUSH = 50,     /* src/admin/autopush.c (leaf) */
     UST_FORK_REGISTRY = 60,     /* src/core/registry.c (nothing taken under it) */
     UST_FORK_TIMER = 70,        /* src/core/timeout.c */
     UST_FORK_BUFCALL = 75,      /* src/core/bufcall.c */
@@ -66,8 +66,6 @@ void ust_fork_init(void);
 void ust_loader_fork_prepare(void);
 void ust_loader_fork_parent(void);
 void ust_loader_fork_child(void);
-void ust_autopush_fork_prepare(void);
-void ust_autopush_fork_release(void);
 void ust_reg_fork_prepare(void);
 void ust_reg_fork_parent(void);
 void ust_reg_fork_child(void);

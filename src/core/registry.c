@@ -31,8 +31,10 @@
  *   reg_lock (by the finds), which is what makes the -EBUSY check of
  *   unregister sound.
  *
- * Built-ins register from ust_init(), which a constructor runs at library
- * start and which the lookups call again (cheaply, pthread_once) in case a
+ * Built-ins register from ust_init(), through the init hook that the
+ * administration layer installs (ust_set_init_hook; the executive does not
+ * know the built-ins).  Constructors run ust_init at library start and the
+ * lookups call it again (cheaply: the hook is a pthread_once) in case a
  * program's own constructor reaches the registry first.
  */
 #include <errno.h>
@@ -46,31 +48,34 @@ static ust_lock_t reg_lock = UST_LOCK_INIT; /* outermost lock; guards the fields
 static struct ust_modent *reg_head;         /* reg_lock: entries, in registration order */
 static struct ust_modent *reg_tail;         /* reg_lock */
 
-static pthread_once_t reg_once = PTHREAD_ONCE_INIT;
-/* Set while this thread runs the built-in registrations inside pthread_once,
- * so that register_* does not re-enter ust_init. */
+/* The init hook (ust_set_init_hook); NULL: none installed.  Written by the
+ * layer above at start-up (release), read by every ust_init (acquire). */
+static _Atomic(ust_init_hook_fn) reg_init_hook;
+/* Set while this thread runs the init hook, so that the registrations it
+ * makes (register_* call ust_init) do not run it again. */
 static _Thread_local int reg_initializing;
 
 /* ------------------------------------------------------------------------ */
 /* Initialization                                                           */
 /* ------------------------------------------------------------------------ */
-static void reg_init_once(void)
+void ust_set_init_hook(ust_init_hook_fn fn)
 {
-    reg_initializing = 1;
-    ust_builtin_register();
-    reg_initializing = 0;
+    atomic_store_explicit(&reg_init_hook, fn, memory_order_release);
 }
 
-/*
- * ust_init -- library start: register the built-in drivers and modules.
- *   Context: any thread; idempotent and thread-safe (pthread_once).  Runs from
- *   a constructor at load time, and from the registry entry points.
- */
 void ust_init(void)
 {
-    if (!reg_initializing)
-        pthread_once(&reg_once, reg_init_once);
+    ust_init_hook_fn fn;
+
     ust_fork_init();
+    if (reg_initializing)
+        return;
+    fn = atomic_load_explicit(&reg_init_hook, memory_order_acquire);
+    if (fn != NULL) {
+        reg_initializing = 1;
+        fn();
+        reg_initializing = 0;
+    }
 }
 
 __attribute__((constructor)) static void reg_constructor(void)

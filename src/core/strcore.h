@@ -3,7 +3,10 @@
  * strcore.h -- the executive's private structures and internal contracts.
  *
  * Modules must not include this file; it is shared by src/core, src/head,
- * src/drivers and the tests.  Everything internal is prefixed ust_.
+ * src/drivers, src/admin and the tests.  Everything internal is prefixed
+ * ust_.  It declares nothing of the layers above the executive: where the
+ * executive reaches up it calls a hook they install (ust_set_init_hook,
+ * ust_strlog_set_route).
  *
  * Lock order (see docs/ARCHITECTURE.md), outermost first:
  *   registry lock > stream head locks (src/head) > perimeter lock >
@@ -469,17 +472,59 @@ void *ust_loader_current(void);
 /* The process-wide perimeter of legacy (non D_MP) modules. */
 extern struct ust_perim ust_legacy_perim;
 
-/* Library start: registers the built-in drivers and modules. Idempotent. */
+/*
+ * ust_init -- library start: install the fork handlers (ust_fork_init), then
+ *   run the init hook, which registers the built-in drivers and modules.
+ *   Context: any thread; idempotent and thread-safe.  Runs from constructors
+ *   at load time and from the registry entry points.  On the thread that is
+ *   running the init hook (whose registrations call ust_init again) it
+ *   returns without running it.
+ */
 void ust_init(void);
 
-/* Built-in registrations (one per driver/module file). */
-void ust_builtin_register(void);
-/* Each built-in file exports one registration function, called by
- * ust_builtin_register (src/core/builtins.c).  The module files declare their
- * own prototype, as modules do not include this header. */
-void ust_echo_register(void);     /* src/drivers/echo.c */
-void ust_nuls_register(void);     /* src/drivers/nuls.c */
-void ust_nullmod_register(void);  /* src/modules/nullmod.c */
-void ust_srvmod_register(void);   /* src/modules/srvmod.c */
+/*
+ * ust_set_init_hook -- install the init hook, a hook of the layer above:
+ *   the administration layer installs ust_builtin_register at library start
+ *   (src/admin/start.c), as the executive does not know the built-ins.
+ *   ust_init runs it on every call, so it must be idempotent and
+ *   thread-safe (a pthread_once); it may register drivers and modules.
+ *   With none installed (or fn NULL) the registry holds only what the
+ *   program registers itself: no built-in driver or module.
+ *   Context: any thread (a release store; ust_init loads it with acquire).
+ */
+typedef void (*ust_init_hook_fn)(void);
+void ust_set_init_hook(ust_init_hook_fn fn);
+
+/* ------------------------------------------------------------------------ */
+/* strlog (src/core/strlog.c)                                                */
+/* ------------------------------------------------------------------------ */
+struct log_ctl;
+
+/*
+ * ust_strlog_route_fn -- where strlog(9F) hands each message it formatted.
+ *   lc: mid, sid, level, flags and pri filled in; the route fills in ltime,
+ *   ttime and seq_no.  text: len bytes (no NUL needed).  *had_console is set
+ *   to whether a console logger existed.  Returns 1 if a copy reached a
+ *   logger, else 0.
+ *   Context: any thread, module procedures included: it must never block.
+ */
+typedef int (*ust_strlog_route_fn)(struct log_ctl *lc, const char *text, size_t len,
+                                   int *had_console);
+
+/*
+ * ust_strlog_set_route -- install the route of strlog, a hook of the layer
+ *   above: the administration layer installs the log driver's ust_log_route
+ *   at library start (src/admin/start.c).  With none installed (or fn NULL)
+ *   no message reaches a logger: strlog returns 0, and a SL_CONSOLE message
+ *   goes to stderr when USTREAMS_VERBOSE is set, as when no console logger
+ *   is open.
+ *   Context: any thread (a release store; strlog loads it with acquire).
+ */
+void ust_strlog_set_route(ust_strlog_route_fn fn);
+
+/* ust_log_pri -- severity of a message for log_ctl.pri: LOG_KERN | LOG_CRIT
+ * (SL_FATAL), LOG_ERR (SL_ERROR), LOG_WARNING (SL_WARN), LOG_NOTICE
+ * (SL_NOTE), LOG_DEBUG (SL_TRACE only) or LOG_INFO.  Any thread. */
+int ust_log_pri(unsigned short flags);
 
 #endif /* UST_STRCORE_H */

@@ -4,20 +4,49 @@
  *
  * strlog formats its arguments (vsnprintf into LOGMSGSZ bytes; the reference
  * pages' limit of NLOGARGS arguments is not needed by this implementation
- * and not enforced) and hands the message to the log driver's router
- * (ust_log_route in src/drivers/log.c), which passes a copy up to every
- * logger that wants it.  A console message nobody logs goes to stderr when
- * the environment variable USTREAMS_VERBOSE is set (and not "0").
- * ust_log_format is the line the strace and strerr tools print.
+ * and not enforced) and hands the message to its route, which passes a copy
+ * up to every logger that wants it.  The route is a hook: the log driver
+ * (src/drivers/log.c, ust_log_route) sits above the executive, so the
+ * administration layer installs it at library start (ust_strlog_set_route,
+ * src/admin/start.c); with no route installed no message reaches a logger.
+ * A console message nobody logs goes to stderr when the environment
+ * variable USTREAMS_VERBOSE is set (and not "0").  ust_log_format is the
+ * line the strace and strerr tools print.
  */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/strlog.h>
+#include <syslog.h>
 #include <time.h>
 
-#include "drivers/logpriv.h"
+#include "strcore.h"
+
+/* The route of strlog (strcore.h); NULL: none installed.  Written by the
+ * layer above at start-up (release), read by every strlog (acquire). */
+static _Atomic(ust_strlog_route_fn) strlog_route;
+
+void ust_strlog_set_route(ust_strlog_route_fn fn)
+{
+    atomic_store_explicit(&strlog_route, fn, memory_order_release);
+}
+
+int ust_log_pri(unsigned short flags)
+{
+    if (flags & SL_FATAL)
+        return LOG_KERN | LOG_CRIT;
+    if (flags & SL_ERROR)
+        return LOG_KERN | LOG_ERR;
+    if (flags & SL_WARN)
+        return LOG_KERN | LOG_WARNING;
+    if (flags & SL_NOTE)
+        return LOG_KERN | LOG_NOTICE;
+    if (flags & SL_TRACE)
+        return LOG_KERN | LOG_DEBUG;
+    return LOG_KERN | LOG_INFO;
+}
 
 /* Is USTREAMS_VERBOSE set (and not "0")? */
 static int strlog_verbose(void)
@@ -36,6 +65,7 @@ int strlog(short mid, short sid, char level, unsigned short flags, char *fmt, ..
 {
     char text[LOGMSGSZ];
     struct log_ctl lc;
+    ust_strlog_route_fn route;
     int had_console = 0;
     int n = 0, rc;
     va_list ap;
@@ -57,7 +87,8 @@ int strlog(short mid, short sid, char level, unsigned short flags, char *fmt, ..
     lc.level = level;
     lc.flags = (short)flags;
     lc.pri = ust_log_pri(flags);
-    rc = ust_log_route(&lc, text, (size_t)n, &had_console);
+    route = atomic_load_explicit(&strlog_route, memory_order_acquire);
+    rc = route != NULL ? route(&lc, text, (size_t)n, &had_console) : 0;
     if ((flags & SL_CONSOLE) && !had_console && strlog_verbose())
         fprintf(stderr, "strlog: mid %d sid %d level %d: %s\n", mid, sid, (unsigned char)level,
                 text);

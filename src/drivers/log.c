@@ -11,13 +11,15 @@
  *     filters; any number of them) or I_CONSLOG (the one console logger).  A
  *     stream may hold several roles; a repeated I_TRCLOG replaces its
  *     filters.  Closing the stream gives its roles up.
- *   - ust_log_route (called by strlog and by this driver's write side for a
- *     putmsg) decides under log_lock which loggers get the message, takes a
- *     sequence number per logger kind and claims each chosen logger's read
- *     queue (the claim keeps the queue and its q_next valid: log_close takes
- *     the stream off the table under log_lock, then qprocsoff waits for the
- *     claims).  With the lock dropped it builds each copy (M_PROTO log_ctl +
- *     M_DATA text) and passes it up with putnext from that read queue.
+ *   - ust_log_route (strlog's route, which the administration layer
+ *     installs at start-up with ust_strlog_set_route, and called by this
+ *     driver's write side for a putmsg) decides under log_lock which
+ *     loggers get the message, takes a sequence number per logger kind and
+ *     claims each chosen logger's read queue (the claim keeps the queue and
+ *     its q_next valid: log_close takes the stream off the table under
+ *     log_lock, then qprocsoff waits for the claims).  With the lock
+ *     dropped it builds each copy (M_PROTO log_ctl + M_DATA text) and passes
+ *     it up with putnext from that read queue.
  *   - Never blocking: a copy for a logger whose read side is full
  *     (canputnext fails) is dropped and counted (ls_dropped), as is a copy
  *     that cannot be allocated (ls_nomem).  The sequence number was taken
@@ -41,7 +43,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <syslog.h>
 #include <sys/ddi.h>
 #include <sys/stream.h>
 #include <sys/strconf.h>
@@ -168,21 +169,6 @@ void ust_log_getstats(struct ust_log_stats *st)
     st->ls_dropped = atomic_load(&log_ndropped);
     st->ls_nomem = atomic_load(&log_nnomem);
     st->ls_badmsg = atomic_load(&log_nbadmsg);
-}
-
-int ust_log_pri(unsigned short flags)
-{
-    if (flags & SL_FATAL)
-        return LOG_KERN | LOG_CRIT;
-    if (flags & SL_ERROR)
-        return LOG_KERN | LOG_ERR;
-    if (flags & SL_WARN)
-        return LOG_KERN | LOG_WARNING;
-    if (flags & SL_NOTE)
-        return LOG_KERN | LOG_NOTICE;
-    if (flags & SL_TRACE)
-        return LOG_KERN | LOG_DEBUG;
-    return LOG_KERN | LOG_INFO;
 }
 
 /* ------------------------------------------------------------------------ */

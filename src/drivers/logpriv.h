@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * logpriv.h -- between the log driver (src/drivers/log.c) and strlog
- * (src/core/strlog.c): the one routing entry point.
+ * logpriv.h -- the log driver's routing entry point (src/drivers/log.c).
+ * The administration layer installs it as strlog's route at library start
+ * (ust_strlog_set_route in src/core/strcore.h; src/admin/start.c): the
+ * executive's strlog does not know the driver.
  */
 #ifndef UST_LOGPRIV_H
 #define UST_LOGPRIV_H
@@ -20,12 +22,8 @@
  *   takes the logger table lock briefly (never across putnext) and drops a
  *   copy for a logger whose stream is full.
  *   Returns 1 if at least one copy was passed up to a logger, else 0.
+ *   Its type is ust_strlog_route_fn; had_console may be NULL.
  */
 int ust_log_route(struct log_ctl *lc, const char *text, size_t len, int *had_console);
-
-/* Severity of a message for log_ctl.pri: LOG_KERN | LOG_CRIT (SL_FATAL),
- * LOG_ERR (SL_ERROR), LOG_WARNING (SL_WARN), LOG_NOTICE (SL_NOTE), LOG_DEBUG
- * (SL_TRACE only) or LOG_INFO. */
-int ust_log_pri(unsigned short flags);
 
 #endif /* UST_LOGPRIV_H */

@@ -25,6 +25,10 @@
  *   owns the stream alone and calls ust_sd_teardown (sd_close.c).
  *   The table of streams.  Every stream opened here (and every pipe end that
  *   sd_pipe.c registers) is on one list, for tools (ust_sd_foreach).
+ *   Autopush.  A new stream gets the modules sad(7) configured for its
+ *   device through the autopush hook (ust_sd_set_autopush), which the
+ *   administration layer installs at library start: the head does not know
+ *   the table, which sits above it.  No hook, no modules.
  *
  * Locking
  *   tab_lock guards the list of streams, the share table and its entries'
@@ -34,13 +38,15 @@
  *   holds it across ust_sd_detach_fd, so that two closes of one descriptor
  *   cannot both detach it).  sd_plumb serializes the plumbing
  *   of one stream: push, pop, reopen and teardown; module open and close
- *   routines run under it and may sleep.
+ *   routines run under it and may sleep.  The autopush hook is an atomic
+ *   pointer, written once at start-up.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ddi.h>
@@ -347,6 +353,15 @@ int ust_sd_pop(struct stdata *sd, cred_t *cr)
 /* ------------------------------------------------------------------------ */
 /* Open                                                                     */
 /* ------------------------------------------------------------------------ */
+/* The autopush hook (sthead.h); NULL: none installed, nothing pushed.
+ * Written by the layer above at start-up (release), read by opens (acquire). */
+static _Atomic(ust_sd_autopush_fn) sd_autopush;
+
+void ust_sd_set_autopush(ust_sd_autopush_fn fn)
+{
+    atomic_store_explicit(&sd_autopush, fn, memory_order_release);
+}
+
 static void drop_fd(int fd, struct stdata *sd); /* below; autopush failure */
 
 /* Build a new stream over driver ent: head, driver pair, the driver's open,
@@ -356,6 +371,7 @@ static int stream_create(const char *path, struct ust_modent *ent, dev_t dev, in
                          cred_t *cr, struct stdata **sdp)
 {
     struct stdata *sd = ust_sd_alloc();
+    ust_sd_autopush_fn autopush;
     queue_t *drv;
     int err, fd;
 
@@ -402,8 +418,9 @@ static int stream_create(const char *path, struct ust_modent *ent, dev_t dev, in
     sd->sd_flag &= ~STWOPEN;
     ust_unlock(&sd->sd_lock);
     ust_unlock(&sd->sd_plumb);
-    /* Autopush (sad(7), src/core/autopush.c): a failed push fails the open. */
-    err = ust_autopush_apply(sd, getmajor(dev), getminor(dev), cr);
+    /* Autopush (sad(7), the hook of src/admin): a failed push fails the open. */
+    autopush = atomic_load_explicit(&sd_autopush, memory_order_acquire);
+    err = autopush != NULL ? autopush(sd, getmajor(dev), getminor(dev), cr) : 0;
     if (err != 0) {
         drop_fd(fd, sd);
         return -err;

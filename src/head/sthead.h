@@ -333,10 +333,25 @@ void ust_sd_unregister_locked(struct stdata *sd);
  * it: after a failed open, a pop, or a close routine ran.  sd_plumb held. */
 void ust_sd_pair_remove(queue_t *rq);
 
-/* ---- src/core/autopush.c (issue 4 hook: sad(7) autopush) ---- */
-/* Push the modules configured for (major, minor) on the new stream sd; 0 or
- * the failed push's errno (the pushed ones are popped again).  No lock held. */
-int ust_autopush_apply(struct stdata *sd, major_t major, minor_t minor, cred_t *cr);
+/* ---- sd_open.c: the autopush hook (sad(7); issue 4) ---- */
+/*
+ * ust_sd_autopush_fn -- push the modules configured for (major, minor) on
+ *   the new stream sd, in order.  Returns 0 (also when none are configured)
+ *   or the errno of the push that failed, after popping the ones pushed
+ *   before it; the open then fails with it.
+ *   Context: blocking; called by the open that built sd, after the driver's
+ *   open succeeded, with no lock held (each push takes sd_plumb).
+ */
+typedef int (*ust_sd_autopush_fn)(struct stdata *sd, major_t major, minor_t minor, cred_t *cr);
+
+/*
+ * ust_sd_set_autopush -- install the autopush hook, a hook of the layer
+ *   above: the administration layer installs ust_autopush_apply (its table,
+ *   src/admin/autopush.c) at library start (src/admin/start.c).  With none
+ *   installed (or fn NULL) an open pushes nothing, as with an empty table.
+ *   Context: any thread (a release store; open loads it with acquire).
+ */
+void ust_sd_set_autopush(ust_sd_autopush_fn fn);
 
 /* ---- sd_read.c ---- */
 /* read(2)/readv(2) on the stream.  iov is the caller's (already copied in)

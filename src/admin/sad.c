@@ -6,7 +6,9 @@
  * so the per-stream state -- whether the opener may administer, and the
  * ioctl in progress -- belongs to one opener.  The stream head sends one
  * ioctl at a time per stream, so that state needs no lock; the autopush
- * table (src/core/autopush.c) has its own.
+ * table (autopush.c) has its own.
+ * Layer: administration (src/admin/), beside the autopush table it serves,
+ * as a driver that used the table from src/drivers would point up.
  * Flow control: none needed; nothing is queued (no service procedures).
  *
  * SVR4 has two devices, /dev/sad/admin (SAD_SAP allowed, root only by file
@@ -87,7 +89,7 @@ static struct cdevsw sad_cdev = {
 
 static atomic_uint sad_nextminor; /* clone minors, handed out in turn */
 
-/* Registration from ust_builtin_register. */
+/* Registration from ust_builtin_register (builtins.c). */
 void ust_sad_register(void);
 
 void ust_sad_register(void)

@@ -15,7 +15,8 @@
  *   major finds them); SAP_CLEAR removes them.
  *
  *   When an open builds a new stream (not a reopen of a shared one, not a
- *   pipe), the stream head calls ust_autopush_apply, which pushes the
+ *   pipe), the stream head calls its autopush hook, which start.c sets to
+ *   ust_autopush_apply (the head does not know this layer); it pushes the
  *   modules of the entry covering the device, first in the list first (so
  *   the last one ends up right under the head), exactly as I_PUSH would.  If
  *   a push fails, the modules it pushed are popped again and the open fails
@@ -282,18 +283,8 @@ int ust_autopush_lookup(major_t major, minor_t minor, char list[MAXAPUSH][FMNAME
 }
 
 /* ------------------------------------------------------------------------ */
-/* On open (sthead.h)                                                       */
+/* On open: the stream head's autopush hook (autopush.h)                   */
 /* ------------------------------------------------------------------------ */
-/*
- * ust_autopush_apply -- push the modules configured for (major, minor) on
- * the new stream sd, in order.
- *   Context: blocking (module opens); called by the open that built sd,
- *   after the driver's open succeeded, with no lock held (each push takes
- *   sd_plumb itself); nobody else can reach sd yet.
- *   Returns 0 (also when nothing is configured), or the error of the push
- *   that failed (EINVAL for a module no longer registered, ENOSR, or the
- *   module open's error), after popping the modules pushed before it.
- */
 int ust_autopush_apply(struct stdata *sd, major_t major, minor_t minor, cred_t *cr)
 {
     char list[MAXAPUSH][FMNAMESZ + 1];
@@ -311,8 +302,7 @@ int ust_autopush_apply(struct stdata *sd, major_t major, minor_t minor, cred_t *
     return err;
 }
 
-/* fork() (forksafe.c): a leaf, quiesced so that the child's opens find the
- * table consistent; parent and child release it alike. */
+/* fork() (autopush.h): a leaf, quiesced; parent and child release it. */
 void ust_autopush_fork_prepare(void)
 {
     ust_lock(&ap_lock);

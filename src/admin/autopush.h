@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * autopush.h -- the autopush table (private; src/core/autopush.c).
+ * autopush.h -- the autopush table (private; src/admin/autopush.c).
  *
- * The sad driver (src/drivers/sad.c) and the autopush tool use these; the
- * stream head applies the table when an open builds a new stream
- * (ust_autopush_apply, declared in src/head/sthead.h).  Errors are positive
- * errno values, as sad(7) lists them.
+ * The sad driver (src/admin/sad.c) and the autopush tool use these; the
+ * stream head applies the table when an open builds a new stream, through
+ * its autopush hook (ust_sd_set_autopush, src/head/sthead.h), which
+ * src/admin/start.c sets to ust_autopush_apply.  Errors are positive errno
+ * values, as sad(7) lists them.
  */
 #ifndef UST_AUTOPUSH_H
 #define UST_AUTOPUSH_H
@@ -61,5 +62,27 @@ int ust_autopush_foreach(void (*fn)(const struct strapush *sap, void *arg), void
  * list into list (MAXAPUSH slots) and returns the count, 0 if none.
  * Context: any thread; takes the table lock. */
 int ust_autopush_lookup(major_t major, minor_t minor, char list[MAXAPUSH][FMNAMESZ + 1]);
+
+struct stdata;
+
+/*
+ * ust_autopush_apply -- push the modules configured for (major, minor) on
+ * the new stream sd, in order; the stream head's autopush hook
+ * (ust_sd_autopush_fn, installed by src/admin/start.c).
+ *   Context: blocking (module opens); called by the open that built sd,
+ *   after the driver's open succeeded, with no lock held (each push takes
+ *   sd_plumb itself); nobody else can reach sd yet.
+ *   Returns 0 (also when nothing is configured), or the error of the push
+ *   that failed (EINVAL for a module no longer registered, ENOSR, or the
+ *   module open's error), after popping the modules pushed before it.
+ */
+int ust_autopush_apply(struct stdata *sd, major_t major, minor_t minor, cred_t *cr);
+
+/* fork() (src/core/forksafe.h, rank UST_FORK_AUTOPUSH, registered by
+ * src/admin/start.c): the table lock is a leaf, quiesced so that the
+ * child's opens find the table consistent; parent and child release it
+ * alike. */
+void ust_autopush_fork_prepare(void);
+void ust_autopush_fork_release(void);
 
 #endif /* UST_AUTOPUSH_H */

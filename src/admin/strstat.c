@@ -5,6 +5,9 @@
  * scls prints) and every queue of a stream (ustreams_dump_stream,
  * ustreams_dump_all, what strinfo prints).
  *
+ * Layer: administration (src/admin/).  It walks stream heads (sthead.h) and
+ * the executive's queues and registry; nothing below calls it.
+ *
  * Principles of operation
  *   Nothing is frozen.  A stream is walked the way putnext walks it: the
  *   walker holds a claim on the queue it stands on, claims the queue that

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * builtins.c -- the drivers and modules compiled into the library.
+ *
+ * Each lives in its own file under src/drivers, src/modules or (sad) here,
+ * and exports one registration function; this is the list of them.  The
+ * executive cannot call up to it: start.c installs ust_builtin_register as
+ * the executive's init hook (ust_set_init_hook), which ust_init runs.
+ */
+#include <pthread.h>
+
+#include "builtins.h"
+
+static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
+
+static void builtin_register_all(void)
+{
+    ust_echo_register();
+    ust_nuls_register();
+    ust_nullmod_register();
+    ust_srvmod_register();
+    ust_loop_register();
+    ust_pipemod_register();
+    ust_mux_register();
+    ust_sad_register();
+    ust_log_register(); /* issue 4: log driver */
+}
+
+void ust_builtin_register(void)
+{
+    pthread_once(&builtin_once, builtin_register_all);
+}
