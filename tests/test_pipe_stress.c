@@ -48,6 +48,7 @@
 #include <ustreams.h>
 
 #include "check.h"
+#include "sthead.h"
 
 #if defined(__SANITIZE_THREAD__)
 #define NMSG  5000
@@ -450,6 +451,7 @@ int main(void)
     run_round(1);
     run_races();
     CHECK_EQ(ustreams_quiesce(5000), 0);
+    CHECK_EQ(ust_sd_lost_wakeups(), 0); /* no wait ended by the recheck interval alone */
     CHECK_NO_BLOCKS();
     return CHECK_RESULT();
 }

@@ -37,6 +37,7 @@
 #include <ustreams_exec.h>
 
 #include "check.h"
+#include "sthead.h"
 
 #define ROUND_MS   1500 /* push/pop time per module (nullmod: twice that) */
 #define MSGSZ      64
@@ -254,6 +255,7 @@ static void run_round(const char *mod)
     }
     CHECK_EQ(strm_close(fds[0]), 0);
     CHECK_EQ(strm_close(fds[1]), 0);
+    CHECK_EQ(ust_sd_lost_wakeups(), 0); /* no wait ended by the recheck interval alone */
     CHECK_NO_BLOCKS();
 }
 

@@ -740,6 +740,12 @@ int ust_cmd_perftest(int argc, char **argv)
                     q ? " (quiesce timed out)" : "", leak ? " NOT ZERO" : "");
         if (leak)
             status = 2;
+        long lost = ust_sd_lost_wakeups(); /* rescued by the recheck interval */
+        if (lost) {
+            fprintf(stderr, "perftest: %ld lost wake-up(s) (each cost up to %lld ms)\n", lost,
+                    UST_WAIT_RECHECK_NS / 1000000);
+            status = 2;
+        }
     }
     munmap(ps, sizeof(*ps) * MAX_PAIRS);
     return status;

@@ -644,8 +644,10 @@ int ust_sd_wait_from(struct stdata *sd, struct ust_waitq *w, unsigned seq, long 
     }
     atomic_store(&w->kicked, 0);
     atomic_fetch_add(&w->waiters, 1);
+    int slot = tsp ? -1 : ust_sd_watch_enter(w, seq); /* sd_watch.c: the safety net */
     long r = futex(&w->seq, FUTEX_WAIT_PRIVATE, seq, tsp);
     int e = r == -1 ? errno : 0;
+    ust_sd_watch_leave(slot);
     atomic_fetch_sub(&w->waiters, 1);
     ust_lock(&sd->sd_lock);
     if (e == EINTR)

@@ -58,6 +58,8 @@ static void fork_register(void)
                       ust_sd_fd_fork_child);
     ust_fork_register(UST_FORK_HEAD_LEND, ust_lend_fork_prepare, ust_lend_fork_parent,
                       ust_lend_fork_child);
+    ust_fork_register(UST_FORK_HEAD_WATCH, ust_sd_watch_fork_prepare, ust_sd_watch_fork_parent,
+                      ust_sd_watch_fork_child);
     ust_fork_register(UST_FORK_HEAD_UCOPY, ust_ucopy_fork_prepare, ust_ucopy_fork_release,
                       ust_ucopy_fork_release);
 }

@@ -337,7 +337,7 @@ ssize_t ust_sd_read(struct stdata *sd, const struct iovec *iov, int iovcnt)
     queue_t *q = sd->sd_rq;
     mblk_t *dead = NULL;
     size_t n = 0;
-    int err = 0, mread_sent = 0;
+    int err = 0, mread_sent = 0, unwoken = 0;
 
     ust_sd_lockq(sd); /* sd_lock: the whole read (dropped only to wait or send M_READ) */
     for (;;) {
@@ -355,6 +355,9 @@ ssize_t ust_sd_read(struct stdata *sd, const struct iovec *iov, int iovcnt)
         /* Before testing the queue: sd_data queues and wakes without sd_lock. */
         unsigned rseq = ust_sd_wait_seq(&sd->sd_rwait);
         mblk_t *mp = getq(q);
+        if (mp && unwoken)
+            ust_sd_note_lost_wakeup();
+        unwoken = 0;
         if (!mp) {
             if (n > 0 && !fill)
                 break;
@@ -383,6 +386,7 @@ ssize_t ust_sd_read(struct stdata *sd, const struct iovec *iov, int iovcnt)
                     err = e;
                 break;
             }
+            unwoken = ust_sd_wait_seq(&sd->sd_rwait) == rseq;
             continue;
         }
         if (sd_take(sd, q, mp, &cur, mode, rdopt, total, &n, &dead, &err) == TAKE_STOP)

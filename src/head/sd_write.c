@@ -205,12 +205,15 @@ int ust_sd_write_error(struct stdata *sd)
 int ust_sd_wait_writable(struct stdata *sd, int band, int nonblock)
 {
     UST_ASSERT_HELD(&sd->sd_lock);
+    int unwoken = 0; /* the last wait ended with nobody's wake-up */
     for (;;) {
         int err = ust_sd_write_error(sd);
         if (err)
             return err;
         unsigned seq = ust_sd_wait_seq(&sd->sd_wwait);
         if (sd_canput(sd, (unsigned char)band)) {
+            if (unwoken)
+                ust_sd_note_lost_wakeup();
             if (band == 0)
                 ust_sd_ready_write(sd, 1); /* no system call unless it was withdrawn */
             return 0;
@@ -223,6 +226,7 @@ int ust_sd_wait_writable(struct stdata *sd, int band, int nonblock)
         err = ust_sd_wait_from(sd, &sd->sd_wwait, seq, 0);
         if (err)
             return err;
+        unwoken = ust_sd_wait_seq(&sd->sd_wwait) == seq;
     }
 }
 

@@ -243,6 +243,19 @@ void ust_sd_wake(struct ust_waitq *w);
  *     unsigned seq = ust_sd_wait_seq(w);  if (!ready) ust_sd_wait_from(sd, w, seq, dl);
  * ust_sd_wait(sd, w, dl) is ust_sd_wait_from with the sequence read inside. */
 unsigned ust_sd_wait_seq(struct ust_waitq *w);
+/* The safety net of untimed waits (sd_watch.c): a waiter registers while it
+ * sleeps; one still asleep on the same sequence after UST_WAIT_RECHECK_NS is
+ * woken (its sequence unchanged) so that its caller looks again.  A caller
+ * that then finds its condition true reports a lost wake-up; the stress
+ * tests and perftest require that count to be 0. */
+#define UST_WAIT_RECHECK_NS 200000000LL
+int ust_sd_watch_enter(struct ust_waitq *w, unsigned seq); /* slot or -1 */
+void ust_sd_watch_leave(int slot);
+void ust_sd_note_lost_wakeup(void);
+long ust_sd_lost_wakeups(void);
+void ust_sd_watch_fork_prepare(void);
+void ust_sd_watch_fork_parent(void);
+void ust_sd_watch_fork_child(void);
 int ust_sd_wait_from(struct stdata *sd, struct ust_waitq *w, unsigned seq, long long deadline_ns);
 
 /* ---- sd_rput.c: the head queue pair ---- */

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sd_watch.c -- the safety net under the stream head's untimed waits.
+ *
+ * Principles of operation
+ *   A reader or writer that sleeps (ust_sd_wait_from, no deadline) is woken
+ *   by whoever changes what it waits for, exactly on an edge.  A bug that
+ *   lost such a wake-up would hang it for good; the net turns that into a
+ *   delay of at most two intervals, and makes it visible.  A sleeper
+ *   registers its wait queue and the sequence number it sleeps on in a slot
+ *   here; a watch thread looks at the slots every UST_WAIT_RECHECK_NS and
+ *   wakes (FUTEX_WAKE, the sequence left alone) every sleeper that was
+ *   registered on the same sequence at its previous look.  The woken caller
+ *   looks again, as after any wake-up: if what it waits for has come although
+ *   the sequence did not move, nobody woke it, and it reports a lost wake-up
+ *   (ust_sd_note_lost_wakeup); if not, it sleeps again.  A legitimately long
+ *   sleep costs one spurious wake-up per interval.
+ *
+ *   The net is not a timeout: the futex wait itself stays untimed, so a
+ *   signal handler installed with SA_RESTART still restarts it (a timed
+ *   futex wait would return EINTR whatever SA_RESTART says).
+ *
+ *   The watch thread starts with the first sleeper that registers, takes no
+ *   signals, and is started again in a fork() child when needed.  When every
+ *   slot is taken a sleeper goes without the net.
+ *
+ * Locking
+ *   watch_lock guards the slots, the generation marks and `started`; a leaf,
+ *   taken with no other lock of the library held (sd_lock is dropped before
+ *   a wait registers).  The lost wake-up count is atomic.
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sthead.h"
+
+enum { WATCH_SLOTS = 1024 };
+
+struct watch_slot {
+    struct ust_waitq *w; /* NULL: free */
+    unsigned seq;        /* the sequence the sleeper sleeps on */
+    unsigned long gen;   /* registration number: a slot reused is a new sleeper */
+    unsigned long seen;  /* gen at the watch thread's last look, 0 none */
+};
+
+static ust_lock_t watch_lock = UST_LOCK_INIT; /* everything below but lost */
+static struct watch_slot slots[WATCH_SLOTS];
+static unsigned long next_gen = 1;
+static int started;   /* the watch thread runs (this process) */
+static int hint;      /* where to look for a free slot first */
+static atomic_long lost;
+
+long ust_sd_lost_wakeups(void)
+{
+    return atomic_load(&lost);
+}
+
+void ust_sd_note_lost_wakeup(void)
+{
+    atomic_fetch_add(&lost, 1);
+}
+
+static void *watch_main(void *arg)
+{
+    (void)arg;
+    struct timespec ts = {UST_WAIT_RECHECK_NS / 1000000000LL, UST_WAIT_RECHECK_NS % 1000000000LL};
+    for (;;) {
+        nanosleep(&ts, NULL);
+        ust_lock(&watch_lock);
+        for (int i = 0; i < WATCH_SLOTS; i++) {
+            struct watch_slot *s = &slots[i];
+            if (!s->w)
+                continue;
+            if (s->seen == s->gen && atomic_load(&s->w->seq) == s->seq)
+                syscall(SYS_futex, &s->w->seq, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0);
+            s->seen = s->gen;
+        }
+        ust_unlock(&watch_lock);
+    }
+    return NULL;
+}
+
+/* Start the watch thread; watch_lock held.  Failing leaves it for the next
+ * sleeper (the net is then absent meanwhile, never the wait). */
+static void watch_start(void)
+{
+    pthread_attr_t a;
+    pthread_t t;
+    sigset_t all, old;
+
+    if (pthread_attr_init(&a) != 0)
+        return;
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&a, 64 * 1024);
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread takes no signals */
+    if (pthread_create(&t, &a, watch_main, NULL) == 0)
+        started = 1;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&a);
+}
+
+int ust_sd_watch_enter(struct ust_waitq *w, unsigned seq)
+{
+    int got = -1;
+    ust_lock(&watch_lock);
+    if (!started)
+        watch_start();
+    for (int n = 0; n < WATCH_SLOTS; n++) {
+        int i = (hint + n) % WATCH_SLOTS;
+        if (slots[i].w == NULL) {
+            slots[i].w = w;
+            slots[i].seq = seq;
+            slots[i].gen = next_gen++;
+            slots[i].seen = 0;
+            hint = i + 1;
+            got = i;
+            break;
+        }
+    }
+    ust_unlock(&watch_lock);
+    return got;
+}
+
+void ust_sd_watch_leave(int slot)
+{
+    if (slot < 0)
+        return;
+    ust_lock(&watch_lock);
+    slots[slot].w = NULL;
+    ust_unlock(&watch_lock);
+}
+
+/* fork(): quiesced (a leaf, held briefly).  In the child the sleepers were
+ * the parent's threads and the watch thread is gone. */
+void ust_sd_watch_fork_prepare(void)
+{
+    ust_lock(&watch_lock);
+}
+
+void ust_sd_watch_fork_parent(void)
+{
+    ust_unlock(&watch_lock);
+}
+
+void ust_sd_watch_fork_child(void)
+{
+    for (int i = 0; i < WATCH_SLOTS; i++)
+        slots[i].w = NULL;
+    started = 0;
+    ust_lock_init(&watch_lock);
+}
