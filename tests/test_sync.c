@@ -709,7 +709,7 @@ static void *close_main(void *arg)
 
 /* 11. quntimeout(9F) from close(9E): close holds the perimeter, so a due
  *     callback waits at it; quntimeout must take it out rather than wait for
- *     it.  A 2-tick timeout and close waiting 100 ms: due during close
+ *     it.  A 200 ms timeout and close waiting 600 ms: due during close
  *     (returns -1); a 10 s timeout cancelled at once: still pending (returns
  *     >= 0). */
 static void close_with(long wait_ms, int expect_pending)
@@ -723,7 +723,9 @@ static void close_with(long wait_ms, int expect_pending)
     atomic_store(&cl_cb_runs, 0);
     atomic_store(&cl_wait_ms, (int)wait_ms);
     atomic_store(&close_done, 0);
-    atomic_store(&cl_ticks, expect_pending ? 10 * HZ : 2);
+    /* Due well after close has begun, even on a loaded machine (the close
+     * thread must be inside close, holding the perimeter, when it comes due). */
+    atomic_store(&cl_ticks, expect_pending ? 10 * HZ : HZ / 5);
     CHECK_EQ(ust_qopen(rq, &dev, 0, MODOPEN, &cr), 0);
     pthread_t t;
     CHECK_EQ(pthread_create(&t, NULL, close_main, rq), 0);
@@ -747,7 +749,7 @@ static void close_with(long wait_ms, int expect_pending)
 
 static void case_quntimeout_close(void)
 {
-    close_with(100, 0); /* due while close holds the perimeter */
+    close_with(600, 0); /* due (200 ms) while close holds the perimeter */
     close_with(0, 1);   /* still pending */
 }
 

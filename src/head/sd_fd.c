@@ -109,9 +109,11 @@ struct stdata *ust_sd_alloc(void)
         pool = sd->sd_next;
     ust_unlock(&pool_lock);
     if (!sd) {
-        sd = calloc(1, sizeof(*sd));
+        size_t size = (sizeof(*sd) + UST_CACHELINE - 1) / UST_CACHELINE * UST_CACHELINE;
+        sd = aligned_alloc(UST_CACHELINE, size); /* the layout wants whole lines */
         if (!sd)
             return NULL;
+        memset(sd, 0, size);
         ust_lock_init(&sd->sd_lock);
         ust_lock_init(&sd->sd_plumb);
     }

@@ -392,7 +392,7 @@ ssize_t ust_sd_read(struct stdata *sd, const struct iovec *iov, int iovcnt)
         if (sd_take(sd, q, mp, &cur, mode, rdopt, total, &n, &dead, &err) == TAKE_STOP)
             break;
     }
-    ust_sd_rready(sd);
+    ust_sd_rready_after_read(sd);
     ust_sd_unlockq(sd);
     dead_free(dead);
     return err ? -err : (ssize_t)n;
@@ -574,7 +574,7 @@ int ust_sd_getpmsg(struct stdata *sd, struct strbuf *ctl, struct strbuf *data, i
     *flagsp = pc ? MSG_HIPRI : MSG_BAND;
     if (bandp)
         *bandp = outband;
-    ust_sd_rready(sd);
+    ust_sd_rready_after_read(sd);
 out:
     ust_sd_unlockq(sd);
     dead_free(dead);

@@ -185,6 +185,24 @@ void ust_sd_rready(struct stdata *sd)
     ust_sd_ready_pri(sd, pc);
 }
 
+/*
+ * ust_sd_rready_after_read -- ust_sd_rready at the end of a read, skipped
+ *   when it could change nothing: a blocking stream whose readable token is
+ *   shown and whose priority token is not.  rready never withdraws the
+ *   readable token of a blocking stream, and a high-priority message reaches
+ *   the front (and sets its token) only under sd_lock, which the reader
+ *   holds.  This spares the reader the read queue's lock, which the writers
+ *   contend for, once per read.  sd_lock held.
+ */
+void ust_sd_rready_after_read(struct stdata *sd)
+{
+    UST_ASSERT_HELD(&sd->sd_lock);
+    if (__atomic_load_n(&sd->sd_rtoken, __ATOMIC_RELAXED) && !sd->sd_ptoken &&
+        !(sd->sd_oflag & (O_NONBLOCK | O_NDELAY)))
+        return;
+    ust_sd_rready(sd);
+}
+
 /* ------------------------------------------------------------------------ */
 /* The head queue pair                                                      */
 /* ------------------------------------------------------------------------ */

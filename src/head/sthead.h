@@ -79,15 +79,26 @@ struct ust_waitq {
                            * later wakes skip the syscall until a new waiter arrives */
 };
 
+/* Layout: what the threads on the two sides of a stream write sits on cache
+ * lines of its own (UST_CACHELINE), so that a writer feeding this head and
+ * the reader draining it do not pull each other's lines: sd_lock (the reader,
+ * and callers on this stream), sd_rwait (bumped by every writer's wake-up),
+ * sd_wwait (by the reader's back-enables), sd_calls (every call on this
+ * descriptor).  The fields the writers' fast path only reads (sd_rtoken,
+ * sd_mread_sent, sd_sigflags) change on edges only.  Heads are allocated
+ * aligned (ust_sd_alloc). */
+#define UST_CACHELINE 64
+
 struct stdata {
     queue_t *sd_rq;              /* head read queue (q_ptr == this) */
     queue_t *sd_wq;              /* head write queue */
-    ust_lock_t sd_lock;          /* guards every field tagged LOCK */
     ust_lock_t sd_plumb;         /* serializes open/close/push/pop/link of this stream */
-    struct ust_waitq sd_rwait;   /* readers: data, M_ERROR, M_HANGUP, close */
-    struct ust_waitq sd_wwait;   /* writers: back-enable, M_ERROR, M_HANGUP, close */
+    _Alignas(UST_CACHELINE) ust_lock_t sd_lock; /* guards every field tagged LOCK */
+    _Alignas(UST_CACHELINE) struct ust_waitq sd_rwait; /* readers: data, M_ERROR, M_HANGUP, close */
+    _Alignas(UST_CACHELINE) struct ust_waitq sd_wwait; /* writers: back-enable, M_ERROR, M_HANGUP,
+                                                         * close */
     struct ust_waitq sd_iwait;   /* ioctls: the one-at-a-time slot and the reply */
-    atomic_int sd_calls;         /* system calls in progress on this stream */
+    _Alignas(UST_CACHELINE) atomic_int sd_calls; /* system calls in progress on this stream */
     atomic_int sd_refs;          /* descriptors (fd table entries) + peer + fattach */
     int sd_forked;               /* atomic: inherited through fork(), detached (sd_fork.c) */
 
@@ -289,6 +300,7 @@ void ust_sd_wfull_note(struct stdata *sd, int band);
  * while a normal message waits (or a read error / hang-up), priority while a
  * high-priority message is at the front.  sd_lock held.  Call after removing
  * messages from the head read queue (read, getmsg, I_FLUSH, ...). */
+void ust_sd_rready_after_read(struct stdata *sd); /* sd_rput.c: rready unless moot */
 void ust_sd_rready(struct stdata *sd);
 /* An ioctl reply (M_IOCACK, M_IOCNAK, M_COPYIN, M_COPYOUT) for this head:
  * if the ioctl in progress (sd_iocbusy) has the reply's id and no reply is
