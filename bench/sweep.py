@@ -100,6 +100,10 @@ def log(msg):
 # --------------------------------------------------------------------------
 
 BLOCK_RE = re.compile(r"blockstats: mblks=(-?\d+) dblks=(-?\d+) bytes=(-?\d+)")
+# A run that has not ended this many seconds after its interval is hung: the
+# drain and close take well under a second, ustreams_quiesce waits 5 s at most.
+# (Short, so that a hang costs the 5-minute budget of make bench little.)
+HANG_AFTER = 15
 TOTALS_RE = re.compile(r"totals: writes=(\d+) reads=(\d+)")
 RAW_FIELDS = ["group", "series", "size", "rep", "writes_per_s", "reads_per_s", "bytes_per_s",
               "options", "rc", "mblks", "dblks", "bytes_outstanding", "total_writes",
@@ -128,7 +132,8 @@ class Runner:
         row = {f: "" for f in RAW_FIELDS}
         row.update(group=group, series=series, size=size, rep=rep, options=" ".join(args))
         try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=ttime + warmup + 30)
+            p = subprocess.run(cmd, capture_output=True, text=True,
+                               timeout=ttime + warmup + HANG_AFTER)
             rc, out, err = p.returncode, p.stdout, p.stderr
         except subprocess.TimeoutExpired as e:
             rc, out, err = "timeout", e.stdout or "", "perftest timed out (hung?)"
