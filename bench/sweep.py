@@ -40,6 +40,7 @@ import platform
 import re
 import shlex
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -118,6 +119,7 @@ class Runner:
         self.raw = []          # every run, dicts
         self.failures = []     # (description, message)
         self.hung = 0          # ustreams runs that timed out
+        self.stacks = []       # (description, command, gdb's thread stacks) of hung runs
 
     def run(self, group, series, size, rep, args, wrap=None, ttime=None, warmup=None):
         """One perftest run of one interval (of ttime seconds after warmup,
@@ -131,16 +133,25 @@ class Runner:
             "-s", str(size)] + args
         row = {f: "" for f in RAW_FIELDS}
         row.update(group=group, series=series, size=size, rep=rep, options=" ".join(args))
-        try:
-            p = subprocess.run(cmd, capture_output=True, text=True,
-                               timeout=ttime + warmup + HANG_AFTER)
-            rc, out, err = p.returncode, p.stdout, p.stderr
-        except subprocess.TimeoutExpired as e:
-            rc, out, err = "timeout", e.stdout or "", "perftest timed out (hung?)"
-            if "--peer" not in args:
-                self.hung += 1
-            if isinstance(out, bytes):
-                out = out.decode(errors="replace")
+        # A session of its own, so that a hung run is killed with its children
+        # (perftest under perf), which would otherwise keep the pipes open.
+        with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, start_new_session=True) as p:
+            try:
+                out, err = p.communicate(timeout=ttime + warmup + HANG_AFTER)
+                rc = p.returncode
+            except subprocess.TimeoutExpired:
+                if not wrap:  # under perf the pid is perf's
+                    self.stacks.append((f"{series} size {size} rep {rep}", " ".join(cmd),
+                                        thread_stacks(p.pid)))
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                out, _ = p.communicate()
+                rc, err = "timeout", "perftest timed out (hung?)"
+                if "--peer" not in args:
+                    self.hung += 1
         row["rc"] = rc
         m = BLOCK_RE.search(err)
         if m:
@@ -164,6 +175,19 @@ class Runner:
                                   msg[-1] if msg else "no output"))
             return None if not lines else row
         return row
+
+
+def thread_stacks(pid):
+    """Every thread's stack of a hung process, by gdb if there is one: for
+    whoever looks into the hang (the sweep writes them to hangs.txt)."""
+    gdb = shutil.which("gdb")
+    if not gdb:
+        return "(no gdb: no stacks)"
+    try:
+        return subprocess.run([gdb, "-p", str(pid), "-batch", "-ex", "thread apply all bt"],
+                              capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"(gdb failed: {e})"
 
 
 def median_of(rows, key="writes_per_s"):
@@ -381,6 +405,10 @@ def report(ctx, img_prefix):
     if ctx["failures"]:
         add("## Failed runs")
         add("")
+        if ctx["hangs"]:
+            add(f"The thread stacks of the {ctx['hangs']} hung runs (gdb, just before the "
+                "kill) are in `hangs.txt`.")
+            add("")
         for what, msg in ctx["failures"][:30]:
             add(f"- {what}: `{msg}`")
         if len(ctx["failures"]) > 30:
@@ -640,6 +668,13 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     if not a.from_raw:
         write_csv(os.path.join(outdir, "raw.csv"), runner.raw, RAW_FIELDS)
+        hangs = os.path.join(outdir, "hangs.txt")
+        if runner.stacks:
+            with open(hangs, "w") as f:
+                for what, cmd, stacks in runner.stacks:
+                    f.write(f"==== {what}: {cmd}\n{stacks}\n")
+        elif os.path.exists(hangs):
+            os.remove(hangs)  # from an earlier run of the same day
     return write_report(a, runner, results, sizes, labels, found, outdir, elapsed)
 
 
@@ -705,7 +740,8 @@ def write_report(a, runner, results, sizes, labels, found, outdir, elapsed):
         if ust_ok and "options" in have else [],
         "push": [(n, get("push", f"-p {n}")) for n in PUSH_COUNTS]
         if ust_ok and "push" in have else [],
-        "scale": scale, "blocks": blocks, "micro": micro, "failures": runner.failures,
+        "scale": scale, "blocks": blocks, "hangs": len(runner.stacks), "micro": micro,
+        "failures": runner.failures,
     }
     with open(os.path.join(outdir, "results.md"), "w") as f:
         f.write(report(ctx, ""))
@@ -718,7 +754,8 @@ def write_report(a, runner, results, sizes, labels, found, outdir, elapsed):
     with open(os.path.join(a.out, "latest.md"), "w") as f:
         f.write(report(ctx, "latest/").replace(
             "Raw data: `raw.csv`", f"Raw data: `{a.date}/raw.csv`").replace(
-            "`medians.csv`", f"`{a.date}/medians.csv`"))
+            "`medians.csv`", f"`{a.date}/medians.csv`").replace(
+            "`hangs.txt`", f"`{a.date}/hangs.txt`"))
 
     log(f"sweep: done in {elapsed:.0f} s: {outdir}/results.md "
         f"({len(runner.failures)} failed runs)")

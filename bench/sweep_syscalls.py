@@ -120,8 +120,10 @@ def table(results, labels, size, perf_error, fmt_rate):
             "included | messages per read call | writes/s under perf | pairs of runs |",
             "|---|---:|---:|---:|---:|---:|"]
 
-    def g(v):
-        return "n/a" if v is None else f"{v:.0f}" if v >= 100 else f"{v:.3g}"
+    def g(v):  # below 1e-4 is within the noise of the start-up's count
+        if v is None:
+            return "n/a"
+        return "< 0.0001" if v < 1e-4 else f"{v:.0f}" if v >= 100 else f"{v:.3g}"
     for lb, r in rows:
         if r is None:
             out.append(f"| {lb} | not measured | | | | |")
