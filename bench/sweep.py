@@ -257,7 +257,10 @@ def machine_info():
     try:
         rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+        # The sweep's own output (bench/results/, latest.md among it) is not
+        # a change to what was measured.
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
+                                ".", ":(exclude)bench/results"],
                                capture_output=True, text=True).stdout.strip()
         if dirty:
             rev += " (with uncommitted changes)"
