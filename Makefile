@@ -9,7 +9,9 @@
 #   make install PREFIX=D  install to D (default /usr/local)
 #   make examples          install to build/stage, build examples/*.c against it
 #   make bench             venv, build, build/bench_micro --quick, then the perftest sweep
-#                          (bench/README.md; FULL=1 to 64 KiB writes, REPEAT=N runs per point)
+#                          (bench/README.md): writes of 1 B to 64 KiB (QUICK=1: to 4 KiB),
+#                          REPEAT=N runs per point; installs libzmq3-dev for the ZeroMQ
+#                          peer if missing (as root with apt-get; BENCH_ZMQ_INSTALL=no: never)
 #   make venv              .venv with bench/requirements.txt (matplotlib, for the charts)
 #   make fuzz              build-fuzz/ (clang, libFuzzer, ASan+UBSan): run each
 #                          tests/fuzz/fuzz_*.c target FUZZ_SECONDS (default 60) from its
@@ -61,12 +63,20 @@ TSAN_LAUNCH ?= $(shell setarch $$(uname -m) -R true >/dev/null 2>&1 && echo seta
 
 # Bench hooks: BENCH_DEPS are extra prerequisites of `bench` (the venv),
 # BENCH_SWEEP is the command run after bench_micro (the Python sweep of
-# `build/ustreams perftest` against pipe(2) and AF_UNIX socketpairs, with the charts).
-# FULL=1 extends the sweep to 64 KiB writes; REPEAT=N runs each point N times.
+# `build/ustreams perftest` against pipe(2), AF_UNIX socketpairs and ZeroMQ inproc
+# PAIR, with the charts and the system calls per message).  The sweep goes to 64 KiB
+# writes; QUICK=1 stops it at 4 KiB (FULL=1, once needed for 64 KiB, changes
+# nothing); REPEAT=N runs each point N times.
 BENCH_MICRO_CSV := $(BUILD)/bench_micro.csv
 BENCH_DEPS  ?= venv
-BENCH_SWEEP ?= FULL="$(FULL)" $(VENV)/bin/python bench/sweep.py --perftest "$(BUILD)/ustreams perftest" \
+BENCH_SWEEP ?= QUICK="$(QUICK)" FULL="$(FULL)" $(VENV)/bin/python bench/sweep.py \
+               --perftest "$(BUILD)/ustreams perftest" \
                $(if $(REPEAT),--repeat $(REPEAT)) --micro-csv $(BENCH_MICRO_CSV)
+# perftest's ZeroMQ peer is built where pkg-config finds libzmq (CMakeLists.txt).
+# When it does not, bench-zmq installs Debian's libzmq3-dev if it runs as root
+# with apt-get (as fuzz-build does for clang); otherwise, or if that fails, the
+# peer is left out and the report says so.  BENCH_ZMQ_INSTALL=no never installs.
+BENCH_ZMQ_INSTALL ?= yes
 
 EXAMPLES      := $(wildcard examples/*.c)
 EXAMPLE_FLAGS ?= -std=c11 -Wall -Wextra -O2 -g $(if $(filter ON,$(WERROR)),-Werror)
@@ -75,7 +85,7 @@ FORMAT_DIRS := include src tests tools bench examples
 CLANG_FORMAT ?= clang-format
 
 .PHONY: all configure test test-main test-asan tsan fuzz fuzz-build install examples bench \
-        bench-micro bench-sweep venv format clean distclean
+        bench-zmq bench-build bench-micro bench-sweep venv format clean distclean
 
 all: configure
 	$(CMAKE) --build $(BUILD)
@@ -162,7 +172,23 @@ examples:
 
 bench: bench-micro bench-sweep
 
-bench-micro: all $(BENCH_DEPS)
+bench-zmq:
+	@if [ "$(BENCH_ZMQ_INSTALL)" != no ] && ! $(PKG_CONFIG) --exists libzmq 2>/dev/null; then \
+	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	        echo "bench: no libzmq; installing libzmq3-dev for perftest's ZeroMQ peer"; \
+	        { apt-get update -qq && \
+	          DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libzmq3-dev; } >/dev/null \
+	        || echo "bench: apt-get install libzmq3-dev failed: no ZeroMQ peer" >&2; \
+	    else \
+	        echo "bench: no libzmq (Debian: apt-get install libzmq3-dev): no ZeroMQ peer"; \
+	    fi; \
+	fi
+
+# The build after bench-zmq, so that the configure sees a libzmq just installed.
+bench-build: bench-zmq
+	@$(MAKE) --no-print-directory all
+
+bench-micro: bench-build $(BENCH_DEPS)
 	@rm -f $(BENCH_MICRO_CSV)
 	@if [ -x $(BUILD)/bench_micro ]; then $(BUILD)/bench_micro --quick --csv $(BENCH_MICRO_CSV); \
 	else echo "bench: $(BUILD)/bench_micro not built (no bench/micro.c yet)"; fi

@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Pipe benchmark sweep: `build/ustreams perftest` over write sizes, side by side with
-pipe(2) and AF_UNIX socketpairs, and the four charts of the OpenSS7 pipe paper.
+pipe(2), AF_UNIX socketpairs and ZeroMQ inproc PAIR sockets, and the four charts of
+the OpenSS7 pipe paper.
 
     bench/sweep.py [--perftest 'build/ustreams perftest'] [--micro-csv FILE] [--repeat N]
-                   [--time SECONDS] [--full] [--peers-only] [--no-extras]
+                   [--time SECONDS] [--quick] [--peers-only] [--no-extras] [--no-syscalls]
                    [--out bench/results] [--date YYYY-MM-DD] [--from-raw RAW_CSV]
 
-Environment: FULL=1 is --full (sizes to 64 KiB), REPEAT=N is --repeat N.
+Sizes 1 B to 64 KiB; --quick (or QUICK=1) stops at 4 KiB.  REPEAT=N is
+--repeat N.  --full and FULL=1 are accepted and change nothing (64 KiB is the
+default).  The ZeroMQ series runs when perftest was built with libzmq; the
+system calls per message at 64 B when `perf stat` can count them
+(bench/sweep_syscalls.py).
 
 Every point is run REPEAT times (default 3) and the median kept.  Runs are
 interleaved (repetition, then size, then series) so that drift of a shared
@@ -20,7 +25,7 @@ machine spreads over every series alike.  Output, in bench/results/<date>/:
                      cost) in the legend
     throughput.png   log bytes/s against log size
     improvement.png  % of writes/s over pipe(2)
-    results.md       ratios, delay fit, targets, extra tables
+    results.md       ratios, delay fit, targets, system calls per message, extra tables
 and the same report as bench/results/latest.md with bench/results/latest/*.png.
 --from-raw redoes the medians, charts and reports from an earlier raw.csv
 without measuring.  Timings are a report, never a test: the exit status is 0
@@ -35,14 +40,20 @@ import platform
 import re
 import shlex
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import time
 
+import sweep_charts
+import sweep_syscalls
+
 PIPE = "pipe(2)"
 UST = "ustreams"
 UST_TUNED = "ustreams -H -M -w -F"
+ZMQ = "ZeroMQ inproc PAIR"
+ZMQ_PEER = "zmq-inproc"
 
 # label -> perftest arguments.  ustreams uses read/write (-r) like the peers and
 # like the paper's perftest_script; putmsg/getmsg appears in the options table.
@@ -53,6 +64,7 @@ SERIES = [
     ("pipe(2) -F", ["--peer", "pipe", "-F"]),
     ("AF_UNIX stream", ["--peer", "unix-stream"]),
     ("AF_UNIX seqpacket", ["--peer", "unix-seqpacket"]),
+    (ZMQ, ["--peer", ZMQ_PEER]),
 ]
 
 # Options at 64 B: which stream-head feature buys what.
@@ -75,7 +87,7 @@ FIT_MAX = 4096
 EXTRA_SIZE = 64
 
 MARKERS = {UST: "o", UST_TUNED: "s", PIPE: "^", "pipe(2) -F": "v",
-           "AF_UNIX stream": "D", "AF_UNIX seqpacket": "x"}
+           "AF_UNIX stream": "D", "AF_UNIX seqpacket": "x", ZMQ: "*"}
 # One colour per series in every chart (matplotlib's tab10 order).
 COLORS = {lb: f"C{i}" for i, (lb, _) in enumerate(SERIES)}
 
@@ -89,6 +101,14 @@ def log(msg):
 # --------------------------------------------------------------------------
 
 BLOCK_RE = re.compile(r"blockstats: mblks=(-?\d+) dblks=(-?\d+) bytes=(-?\d+)")
+# A run that has not ended this many seconds after its interval is hung: the
+# drain and close take well under a second, ustreams_quiesce waits 5 s at most.
+# (Short, so that a hang costs the 5-minute budget of make bench little.)
+HANG_AFTER = 15
+TOTALS_RE = re.compile(r"totals: writes=(\d+) reads=(\d+)")
+RAW_FIELDS = ["group", "series", "size", "rep", "writes_per_s", "reads_per_s", "bytes_per_s",
+              "options", "rc", "mblks", "dblks", "bytes_outstanding", "total_writes",
+              "total_reads", "syscalls"]
 
 
 class Runner:
@@ -99,30 +119,49 @@ class Runner:
         self.raw = []          # every run, dicts
         self.failures = []     # (description, message)
         self.hung = 0          # ustreams runs that timed out
+        self.stacks = []       # (description, command, gdb's thread stacks) of hung runs
 
-    def run(self, group, series, size, rep, args):
-        """One perftest run of one interval; returns the result dict (also
-        kept in self.raw) or None when the run failed."""
-        cmd = shlex.split(self.perftest) + ["--csv", "-q", "-t", str(self.ttime), "-i", "1",
-               "--warmup", str(self.warmup), "-s", str(size)] + args
-        row = {"group": group, "series": series, "size": size, "rep": rep,
-               "writes_per_s": "", "reads_per_s": "", "bytes_per_s": "",
-               "options": " ".join(args), "rc": "", "mblks": "", "dblks": "",
-               "bytes_outstanding": ""}
-        try:
-            p = subprocess.run(cmd, capture_output=True, text=True,
-                               timeout=self.ttime + self.warmup + 30)
-            rc, out, err = p.returncode, p.stdout, p.stderr
-        except subprocess.TimeoutExpired as e:
-            rc, out, err = "timeout", e.stdout or "", "perftest timed out (hung?)"
-            if "--peer" not in args:
-                self.hung += 1
-            if isinstance(out, bytes):
-                out = out.decode(errors="replace")
+    def run(self, group, series, size, rep, args, wrap=None, ttime=None, warmup=None):
+        """One perftest run of one interval (of ttime seconds after warmup,
+        by default the sweep's), under the command prefix wrap if given (perf
+        stat); returns the result dict (also kept in self.raw) or None when
+        the run failed."""
+        ttime = self.ttime if ttime is None else ttime
+        warmup = self.warmup if warmup is None else warmup
+        cmd = (wrap or []) + shlex.split(self.perftest) + [
+            "--csv", "-q", "-t", str(ttime), "-i", "1", "--warmup", str(warmup),
+            "-s", str(size)] + args
+        row = {f: "" for f in RAW_FIELDS}
+        row.update(group=group, series=series, size=size, rep=rep, options=" ".join(args))
+        # A session of its own, so that a hung run is killed with its children
+        # (perftest under perf), which would otherwise keep the pipes open.
+        with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, start_new_session=True) as p:
+            try:
+                out, err = p.communicate(timeout=ttime + warmup + HANG_AFTER)
+                rc = p.returncode
+            except subprocess.TimeoutExpired:
+                if not wrap:  # under perf the pid is perf's
+                    self.stacks.append((f"{series} size {size} rep {rep}", " ".join(cmd),
+                                        thread_stacks(p.pid)))
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                out, _ = p.communicate()
+                rc, err = "timeout", "perftest timed out (hung?)"
+                if "--peer" not in args:
+                    self.hung += 1
         row["rc"] = rc
         m = BLOCK_RE.search(err)
         if m:
             row["mblks"], row["dblks"], row["bytes_outstanding"] = map(int, m.groups())
+        m = TOTALS_RE.search(err)
+        if m:
+            row["total_writes"], row["total_reads"] = map(int, m.groups())
+        if wrap:
+            n = sweep_syscalls.parse(err)
+            row["syscalls"] = "" if n is None else n
         lines = [ln for ln in out.splitlines() if ln.count(",") >= 5]
         if lines:
             f = lines[-1].split(",")
@@ -136,6 +175,19 @@ class Runner:
                                   msg[-1] if msg else "no output"))
             return None if not lines else row
         return row
+
+
+def thread_stacks(pid):
+    """Every thread's stack of a hung process, by gdb if there is one: for
+    whoever looks into the hang (the sweep writes them to hangs.txt)."""
+    gdb = shutil.which("gdb")
+    if not gdb:
+        return "(no gdb: no stacks)"
+    try:
+        return subprocess.run([gdb, "-p", str(pid), "-batch", "-ex", "thread apply all bt"],
+                              capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"(gdb failed: {e})"
 
 
 def median_of(rows, key="writes_per_s"):
@@ -188,125 +240,6 @@ def ratio(med, a, b, s, key="bytes_per_s"):
 
 
 # --------------------------------------------------------------------------
-# Charts
-# --------------------------------------------------------------------------
-
-def size_label(s):
-    return f"{s // 1024}K" if s >= 1024 else str(s)
-
-
-def charts(med, labels, sizes, fits, outdir):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        log("sweep: matplotlib not available: no charts (make venv)")
-        return []
-
-    def series_pts(label, fn):
-        xs, ys = [], []
-        for s in sizes:
-            r = med.get((label, s))
-            if r and r["writes_per_s"]:
-                xs.append(s)
-                ys.append(fn(r, s))
-        return xs, ys
-
-    def log2_axis(ax):
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(sizes)
-        ax.set_xticklabels([size_label(s) for s in sizes], fontsize=8)
-        ax.set_xlabel("write size (bytes)")
-        ax.grid(True, which="both", alpha=0.3)
-
-    made = []
-
-    def save(fig, name):
-        path = os.path.join(outdir, name)
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        made.append(path)
-
-    # performance: writes/s against log size
-    fig, ax = plt.subplots(figsize=(8, 5))
-    for label in labels:
-        xs, ys = series_pts(label, lambda r, s: r["writes_per_s"])
-        if xs:
-            ax.plot(xs, ys, marker=MARKERS.get(label, "."),
-                    color=COLORS.get(label), label=label)
-    log2_axis(ax)
-    ax.set_yscale("log")
-    ax.set_ylabel("writes per second")
-    ax.set_title("Performance: writes/s against write size")
-    ax.legend(fontsize=8)
-    save(fig, "performance.png")
-
-    # delay: seconds per write against size (up to FIT_MAX), with the
-    # least-squares line
-    fig, ax = plt.subplots(figsize=(8, 5))
-    fit_top = max(s for s in sizes if s <= FIT_MAX)
-    for label in labels:
-        xs, ys = series_pts(label, lambda r, s: 1e6 / r["writes_per_s"])
-        xs, ys = [x for x in xs if x <= FIT_MAX], [y for x, y in zip(xs, ys) if x <= FIT_MAX]
-        if not xs:
-            continue
-        a, b = fits.get(label, (None, None))
-        leg = label if a is None else f"{label}: {a:.0f} ns + {b:.3f} ns/B"
-        line, = ax.plot(xs, ys, marker=MARKERS.get(label, "."), linestyle="none",
-                        color=COLORS.get(label), label=leg)
-        if a is not None:
-            ax.plot([0, fit_top], [a / 1e3, (a + b * fit_top) / 1e3],
-                    color=line.get_color(), linewidth=1)
-    ax.set_xlabel("write size (bytes)")
-    ax.set_ylabel("microseconds per write")
-    ax.set_xlim(left=0)
-    ax.set_ylim(bottom=0)
-    ax.grid(True, alpha=0.3)
-    ax.set_title(f"Delay: time per write, sizes ≤ {fit_top} B "
-                 "(least squares: intercept + slope)")
-    ax.legend(fontsize=8)
-    save(fig, "delay.png")
-
-    # throughput: log bytes/s against log size
-    fig, ax = plt.subplots(figsize=(8, 5))
-    for label in labels:
-        xs, ys = series_pts(label, lambda r, s: r["writes_per_s"] * s)
-        if xs:
-            ax.plot(xs, ys, marker=MARKERS.get(label, "."),
-                    color=COLORS.get(label), label=label)
-    log2_axis(ax)
-    ax.set_yscale("log")
-    ax.set_ylabel("bytes per second")
-    ax.set_title("Throughput: bytes/s against write size")
-    ax.legend(fontsize=8)
-    save(fig, "throughput.png")
-
-    # improvement: % over pipe(2)
-    fig, ax = plt.subplots(figsize=(8, 5))
-    for label in labels:
-        if label == PIPE:
-            continue
-        xs, ys = [], []
-        for s in sizes:
-            q = ratio(med, label, PIPE, s, "writes_per_s")
-            if q is not None:
-                xs.append(s)
-                ys.append((q - 1) * 100)
-        if xs:
-            ax.plot(xs, ys, marker=MARKERS.get(label, "."),
-                    color=COLORS.get(label), label=label)
-    ax.axhline(0, color="black", linewidth=0.8)
-    log2_axis(ax)
-    ax.set_ylabel("% improvement in writes/s over pipe(2)")
-    ax.set_title("Improvement over pipe(2)")
-    ax.legend(fontsize=8)
-    save(fig, "improvement.png")
-    return made
-
-
-# --------------------------------------------------------------------------
 # Report
 # --------------------------------------------------------------------------
 
@@ -324,7 +257,10 @@ def machine_info():
     try:
         rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+        # The sweep's own output (bench/results/, latest.md among it) is not
+        # a change to what was measured.
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
+                                ".", ":(exclude)bench/results"],
                                capture_output=True, text=True).stdout.strip()
         if dirty:
             rev += " (with uncommitted changes)"
@@ -353,6 +289,12 @@ def report(ctx, img_prefix):
         "blocks) + read-fill (RFILL) + full-size reads (64 KiB buffer)")
     if not ctx["ust_ok"]:
         add(f"- **ustreams was not measured**: {ctx['ust_error']}")
+    if ctx["zmq_ok"]:
+        add(f"- {ZMQ} (`--peer {ZMQ_PEER}`{ctx['zmq_version']}): one zmq_send / zmq_recv "
+            "per write / read on a pair of ZMQ_PAIR sockets over inproc://, default "
+            "high-water marks; the writer's end of file is an empty message")
+    else:
+        add(f"- **{ZMQ} was not measured**: {ctx['zmq_error']}")
     add("")
     for name, title in (("performance", "Performance"), ("delay", "Delay"),
                         ("throughput", "Throughput"), ("improvement", "Improvement")):
@@ -397,6 +339,7 @@ def report(ctx, img_prefix):
     for t in ctx["targets"]:
         add(f"| {t[0]} | {t[1]} | {t[2]} |")
     add("")
+    L.extend(ctx["syscalls"])
 
     if ctx["options"]:
         add(f"## Stream-head options at {EXTRA_SIZE} B (ustreams)")
@@ -465,6 +408,10 @@ def report(ctx, img_prefix):
     if ctx["failures"]:
         add("## Failed runs")
         add("")
+        if ctx["hangs"]:
+            add(f"The thread stacks of the {ctx['hangs']} hung runs (gdb, just before the "
+                "kill) are in `hangs.txt`.")
+            add("")
         for what, msg in ctx["failures"][:30]:
             add(f"- {what}: `{msg}`")
         if len(ctx["failures"]) > 30:
@@ -499,7 +446,8 @@ def targets(med, sizes, fits):
 
     for size, need, name in ((4096, 2, "4096 B"), (65536, 1, "64 KiB")):
         if size not in sizes:
-            out.append((f"{name}: ≥ {need}× pipe(2)", "not measured (FULL=1 make bench)", "n/a"))
+            out.append((f"{name}: ≥ {need}× pipe(2)",
+                        f"not measured (sizes stop at {sizes[-1]} B)", "n/a"))
             continue
         r, lb = best_at(size)
         what = "n/a" if r is None else f"{r:.2f}× ({lb})"
@@ -536,7 +484,9 @@ def write_csv(path, rows, fields):
 
 
 def parse_args():
-    env_full = os.environ.get("FULL", "") not in ("", "0", "no", "false")
+    def env_flag(name):
+        return os.environ.get(name, "") not in ("", "0", "no", "false")
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--perftest", default="build/ustreams perftest",
                     help="the perftest command (program and leading arguments)")
@@ -544,11 +494,15 @@ def parse_args():
     ap.add_argument("--repeat", type=int, default=int(os.environ.get("REPEAT", "3")))
     ap.add_argument("--time", type=float, default=0.4, help="seconds per run (perftest -t)")
     ap.add_argument("--warmup", type=float, default=0.05)
-    ap.add_argument("--full", action="store_true", default=env_full,
-                    help="sizes up to 64 KiB (also FULL=1)")
+    ap.add_argument("--quick", action="store_true", default=env_flag("QUICK"),
+                    help="sizes up to 4 KiB only (also QUICK=1)")
+    ap.add_argument("--full", action="store_true", default=env_flag("FULL"),
+                    help="sizes up to 64 KiB: the default; overrides --quick")
     ap.add_argument("--peers-only", action="store_true", help="skip ustreams")
     ap.add_argument("--no-extras", action="store_true",
                     help="skip the options/modules/scale tables")
+    ap.add_argument("--no-syscalls", action="store_true",
+                    help="skip the system calls per message (perf stat)")
     ap.add_argument("--from-raw", metavar="RAW_CSV",
                     help="measure nothing: redo medians, charts and report from a raw.csv")
     ap.add_argument("--out", default="bench/results")
@@ -556,26 +510,52 @@ def parse_args():
     return ap.parse_args()
 
 
-def probe_ustreams(a):
-    """(usable, why not): can perftest run a ustreams pipe at all?"""
-    if a.peers_only:
-        return False, "skipped (--peers-only)"
+def probe(a, args):
+    """(usable, why not): can perftest run with these arguments at all?"""
     try:
-        p = subprocess.run(shlex.split(a.perftest) + ["--csv", "-q", "-t", "0.05", "-r"],
+        p = subprocess.run(shlex.split(a.perftest) + ["--csv", "-q", "-t", "0.05"] + args,
                            capture_output=True, text=True, timeout=60)
     except subprocess.TimeoutExpired:
         return False, "perftest hung (no result in 60 s)"
     if p.returncode != 0 or not p.stdout.strip():
-        return False, (p.stderr.strip().splitlines() or ["no output"])[-1]
+        lines = p.stderr.strip().splitlines() or ["no output"]
+        return False, next((ln for ln in lines if ln.startswith("perftest:")), lines[-1])
     return True, ""
 
 
-def make_plan(a, sizes, series, ust_ok):
+def probe_ustreams(a):
+    if a.peers_only:
+        return False, "skipped (--peers-only)"
+    return probe(a, ["-r"])
+
+
+def probe_zmq(a):
+    """(usable, why not, ", libzmq VERSION" or "") for the ZeroMQ series."""
+    ok, why = probe(a, ["--peer", ZMQ_PEER])
+    if not ok and "unknown --peer" in why:
+        why = ("this perftest was built without libzmq (CMake's pkg-config check found "
+               "none; Debian: apt-get install libzmq3-dev, which `make bench` tries as root)")
+    version = ""
+    if ok:
+        try:
+            v = subprocess.run(["pkg-config", "--modversion", "libzmq"], capture_output=True,
+                               text=True, timeout=30).stdout.strip()
+            version = f", libzmq {v}" if v else ""
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    return ok, why, version
+
+
+def make_plan(a, sizes, series, ust_ok, perf):
     plan = []  # (group, label, size, rep, args)
     for rep in range(a.repeat):
         for s in sizes:
             for lb, args in series:
                 plan.append(("sweep", lb, s, rep, args))
+        if perf:
+            for lb, args in series:
+                plan.append(("syscalls", lb, EXTRA_SIZE, rep, args))
+                plan.append(("syscalls-base", lb, EXTRA_SIZE, rep, args))
         if a.no_extras:
             continue
         if ust_ok:
@@ -590,8 +570,9 @@ def make_plan(a, sizes, series, ust_ok):
     return plan
 
 
-def measure(a, runner, plan, started):
-    """Run the plan; returns {(group, label, size): [row or None per run]}."""
+def measure(a, runner, plan, started, perf):
+    """Run the plan; returns {(group, label, size): [row or None per run]}.
+    The syscalls groups run under perf (the base runs short, no warm-up)."""
     per_run = a.time + a.warmup + 0.05
     log(f"sweep: {len(plan)} runs of ~{per_run:.2f} s (~{len(plan) * per_run / 60:.1f} min), "
         f"{a.repeat} repetitions")
@@ -604,7 +585,13 @@ def measure(a, runner, plan, started):
                 runner.hung += 1
             results.setdefault((group, lb, s), []).append(None)
             continue
-        r = runner.run(group, lb, s, rep, args)
+        if group == "syscalls":
+            r = runner.run(group, lb, s, rep, args, wrap=perf)
+        elif group == "syscalls-base":
+            r = runner.run(group, lb, s, rep, args, wrap=perf,
+                           ttime=sweep_syscalls.BASE_TIME, warmup=0)
+        else:
+            r = runner.run(group, lb, s, rep, args)
         results.setdefault((group, lb, s), []).append(r)
         if i % 10 == 0 or i == len(plan) or r is None:
             el = time.monotonic() - started
@@ -621,8 +608,10 @@ def load_raw(path, runner):
     with open(path) as f:
         for row in csv.DictReader(f):
             for k in ("writes_per_s", "reads_per_s", "bytes_per_s", "mblks", "dblks",
-                      "bytes_outstanding"):
-                if row.get(k, "") != "":
+                      "bytes_outstanding", "total_writes", "total_reads", "syscalls"):
+                if row.get(k) is None:
+                    row[k] = ""  # a raw.csv of an older sweep
+                elif row[k] != "":
                     row[k] = float(row[k]) if "per_s" in k else int(row[k])
             row["size"] = int(row["size"])
             runner.raw.append(row)
@@ -643,34 +632,59 @@ def main():
         results = load_raw(a.from_raw, runner)
         sizes = sorted({s for (g, _, s) in results if g == "sweep"})
         present = {lb for (g, lb, _) in results if g == "sweep"}
-        ust_ok = any(r is not None for s in sizes for r in results.get(("sweep", UST, s), []))
-        ust_error = "no ustreams rows in the raw data"
+        ok = {lb: any(r is not None for s in sizes for r in results.get(("sweep", lb, s), []))
+              for lb in (UST, ZMQ)}
+        found = {"ust_ok": ok[UST], "ust_error": "no ustreams rows in the raw data",
+                 "zmq_ok": ok[ZMQ], "zmq_error": "no ZeroMQ rows in the raw data",
+                 "zmq_version": "", "perf_error": None}
+        if not any(g == "syscalls" for (g, _, _) in results):
+            found["perf_error"] = "no runs under perf in the raw data"
         labels = [lb for lb, _ in SERIES if lb in present]
     else:
         prog = (shlex.split(a.perftest) or [""])[0]
         if not (os.path.isfile(prog) and os.access(prog, os.X_OK)):
             log(f"sweep: {prog} not found: build it first (make)")
             return 2
-        top = 65536 if a.full else 4096
+        top = 4096 if a.quick and not a.full else 65536
         sizes = [1 << i for i in range(0, top.bit_length())]
-        ust_ok, ust_error = probe_ustreams(a)
-        if not ust_ok:
-            log(f"sweep: ustreams perftest failed ({ust_error}); measuring the peers only")
-        series = [(lb, args) for lb, args in SERIES if ust_ok or not lb.startswith("ustreams")]
+        found = {}
+        found["ust_ok"], found["ust_error"] = probe_ustreams(a)
+        if not found["ust_ok"]:
+            log(f"sweep: ustreams perftest failed ({found['ust_error']}); "
+                "measuring the peers only")
+        found["zmq_ok"], found["zmq_error"], found["zmq_version"] = probe_zmq(a)
+        if not found["zmq_ok"]:
+            log(f"sweep: no {ZMQ} series: {found['zmq_error']}")
+        perf, found["perf_error"] = (None, "skipped (--no-syscalls)") if a.no_syscalls \
+            else sweep_syscalls.probe()
+        if not perf:
+            log(f"sweep: no system call counts: {found['perf_error']}")
+        series = [(lb, args) for lb, args in SERIES
+                  if (found["ust_ok"] or not lb.startswith("ustreams"))
+                  and (found["zmq_ok"] or lb != ZMQ)]
         labels = [lb for lb, _ in series]
         log(f"sweep: sizes {sizes[0]}..{sizes[-1]}")
-        results = measure(a, runner, make_plan(a, sizes, series, ust_ok), started)
+        results = measure(a, runner, make_plan(a, sizes, series, found["ust_ok"], perf),
+                          started, perf)
     elapsed = time.monotonic() - started
     outdir = os.path.join(a.out, a.date)
     os.makedirs(outdir, exist_ok=True)
     if not a.from_raw:
-        write_csv(os.path.join(outdir, "raw.csv"), runner.raw,
-                  ["group", "series", "size", "rep", "writes_per_s", "reads_per_s",
-                   "bytes_per_s", "options", "rc", "mblks", "dblks", "bytes_outstanding"])
-    return write_report(a, runner, results, sizes, labels, ust_ok, ust_error, outdir, elapsed)
+        write_csv(os.path.join(outdir, "raw.csv"), runner.raw, RAW_FIELDS)
+        hangs = os.path.join(outdir, "hangs.txt")
+        if runner.stacks:
+            with open(hangs, "w") as f:
+                for what, cmd, stacks in runner.stacks:
+                    f.write(f"==== {what}: {cmd}\n{stacks}\n")
+        elif os.path.exists(hangs):
+            os.remove(hangs)  # from an earlier run of the same day
+    return write_report(a, runner, results, sizes, labels, found, outdir, elapsed)
 
 
-def write_report(a, runner, results, sizes, labels, ust_ok, ust_error, outdir, elapsed):
+def write_report(a, runner, results, sizes, labels, found, outdir, elapsed):
+    """found: what the probes found (ust_ok, ust_error, zmq_ok, zmq_error,
+    zmq_version, perf_error: None when the system calls were counted)."""
+    ust_ok = found["ust_ok"]
     # Medians
     med = {}
     med_rows = []
@@ -691,7 +705,8 @@ def write_report(a, runner, results, sizes, labels, ust_ok, ust_error, outdir, e
     fits = {lb: delay_fit(med, lb, sizes) for lb in labels}
     write_csv(os.path.join(outdir, "medians.csv"), med_rows,
               ["group", "series", "size", "writes_per_s", "reads_per_s", "bytes_per_s", "n"])
-    made = charts(med, labels, sizes, fits, outdir)
+    made = sweep_charts.charts(med, labels, sizes, fits, outdir, ratio, PIPE, FIT_MAX, MARKERS,
+                               COLORS)
 
     micro = []
     if a.micro_csv and not os.path.exists(a.micro_csv):
@@ -717,14 +732,19 @@ def write_report(a, runner, results, sizes, labels, ust_ok, ust_error, outdir, e
     ctx = {
         "date": a.date, "machine": machine_info(), "perftest": a.perftest, "ttime": a.time,
         "warmup": a.warmup, "repeat": a.repeat, "elapsed": elapsed, "from_raw": a.from_raw,
-        "ust_ok": ust_ok, "ust_error": ust_error, "med": med, "sizes": sizes,
+        "ust_ok": ust_ok, "ust_error": found["ust_error"], "zmq_ok": found["zmq_ok"],
+        "zmq_error": found["zmq_error"], "zmq_version": found["zmq_version"],
+        "syscalls": sweep_syscalls.table(results, labels, EXTRA_SIZE, found["perf_error"],
+                                         fmt_rate),
+        "med": med, "sizes": sizes,
         "labels": labels, "fits": fits, "charts": [os.path.basename(p) for p in made],
         "targets": targets(med, sizes, fits) if ust_ok else [],
         "options": [(lb, get("options", lb)) for lb, _ in OPTION_SERIES]
         if ust_ok and "options" in have else [],
         "push": [(n, get("push", f"-p {n}")) for n in PUSH_COUNTS]
         if ust_ok and "push" in have else [],
-        "scale": scale, "blocks": blocks, "micro": micro, "failures": runner.failures,
+        "scale": scale, "blocks": blocks, "hangs": len(runner.stacks), "micro": micro,
+        "failures": runner.failures,
     }
     with open(os.path.join(outdir, "results.md"), "w") as f:
         f.write(report(ctx, ""))
@@ -737,7 +757,8 @@ def write_report(a, runner, results, sizes, labels, ust_ok, ust_error, outdir, e
     with open(os.path.join(a.out, "latest.md"), "w") as f:
         f.write(report(ctx, "latest/").replace(
             "Raw data: `raw.csv`", f"Raw data: `{a.date}/raw.csv`").replace(
-            "`medians.csv`", f"`{a.date}/medians.csv`"))
+            "`medians.csv`", f"`{a.date}/medians.csv`").replace(
+            "`hangs.txt`", f"`{a.date}/hangs.txt`"))
 
     log(f"sweep: done in {elapsed:.0f} s: {outdir}/results.md "
         f"({len(runner.failures)} failed runs)")

@@ -7,8 +7,10 @@
  * intervals of SECONDS each; every interval prints writes/s (counted by the
  * writer), reads/s (counted by the reader) and bytes/s = writes/s * SIZE.  The
  * same loop runs over a ustreams pipe (strm_pipe) or, with --peer, over
- * pipe(2), an AF_UNIX SOCK_STREAM or an AF_UNIX SOCK_SEQPACKET socketpair, so
- * every figure can be taken side by side with the kernel's.
+ * pipe(2), an AF_UNIX SOCK_STREAM or an AF_UNIX SOCK_SEQPACKET socketpair
+ * (tools/perftest_peers.c) or a ZeroMQ inproc PAIR (tools/perftest_zmq.c), so
+ * every figure can be taken side by side with the kernel's and a user-space
+ * message library's.
  *
  *   ustreams perftest [-s SIZE] [-t SECONDS] [-i ITERATIONS] [-H] [-M] [-w] [-F]
  *            [-p COUNT] [-m MODULE] [-r] [-b|-n] [-q] [--csv]
@@ -51,12 +53,16 @@
  *   -q          quiet: only the interval lines (and problems)
  *   --csv       one line per interval on stdout:
  *               impl,size,writes_per_s,reads_per_s,bytes_per_s,options
- *               (the block counters go to stderr as "blockstats: ...")
+ *               (the block counters go to stderr as "blockstats: ...", the
+ *               whole run's counts, warm-up and drain included, as "totals:
+ *               writes=N reads=N bytes=N": what bench/sweep.py divides a
+ *               system call count by)
  *   --hiwat N, --lowat N
  *               water marks of the reader end's head read queue (ustreams,
  *               through the private strqset on sd_rq); peers: the pipe size
  *               (F_SETPIPE_SZ) or the socket buffers (SO_RCVBUF/SO_SNDBUF)
- *   --peer IMPL ustreams (default), pipe, unix-stream, unix-seqpacket
+ *   --peer IMPL ustreams (default), pipe, unix-stream, unix-seqpacket, and
+ *               zmq-inproc where the build found libzmq (tools/perftest_zmq.c)
  *   --scale     run two pipes (two writer/reader pairs) at once; report the sum
  *   --no-cache  bypass the per-thread message block caches (their share)
  *   --warmup S  run S seconds before the first interval (default 0.05)
@@ -76,7 +82,6 @@
 #include <unistd.h>
 
 #include <sys/mman.h>
-#include <sys/socket.h>
 
 #include <stropts.h>
 #include <sys/stream.h>
@@ -85,6 +90,7 @@
 
 #include "sthead.h"
 #include "commands.h"
+#include "perftest.h"
 
 #define FULL_DEFAULT 65536 /* -F buffer without --hiwat: the head's default hiwat */
 #define MAX_PAIRS 2
@@ -92,20 +98,6 @@
 /* ------------------------------------------------------------------------ */
 /* Implementations                                                          */
 /* ------------------------------------------------------------------------ */
-
-/* One kind of pipe: how to make it and how to move bytes through it. */
-struct impl {
-    const char *name;
-    int streams; /* a ustreams stream: putmsg/getmsg, ioctls, block counters */
-    /* Make a connected pair; *wfd is the writer's end, *rfd the reader's.
-     * 0, or -1 with errno. */
-    int (*mkpair)(int *wfd, int *rfd);
-    ssize_t (*read)(int fd, void *buf, size_t n);
-    ssize_t (*write)(int fd, const void *buf, size_t n);
-    int (*close)(int fd);
-    int (*poll)(struct pollfd *fds, nfds_t n, int timeout);
-    int (*fcntl)(int fd, int cmd, ...);
-};
 
 static int mk_ustreams(int *wfd, int *rfd)
 {
@@ -117,49 +109,29 @@ static int mk_ustreams(int *wfd, int *rfd)
     return 0;
 }
 
-static int mk_pipe(int *wfd, int *rfd)
-{
-    int fds[2];
-    if (pipe(fds) < 0)
-        return -1;
-    *rfd = fds[0];
-    *wfd = fds[1];
-    return 0;
-}
-
-static int mk_socketpair(int type, int *wfd, int *rfd)
-{
-    int fds[2];
-    if (socketpair(AF_UNIX, type, 0, fds) < 0)
-        return -1;
-    *wfd = fds[0];
-    *rfd = fds[1];
-    return 0;
-}
-
-static int mk_unix_stream(int *wfd, int *rfd)
-{
-    return mk_socketpair(SOCK_STREAM, wfd, rfd);
-}
-
-static int mk_unix_seqpacket(int *wfd, int *rfd)
-{
-    return mk_socketpair(SOCK_SEQPACKET, wfd, rfd);
-}
-
-static const struct impl impls[] = {
-    {"ustreams", 1, mk_ustreams, strm_read, strm_write, strm_close, strm_poll, strm_fcntl},
-    {"pipe", 0, mk_pipe, read, write, close, poll, fcntl},
-    {"unix-stream", 0, mk_unix_stream, read, write, close, poll, fcntl},
-    {"unix-seqpacket", 0, mk_unix_seqpacket, read, write, close, poll, fcntl},
+/* The ustreams pipe; its --hiwat is the head's read queue (set_watermarks). */
+static const struct ust_perftest_impl ustreams_impl = {
+    "ustreams", 1, mk_ustreams, NULL, strm_read, strm_write, strm_close, strm_poll, strm_fcntl,
 };
+
+/* --peer IMPL: the first is the default. */
+static const struct ust_perftest_impl *const impls[] = {
+    &ustreams_impl,
+    &ust_perftest_pipe,
+    &ust_perftest_unix_stream,
+    &ust_perftest_unix_seqpacket,
+#ifdef USTREAMS_HAVE_ZMQ
+    &ust_perftest_zmq_inproc,
+#endif
+};
+#define NIMPLS (sizeof(impls) / sizeof(impls[0]))
 
 /* ------------------------------------------------------------------------ */
 /* Options and counters                                                     */
 /* ------------------------------------------------------------------------ */
 
 struct opts {
-    const struct impl *impl;
+    const struct ust_perftest_impl *impl;
     size_t size;     /* bytes per write */
     double ttime;    /* seconds per interval */
     int iters;       /* intervals */
@@ -203,7 +175,7 @@ struct pair_state {
 
 /* Wait until fd is ready for `events` (non-blocking mode), or 100 ms pass so
  * that the caller can look at the stop flag. */
-static void wait_ready(const struct impl *im, int fd, short events)
+static void wait_ready(const struct ust_perftest_impl *im, int fd, short events)
 {
     struct pollfd p = {.fd = fd, .events = events};
     (void)im->poll(&p, 1, 100);
@@ -211,7 +183,7 @@ static void wait_ready(const struct impl *im, int fd, short events)
 
 /* The writer: SIZE-byte writes until the stop flag, then close its end.
  * Context: its own thread (or process); touches only fd, o and ps->w/ps->stop. */
-static void writer_loop(const struct impl *im, int fd, const struct opts *o,
+static void writer_loop(const struct ust_perftest_impl *im, int fd, const struct opts *o,
                         struct pair_state *ps)
 {
     char *buf = malloc(o->size);
@@ -253,7 +225,7 @@ static void writer_loop(const struct impl *im, int fd, const struct opts *o,
 /* The reader: reads (SIZE bytes, or the full size with -F) until end of file,
  * then close its end.  Context: its own thread (or process); touches only fd,
  * o and ps->r. */
-static void reader_loop(const struct impl *im, int fd, const struct opts *o,
+static void reader_loop(const struct ust_perftest_impl *im, int fd, const struct opts *o,
                         struct pair_state *ps)
 {
     size_t bufsz = o->full ? full_size(o) : o->size;
@@ -320,7 +292,7 @@ static void *reader_thread(void *p)
 /* Setting up a pair                                                        */
 /* ------------------------------------------------------------------------ */
 
-static int set_nonblock(const struct impl *im, int fd)
+static int set_nonblock(const struct ust_perftest_impl *im, int fd)
 {
     int fl = im->fcntl(fd, F_GETFL);
     if (fl < 0 || im->fcntl(fd, F_SETFL, (long)(fl | O_NONBLOCK)) < 0)
@@ -357,19 +329,13 @@ static int peer_buffers(const struct opts *o, int wfd, int rfd)
 {
     if (o->hiwat <= 0)
         return 0;
-    int v = (int)o->hiwat;
-    if (strcmp(o->impl->name, "pipe") == 0)
-        return fcntl(wfd, F_SETPIPE_SZ, v) < 0 ? errno : 0;
-    if (setsockopt(rfd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v)) < 0 ||
-        setsockopt(wfd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v)) < 0)
-        return errno;
-    return 0;
+    return o->impl->buffers(wfd, rfd, (int)o->hiwat);
 }
 
 /* Make and configure one pair.  0, or prints why not and returns -1. */
 static int setup_pair(const struct opts *o, int *wfd, int *rfd)
 {
-    const struct impl *im = o->impl;
+    const struct ust_perftest_impl *im = o->impl;
     const char *what = "create";
     int err = 0;
     if (im->mkpair(wfd, rfd) < 0) {
@@ -509,7 +475,10 @@ void ust_usage_perftest(FILE *f)
             "                         [-p COUNT] [-m MODULE] [-r] [-b|-n] [-q] [--csv]\n"
             "                         [--hiwat N] [--lowat N] [--peer IMPL] [--scale] [--warmup S]\n"
             "                         [--no-cache]\n"
-            "  IMPL: ustreams (default), pipe, unix-stream, unix-seqpacket\n");
+            "  IMPL:");
+    for (size_t i = 0; i < NIMPLS; i++)
+        fprintf(f, "%s %s%s", i ? "," : "", impls[i]->name, i ? "" : " (default)");
+    fprintf(f, "\n");
 }
 
 enum { OPT_HIWAT = 256, OPT_LOWAT, OPT_CSV, OPT_PEER, OPT_SCALE, OPT_WARMUP, OPT_NOCACHE };
@@ -527,7 +496,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    *o = (struct opts){.impl = &impls[0], .size = 64, .ttime = 2, .iters = 1, .warmup = 0.05,
+    *o = (struct opts){.impl = impls[0], .size = 64, .ttime = 2, .iters = 1, .warmup = 0.05,
                        .module = "nullmod", .hiwat = -1, .lowat = -1};
     int c;
     while ((c = getopt_long(argc, argv, "s:t:i:HMwFp:m:rbnqh", longopts, NULL)) != -1) {
@@ -582,9 +551,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
             break;
         case OPT_PEER: {
             o->impl = NULL;
-            for (size_t i = 0; i < sizeof(impls) / sizeof(impls[0]); i++)
-                if (strcmp(optarg, impls[i].name) == 0)
-                    o->impl = &impls[i];
+            for (size_t i = 0; i < NIMPLS; i++)
+                if (strcmp(optarg, impls[i]->name) == 0)
+                    o->impl = impls[i];
             if (!o->impl) {
                 fprintf(stderr, "perftest: unknown --peer '%s'\n", optarg);
                 ust_usage_perftest(stderr);
@@ -618,6 +587,10 @@ static void parse_args(int argc, char **argv, struct opts *o)
         fprintf(stderr, "perftest: -H, -M, -w, -p and --lowat need a ustreams pipe\n");
         exit(2);
     }
+    if (!o->impl->streams && o->hiwat > 0 && !o->impl->buffers) {
+        fprintf(stderr, "perftest: --hiwat: %s has no buffer size to set\n", o->impl->name);
+        exit(2);
+    }
 }
 
 int ust_cmd_perftest(int argc, char **argv)
@@ -627,7 +600,7 @@ int ust_cmd_perftest(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     setvbuf(stdout, NULL, _IOLBF, 0);
 
-    const struct impl *im = o.impl;
+    const struct ust_perftest_impl *im = o.impl;
     int npairs = o.scale ? 2 : 1;
     char desc[160];
     describe(&o, desc, sizeof(desc));
@@ -656,9 +629,9 @@ int ust_cmd_perftest(int argc, char **argv)
             return 2;
 
     if (!o.quiet && !o.csv)
-        printf("perftest: %s, %zu-byte %s, %s reads of %zu bytes, %d x %g s, options: %s\n",
+        printf("perftest: %s, %zu-byte %s, %s of %zu bytes, %d x %g s, options: %s\n",
                im->name, o.size, im->streams && !o.rw ? "putmsg" : "writes",
-               im->streams && !o.rw ? "getmsg" : "read(2)", o.full ? full_size(&o) : o.size,
+               im->streams && !o.rw ? "getmsg" : "reads", o.full ? full_size(&o) : o.size,
                o.iters, o.ttime, desc);
 
     pthread_t wt[MAX_PAIRS], rt[MAX_PAIRS];
@@ -712,9 +685,13 @@ int ust_cmd_perftest(int argc, char **argv)
     }
 
     int status = 0;
+    long long tot_w = 0, tot_r = 0, tot_b = 0;
     for (int p = 0; p < npairs; p++) {
         int we = atomic_load(&ps[p].w.err), re = atomic_load(&ps[p].r.err);
         long long wb = atomic_load(&ps[p].w.bytes), rb = atomic_load(&ps[p].r.bytes);
+        tot_w += atomic_load(&ps[p].w.ops);
+        tot_r += atomic_load(&ps[p].r.ops);
+        tot_b += wb;
         if (we)
             fprintf(stderr, "perftest: pair %d: writer: %s\n", p, strerror(we));
         if (re)
@@ -727,6 +704,9 @@ int ust_cmd_perftest(int argc, char **argv)
     if (!o.quiet && !o.csv && o.iters > 1)
         printf("  average: %12.0f writes/s  %12.0f reads/s  %10.2f MB/s\n", sum_w / sum_t,
                sum_r / sum_t, sum_w / sum_t * (double)o.size / 1e6);
+    if (!o.quiet || o.csv)
+        fprintf(o.csv ? stderr : stdout, "totals: writes=%lld reads=%lld bytes=%lld\n", tot_w,
+                tot_r, tot_b);
 
     if (im->streams) {
         int q = ustreams_quiesce(5000);

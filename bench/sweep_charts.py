@@ -1,0 +1,129 @@
+# SPDX-License-Identifier: MIT
+"""The four charts of the OpenSS7 pipe paper, for bench/sweep.py: performance
+(writes/s against log2 size), delay (microseconds per write against size,
+with each least-squares line), throughput (bytes/s, log-log) and improvement
+(% of writes/s over the base series).  Needs matplotlib (the venv of
+bench/requirements.txt); without it, no charts."""
+
+import os
+import sys
+
+
+def size_label(s):
+    return f"{s // 1024}K" if s >= 1024 else str(s)
+
+
+def charts(med, labels, sizes, fits, outdir, ratio, base, fit_max, markers, colors):
+    """Draw the four charts into outdir; returns the paths made ([] without
+    matplotlib).  med[(label, size)] are the medians, fits[label] the delay
+    line (intercept ns, slope ns/B), ratio(med, a, b, size, key) a ratio of
+    two medians, base the label the improvement chart is relative to,
+    fit_max the largest size of the delay chart."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("sweep: matplotlib not available: no charts (make venv)", file=sys.stderr)
+        return []
+
+    def series_pts(label, fn):
+        xs, ys = [], []
+        for s in sizes:
+            r = med.get((label, s))
+            if r and r["writes_per_s"]:
+                xs.append(s)
+                ys.append(fn(r, s))
+        return xs, ys
+
+    def log2_axis(ax):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(sizes)
+        ax.set_xticklabels([size_label(s) for s in sizes], fontsize=8)
+        ax.set_xlabel("write size (bytes)")
+        ax.grid(True, which="both", alpha=0.3)
+
+    made = []
+
+    def save(fig, name):
+        path = os.path.join(outdir, name)
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        made.append(path)
+
+    # performance: writes/s against log size
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for label in labels:
+        xs, ys = series_pts(label, lambda r, s: r["writes_per_s"])
+        if xs:
+            ax.plot(xs, ys, marker=markers.get(label, "."),
+                    color=colors.get(label), label=label)
+    log2_axis(ax)
+    ax.set_yscale("log")
+    ax.set_ylabel("writes per second")
+    ax.set_title("Performance: writes/s against write size")
+    ax.legend(fontsize=8)
+    save(fig, "performance.png")
+
+    # delay: seconds per write against size (up to fit_max), with the
+    # least-squares line
+    fig, ax = plt.subplots(figsize=(8, 5))
+    fit_top = max(s for s in sizes if s <= fit_max)
+    for label in labels:
+        xs, ys = series_pts(label, lambda r, s: 1e6 / r["writes_per_s"])
+        xs, ys = [x for x in xs if x <= fit_max], [y for x, y in zip(xs, ys) if x <= fit_max]
+        if not xs:
+            continue
+        a, b = fits.get(label, (None, None))
+        leg = label if a is None else f"{label}: {a:.0f} ns + {b:.3f} ns/B"
+        line, = ax.plot(xs, ys, marker=markers.get(label, "."), linestyle="none",
+                        color=colors.get(label), label=leg)
+        if a is not None:
+            ax.plot([0, fit_top], [a / 1e3, (a + b * fit_top) / 1e3],
+                    color=line.get_color(), linewidth=1)
+    ax.set_xlabel("write size (bytes)")
+    ax.set_ylabel("microseconds per write")
+    ax.set_xlim(left=0)
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.set_title(f"Delay: time per write, sizes ≤ {fit_top} B "
+                 "(least squares: intercept + slope)")
+    ax.legend(fontsize=8)
+    save(fig, "delay.png")
+
+    # throughput: log bytes/s against log size
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for label in labels:
+        xs, ys = series_pts(label, lambda r, s: r["writes_per_s"] * s)
+        if xs:
+            ax.plot(xs, ys, marker=markers.get(label, "."),
+                    color=colors.get(label), label=label)
+    log2_axis(ax)
+    ax.set_yscale("log")
+    ax.set_ylabel("bytes per second")
+    ax.set_title("Throughput: bytes/s against write size")
+    ax.legend(fontsize=8)
+    save(fig, "throughput.png")
+
+    # improvement: % over pipe(2)
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for label in labels:
+        if label == base:
+            continue
+        xs, ys = [], []
+        for s in sizes:
+            q = ratio(med, label, base, s, "writes_per_s")
+            if q is not None:
+                xs.append(s)
+                ys.append((q - 1) * 100)
+        if xs:
+            ax.plot(xs, ys, marker=markers.get(label, "."),
+                    color=colors.get(label), label=label)
+    ax.axhline(0, color="black", linewidth=0.8)
+    log2_axis(ax)
+    ax.set_ylabel(f"% improvement in writes/s over {base}")
+    ax.set_title(f"Improvement over {base}")
+    ax.legend(fontsize=8)
+    save(fig, "improvement.png")
+    return made
