@@ -644,7 +644,6 @@ int ust_sd_wait_from(struct stdata *sd, struct ust_waitq *w, unsigned seq, long 
             return 0;
         }
     }
-    atomic_store(&w->kicked, 0);
     atomic_fetch_add(&w->waiters, 1);
     int slot = tsp ? -1 : ust_sd_watch_enter(w, seq); /* sd_watch.c: the safety net */
     long r = futex(&w->seq, FUTEX_WAIT_PRIVATE, seq, tsp);
@@ -667,9 +666,12 @@ int ust_sd_wait(struct stdata *sd, struct ust_waitq *w, long long deadline_ns)
 void ust_sd_wake(struct ust_waitq *w)
 {
     atomic_fetch_add(&w->seq, 1);
-    /* One system call per sleep: the writers that follow the first wake of a
-     * sleeping reader (which takes microseconds to run) make none. */
-    if (atomic_load(&w->waiters) > 0 && !atomic_exchange(&w->kicked, 1))
+    /* A system call only while someone sleeps (or is about to).  There was a
+     * "kicked" flag here to let only the first of several wakers make the
+     * call; it lost wake-ups: a waker preempted between reading `waiters`
+     * and setting the flag could set it for the sleeper's next sleep, and
+     * the wake that sleep needed was then skipped. */
+    if (atomic_load(&w->waiters) > 0)
         futex(&w->seq, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL);
 }
 

@@ -75,8 +75,6 @@ struct ust_sigreg {
 struct ust_waitq {
     atomic_uint seq;      /* bumped by every wake */
     atomic_int waiters;   /* threads waiting (wake skips the syscall if 0) */
-    atomic_int kicked;    /* a wake was issued since the last waiter went to sleep:
-                           * later wakes skip the syscall until a new waiter arrives */
 };
 
 /* Layout: what the threads on the two sides of a stream write sits on cache
