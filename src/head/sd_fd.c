@@ -649,7 +649,8 @@ int ust_sd_wait_from(struct stdata *sd, struct ust_waitq *w, unsigned seq, long 
     long r = futex(&w->seq, FUTEX_WAIT_PRIVATE, seq, tsp);
     int e = r == -1 ? errno : 0;
     ust_sd_watch_leave(slot);
-    atomic_fetch_sub(&w->waiters, 1);
+    if (e != 0) /* not woken (EAGAIN, EINTR, ETIMEDOUT): no waker took us off */
+        atomic_fetch_sub(&w->waiters, 1);
     ust_lock(&sd->sd_lock);
     if (e == EINTR)
         return EINTR;
@@ -666,13 +667,27 @@ int ust_sd_wait(struct stdata *sd, struct ust_waitq *w, long long deadline_ns)
 void ust_sd_wake(struct ust_waitq *w)
 {
     atomic_fetch_add(&w->seq, 1);
-    /* A system call only while someone sleeps (or is about to).  There was a
-     * "kicked" flag here to let only the first of several wakers make the
-     * call; it lost wake-ups: a waker preempted between reading `waiters`
-     * and setting the flag could set it for the sleeper's next sleep, and
-     * the wake that sleep needed was then skipped. */
-    if (atomic_load(&w->waiters) > 0)
-        futex(&w->seq, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL);
+    /* A system call only while someone sleeps (or is about to), and only
+     * once per sleep: the waker takes the threads it woke off `waiters`
+     * itself (futex returns how many), so the wakers that follow, before a
+     * woken reader has even run, see none.  A woken thread returns 0 from
+     * its wait and does not count itself off again; one that was not woken
+     * (the sequence had moved, a signal, a timeout) does.  So `waiters`
+     * counts exactly the threads registered and not yet woken, and a waker
+     * that sees 0 needs no call: a thread registering after that sees the
+     * new sequence at its futex wait.  (An earlier "kicked" flag meant to
+     * do this lost wake-ups: a waker preempted between reading `waiters`
+     * and setting the flag could set it for the sleeper's next sleep.) */
+    ust_sd_wake_sleepers(w);
+}
+
+void ust_sd_wake_sleepers(struct ust_waitq *w)
+{
+    if (atomic_load(&w->waiters) > 0) {
+        long n = futex(&w->seq, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL);
+        if (n > 0)
+            atomic_fetch_sub(&w->waiters, (int)n);
+    }
 }
 
 /* ---- fork() (sd_fork.c) ---- */

@@ -9,7 +9,7 @@
  *   delay of at most two intervals, and makes it visible.  A sleeper
  *   registers its wait queue and the sequence number it sleeps on in a slot
  *   here; a watch thread looks at the slots every UST_WAIT_RECHECK_NS and
- *   wakes (FUTEX_WAKE, the sequence left alone) every sleeper that was
+ *   wakes (ust_sd_wake_sleepers, the sequence left alone) every sleeper that was
  *   registered on the same sequence at its previous look.  The woken caller
  *   looks again, as after any wake-up: if what it waits for has come although
  *   the sequence did not move, nobody woke it, and it reports a lost wake-up
@@ -30,11 +30,9 @@
  *   a wait registers).  The lost wake-up count is atomic.
  */
 #include <errno.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -78,7 +76,7 @@ static void *watch_main(void *arg)
             if (!s->w)
                 continue;
             if (s->seen == s->gen && atomic_load(&s->w->seq) == s->seq)
-                syscall(SYS_futex, &s->w->seq, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0);
+                ust_sd_wake_sleepers(s->w); /* the sequence left alone */
             s->seen = s->gen;
         }
         ust_unlock(&watch_lock);

@@ -74,7 +74,8 @@ struct ust_sigreg {
  * system calls are (EINTR unless the handler has SA_RESTART). */
 struct ust_waitq {
     atomic_uint seq;      /* bumped by every wake */
-    atomic_int waiters;   /* threads waiting (wake skips the syscall if 0) */
+    atomic_int waiters;   /* threads registered to sleep and not yet woken (sd_fd.c,
+                           * ust_sd_wake): a wake makes no system call at 0 */
 };
 
 /* Layout: what the threads on the two sides of a stream write sits on cache
@@ -251,6 +252,8 @@ void ust_sd_wake(struct ust_waitq *w);
  * ust_sd_wait.  Such waiters capture the sequence BEFORE testing:
  *     unsigned seq = ust_sd_wait_seq(w);  if (!ready) ust_sd_wait_from(sd, w, seq, dl);
  * ust_sd_wait(sd, w, dl) is ust_sd_wait_from with the sequence read inside. */
+/* FUTEX_WAKE the threads asleep on w, if any, leaving its sequence alone. */
+void ust_sd_wake_sleepers(struct ust_waitq *w);
 unsigned ust_sd_wait_seq(struct ust_waitq *w);
 /* The safety net of untimed waits (sd_watch.c): a waiter registers while it
  * sleeps; one still asleep on the same sequence after UST_WAIT_RECHECK_NS is
