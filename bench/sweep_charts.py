@@ -52,19 +52,24 @@ def charts(med, labels, sizes, fits, outdir, ratio, base, fit_max, markers, colo
         plt.close(fig)
         made.append(path)
 
+    def log_chart(value, ylabel, title, name):
+        """One line per series of value(row, size) against log2 size, log y."""
+        fig, ax = plt.subplots(figsize=(8, 5))
+        for label in labels:
+            xs, ys = series_pts(label, value)
+            if xs:
+                ax.plot(xs, ys, marker=markers.get(label, "."),
+                        color=colors.get(label), label=label)
+        log2_axis(ax)
+        ax.set_yscale("log")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.legend(fontsize=8)
+        save(fig, name)
+
     # performance: writes/s against log size
-    fig, ax = plt.subplots(figsize=(8, 5))
-    for label in labels:
-        xs, ys = series_pts(label, lambda r, s: r["writes_per_s"])
-        if xs:
-            ax.plot(xs, ys, marker=markers.get(label, "."),
-                    color=colors.get(label), label=label)
-    log2_axis(ax)
-    ax.set_yscale("log")
-    ax.set_ylabel("writes per second")
-    ax.set_title("Performance: writes/s against write size")
-    ax.legend(fontsize=8)
-    save(fig, "performance.png")
+    log_chart(lambda r, s: r["writes_per_s"], "writes per second",
+              "Performance: writes/s against write size", "performance.png")
 
     # delay: seconds per write against size (up to fit_max), with the
     # least-squares line
@@ -93,18 +98,8 @@ def charts(med, labels, sizes, fits, outdir, ratio, base, fit_max, markers, colo
     save(fig, "delay.png")
 
     # throughput: log bytes/s against log size
-    fig, ax = plt.subplots(figsize=(8, 5))
-    for label in labels:
-        xs, ys = series_pts(label, lambda r, s: r["writes_per_s"] * s)
-        if xs:
-            ax.plot(xs, ys, marker=markers.get(label, "."),
-                    color=colors.get(label), label=label)
-    log2_axis(ax)
-    ax.set_yscale("log")
-    ax.set_ylabel("bytes per second")
-    ax.set_title("Throughput: bytes/s against write size")
-    ax.legend(fontsize=8)
-    save(fig, "throughput.png")
+    log_chart(lambda r, s: r["writes_per_s"] * s, "bytes per second",
+              "Throughput: bytes/s against write size", "throughput.png")
 
     # improvement: % over pipe(2)
     fig, ax = plt.subplots(figsize=(8, 5))

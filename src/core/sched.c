@@ -124,6 +124,17 @@ int ustreams_sched_threads(void)
     return n;
 }
 
+static void list_append(struct runlist *rl, queue_t *q)
+{
+    UST_ASSERT_HELD(&rl->lock);
+    q->q_link = NULL;
+    if (rl->tail)
+        rl->tail->q_link = q;
+    else
+        rl->head = q;
+    rl->tail = q;
+}
+
 static queue_t *list_pop(struct runlist *rl)
 {
     UST_ASSERT_HELD(&rl->lock);
@@ -268,12 +279,7 @@ static void list_push_global(queue_t *q)
     __atomic_store_n(&ust_qpv(q)->runlist, NULL, __ATOMIC_RELAXED);
     __atomic_store_n(&ust_qpv(q)->cpu, i, __ATOMIC_RELAXED);
     ust_lock(&rl->lock);
-    q->q_link = NULL;
-    if (rl->tail)
-        rl->tail->q_link = q;
-    else
-        rl->head = q;
-    rl->tail = q;
+    list_append(rl, q);
     int wake = rl->sleeping;
     if (wake) {
         rl->sleeping = 0;
@@ -363,12 +369,7 @@ static void list_push(queue_t *q)
     __atomic_store_n(&ust_qpv(q)->cpu, -1, __ATOMIC_RELAXED);
     __atomic_store_n(&ust_qpv(q)->runlist, (void *)rl, __ATOMIC_RELAXED);
     ust_lock(&rl->lock);
-    q->q_link = NULL;
-    if (rl->tail)
-        rl->tail->q_link = q;
-    else
-        rl->head = q;
-    rl->tail = q;
+    list_append(rl, q);
     ust_unlock(&rl->lock);
 }
 
