@@ -48,7 +48,10 @@ static struct ust_qpair *pair_get(void)
     ust_unlock(&pool_lock);
     if (qp)
         return qp;
-    qp = calloc(1, sizeof(*qp));
+    size_t size = (sizeof(*qp) + UST_QCACHELINE - 1) / UST_QCACHELINE * UST_QCACHELINE;
+    qp = aligned_alloc(UST_QCACHELINE, size); /* struct ust_qpriv's layout wants lines */
+    if (qp)
+        memset(qp, 0, size);
     if (!qp)
         return NULL;
     for (int i = 0; i < 2; i++)

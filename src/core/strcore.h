@@ -195,13 +195,17 @@ void ust_perim_fork_reset(struct ust_perim *p);
 struct ust_modent;
 struct ust_qpair;
 
-/* Per-queue private state. */
+/* Per-queue private state.  The claim count sits on a cache line of its own:
+ * every putnext into the queue changes it (on the putting CPU), while the
+ * lock is also taken by the other side (a reader's getq), so the two would
+ * otherwise pull one line back and forth.  Pairs are allocated aligned. */
+#define UST_QCACHELINE 64
 struct ust_qpriv {
     ust_lock_t lock;          /* guards the queue's messages, counts, bands, q_flag writes */
     /* Claims: threads inside or about to enter the procedures.  Never reset:
      * it counts the claims on this memory across incarnations of the pair
      * (a stale claimer increments and decrements it again), see putnext.c. */
-    atomic_int active;
+    _Alignas(UST_QCACHELINE) atomic_int active;
     int held;                 /* procedures off and messages held here in order
                                * (ust_qhold); written under LOCK (atomics), read
                                * without it first; cleared by qprocson and
