@@ -367,7 +367,7 @@ static void list_push(queue_t *q)
         return;
     }
     __atomic_store_n(&ust_qpv(q)->cpu, -1, __ATOMIC_RELAXED);
-    __atomic_store_n(&ust_qpv(q)->runlist, (void *)rl, __ATOMIC_RELAXED);
+    __atomic_store_n(&ust_qpv(q)->runlist, (void *)rl, __ATOMIC_RELEASE);
     ust_lock(&rl->lock);
     list_append(rl, q);
     ust_unlock(&rl->lock);
@@ -466,7 +466,7 @@ void ust_srv_done(struct ust_defer *d)
 
 void ust_sched_cancel(queue_t *q)
 {
-    struct runlist *rl = __atomic_load_n(&ust_qpv(q)->runlist, __ATOMIC_RELAXED);
+    struct runlist *rl = __atomic_load_n(&ust_qpv(q)->runlist, __ATOMIC_ACQUIRE);
     if (!rl) { /* a scheduler list: by index (the array changes with a restart) */
         int n = atomic_load(&running);
         int i = __atomic_load_n(&ust_qpv(q)->cpu, __ATOMIC_RELAXED);
@@ -526,6 +526,16 @@ void enableok(queue_t *q)
     ust_lock(&pv->lock);
     ust_qflag_clr(q, QNOENB);
     ust_unlock(&pv->lock);
+}
+
+void ust_work_begin(void)
+{
+    atomic_fetch_add(&work, 1);
+}
+
+void ust_work_end(void)
+{
+    atomic_fetch_sub(&work, 1);
 }
 
 int ustreams_quiesce(long timeout_ms)

@@ -425,6 +425,11 @@ void ust_sched_start(void);
  * Fast-STREAMS runs them at system-call exit; errno is kept. */
 void ust_call_begin(void);
 void ust_call_end(void);
+/* Work done outside the run lists that ustreams_quiesce must wait for (a
+ * stream torn down on a thread of its own): begin before it is handed over,
+ * end when it is done.  Any thread, no lock. */
+void ust_work_begin(void);
+void ust_work_end(void);
 /* Hand the queues this thread has enabled to the scheduler threads: before
  * a library call sleeps (they must not wait for its wake-up).  Any locks. */
 void ust_sched_handoff(void);

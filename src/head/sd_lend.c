@@ -18,6 +18,14 @@
  *   table full, or USTREAMS_NO_URING set) L stays a descriptor (sd_lfd) and
  *   an edge-triggered epoll set of all such L (one descriptor for the
  *   process) does the watching.  Both ways may serve at once.
+ *   The library's own descriptors (the ring, the epoll set, a plain L) may be
+ *   closed by the program behind its back (a closefrom(3) loop) and their
+ *   numbers reused: a plain L and the epoll set are checked by identity
+ *   (inode and device recorded at creation, fstat) before every use, and
+ *   forgotten, never closed, once they name another file; the ring is given
+ *   up when the kernel refuses an operation on it (EBADF, EOPNOTSUPP), and
+ *   checked by identity before it is closed.  What is lost then is the
+ *   readiness of the streams whose L was there (docs/STREAMHEAD.md).
  *   Reports are consumed by ust_lend_reap (ust_sd_reap_orphans, at
  *   strm_open, strm_pipe and isastream); a report may be stale (the stream
  *   reused, or L shut down by a hang-up, which reports too): the caller
@@ -40,6 +48,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -72,6 +81,27 @@ static struct {
 } rg = {.fd = -1};
 static ust_lock_t ring_lock = UST_LOCK_INIT; /* rg; a leaf under sd_lock */
 static int lend_ep = -1; /* epoll set of plain L ends, made on first need */
+/* Identity of lend_ep (atomic, published before it) and of the ring's
+ * descriptor (ring_lock). */
+static unsigned long long ep_ino, ep_dev, rg_ino, rg_dev;
+
+/* Inode and device of fd: 0, or -1 if fd is not open. */
+static int fd_id(int fd, unsigned long long *ino, unsigned long long *dev)
+{
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0)
+        return -1;
+    *ino = st.st_ino;
+    *dev = st.st_dev;
+    return 0;
+}
+
+/* Does fd still name the file whose identity is (ino, dev)? */
+static int fd_is(int fd, unsigned long long ino, unsigned long long dev)
+{
+    unsigned long long i, d;
+    return fd_id(fd, &i, &d) == 0 && i == ino && d == dev;
+}
 
 /* ---- the ring ---- */
 
@@ -83,8 +113,8 @@ static void ring_unmap(void)
         munmap(rg.cq_map, rg.cq_len);
     if (rg.sq_map)
         munmap(rg.sq_map, rg.sq_len);
-    if (rg.fd >= 0)
-        close(rg.fd);
+    if (rg.fd >= 0 && fd_is(rg.fd, rg_ino, rg_dev))
+        close(rg.fd); /* not a number the program closed and reused */
     free(rg.used);
     rg.sq_map = rg.cq_map = rg.sqe_map = NULL;
     rg.used = NULL;
@@ -186,6 +216,8 @@ static void ring_setup(void)
     if (r != 0)
         goto fail;
     rg.hint = 0;
+    if (fd_id(rg.fd, &rg_ino, &rg_dev) != 0)
+        goto fail;
     __atomic_store_n(&rg.state, 1, __ATOMIC_RELEASE);
     return;
 fail:
@@ -254,8 +286,12 @@ static int ring_enter(uint64_t want)
         unsigned todo = ring_pending();
         long r = syscall(__NR_io_uring_enter, rg.fd, todo, want ? 1 : 0,
                          want ? IORING_ENTER_GETEVENTS : 0, NULL, 0);
-        if (r < 0 && errno != EINTR && errno != EAGAIN && errno != EBUSY)
-            return -errno;
+        if (r < 0 && errno != EINTR && errno != EAGAIN && errno != EBUSY) {
+            int e = errno;
+            if (e == EBADF || e == EOPNOTSUPP) /* closed behind our back */
+                __atomic_store_n(&rg.state, -1, __ATOMIC_RELEASE);
+            return -e;
+        }
         if (!want)
             return 0;
         int got = ring_consume(want, &found);
@@ -287,8 +323,11 @@ static int ring_adopt(int lfd)
         if (rg.used[s])
             continue;
         struct io_uring_files_update up = {.offset = (unsigned)s, .fds = (uint64_t)(uintptr_t)&lfd};
-        if (syscall(__NR_io_uring_register, rg.fd, IORING_REGISTER_FILES_UPDATE, &up, 1) != 1)
+        if (syscall(__NR_io_uring_register, rg.fd, IORING_REGISTER_FILES_UPDATE, &up, 1) != 1) {
+            if (errno == EBADF || errno == EOPNOTSUPP) /* closed behind our back */
+                __atomic_store_n(&rg.state, -1, __ATOMIC_RELEASE);
             return -1;
+        }
         rg.used[s] = 1;
         rg.hint = s + 1;
         return s;
@@ -298,13 +337,32 @@ static int ring_adopt(int lfd)
 
 /* ---- the plain descriptor's watch ---- */
 
-static void ep_watch(struct stdata *sd, int lfd)
+/* The epoll set, if it is still ours; a set closed behind our back is
+ * forgotten (its number belongs to someone else now). */
+static int ep_get(void)
 {
     int ep = __atomic_load_n(&lend_ep, __ATOMIC_ACQUIRE);
+    if (ep >= 0 && !fd_is(ep, __atomic_load_n(&ep_ino, __ATOMIC_RELAXED),
+                          __atomic_load_n(&ep_dev, __ATOMIC_RELAXED))) {
+        __atomic_compare_exchange_n(&lend_ep, &ep, -1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+        return -1;
+    }
+    return ep;
+}
+
+static void ep_watch(struct stdata *sd, int lfd)
+{
+    int ep = ep_get();
     if (ep < 0) {
+        unsigned long long ino, dev;
         int fresh = epoll_create1(EPOLL_CLOEXEC);
-        if (fresh < 0)
+        if (fresh < 0 || fd_id(fresh, &ino, &dev) != 0) {
+            if (fresh >= 0)
+                close(fresh);
             return; /* close(2) is then seen by the other checks only */
+        }
+        __atomic_store_n(&ep_ino, ino, __ATOMIC_RELAXED);
+        __atomic_store_n(&ep_dev, dev, __ATOMIC_RELAXED);
         int expected = -1;
         if (__atomic_compare_exchange_n(&lend_ep, &expected, fresh, 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE))
@@ -339,8 +397,27 @@ void ust_lend_adopt(struct stdata *sd, int lfd)
     } else {
         sd->sd_lslot = -1;
         sd->sd_lfd = lfd;
+        if (fd_id(lfd, &sd->sd_lino, &sd->sd_ldev) != 0)
+            sd->sd_lino = sd->sd_ldev = 0;
         ep_watch(sd, lfd);
     }
+}
+
+/* sd's L is in the ring, and the ring is still usable (not given up after
+ * the program closed its descriptor: ring_enter). */
+static int slot_live(const struct stdata *sd)
+{
+    return sd->sd_lslot >= 0 && __atomic_load_n(&rg.state, __ATOMIC_ACQUIRE) == 1;
+}
+
+/* sd's plain L, if it still names the file it was made as; else forgotten
+ * (never closed: the number is someone else's now) and -1.  sd_lock held
+ * (or sd is nobody else's). */
+static int lfd_checked(struct stdata *sd)
+{
+    if (sd->sd_lfd >= 0 && !fd_is(sd->sd_lfd, sd->sd_lino, sd->sd_ldev))
+        sd->sd_lfd = -1;
+    return sd->sd_lfd;
 }
 
 int ust_lend_held(const struct stdata *sd)
@@ -351,11 +428,11 @@ int ust_lend_held(const struct stdata *sd)
 int ust_lend_send(struct stdata *sd, const void *buf, size_t len, int flags)
 {
     UST_ASSERT_HELD(&sd->sd_lock);
-    if (sd->sd_lfd >= 0) {
+    if (lfd_checked(sd) >= 0) {
         ssize_t n = send(sd->sd_lfd, buf, len, flags);
         return n >= 0 ? (int)n : -errno;
     }
-    if (sd->sd_lslot < 0)
+    if (!slot_live(sd))
         return -EBADF;
     ust_lock(&ring_lock);
     int r = ring_sync(IORING_OP_SEND, sd->sd_lslot, buf, (unsigned)len, flags);
@@ -367,10 +444,10 @@ void ust_lend_drain(struct stdata *sd)
 {
     UST_ASSERT_HELD(&sd->sd_lock);
     char buf[1024];
-    if (sd->sd_lfd >= 0) {
+    if (lfd_checked(sd) >= 0) {
         while (recv(sd->sd_lfd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
             ;
-    } else if (sd->sd_lslot >= 0) {
+    } else if (slot_live(sd)) {
         ust_lock(&ring_lock);
         while (ring_sync(IORING_OP_RECV, sd->sd_lslot, buf, sizeof(buf), MSG_DONTWAIT) > 0)
             ;
@@ -381,9 +458,9 @@ void ust_lend_drain(struct stdata *sd)
 void ust_lend_shutdown(struct stdata *sd)
 {
     UST_ASSERT_HELD(&sd->sd_lock);
-    if (sd->sd_lfd >= 0) {
+    if (lfd_checked(sd) >= 0) {
         shutdown(sd->sd_lfd, SHUT_RDWR);
-    } else if (sd->sd_lslot >= 0) {
+    } else if (slot_live(sd)) {
         ust_lock(&ring_lock);
         uint64_t tag = sync_tag();
         struct io_uring_sqe *e = ring_sqe(IORING_OP_SHUTDOWN, sd->sd_lslot, tag);
@@ -395,9 +472,9 @@ void ust_lend_shutdown(struct stdata *sd)
 
 void ust_lend_close(struct stdata *sd)
 {
-    if (sd->sd_lfd >= 0) {
+    if (lfd_checked(sd) >= 0) {
         close(sd->sd_lfd); /* also leaves the epoll set */
-    } else if (sd->sd_lslot >= 0) {
+    } else if (slot_live(sd)) {
         int none = -1, s = sd->sd_lslot;
         ust_lock(&ring_lock);
         /* The watch holds the file too: remove it, then empty the slot. */
@@ -429,7 +506,7 @@ void ust_lend_reap(void (*fn)(struct stdata *sd))
     }
     for (int i = 0; i < n; i++)
         fn(got[i]);
-    int ep = __atomic_load_n(&lend_ep, __ATOMIC_ACQUIRE);
+    int ep = ep_get();
     if (ep < 0)
         return;
     struct epoll_event ev[32];
@@ -469,7 +546,8 @@ void ust_lend_fork_child(void)
 {
     ring_unmap();
     __atomic_store_n(&rg.state, 0, __ATOMIC_RELEASE);
-    int ep = __atomic_exchange_n(&lend_ep, -1, __ATOMIC_ACQ_REL);
+    int ep = ep_get();
+    __atomic_store_n(&lend_ep, -1, __ATOMIC_RELEASE);
     if (ep >= 0)
         close(ep);
     ust_lock_init(&ring_lock);
@@ -477,7 +555,7 @@ void ust_lend_fork_child(void)
 
 void ust_lend_forget(struct stdata *sd)
 {
-    if (sd->sd_lfd >= 0)
+    if (lfd_checked(sd) >= 0)
         close(sd->sd_lfd);
     sd->sd_lfd = sd->sd_lslot = -1;
 }

@@ -20,6 +20,7 @@
  *   this file's own.
  */
 #include <errno.h>
+#include <time.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
@@ -52,6 +53,8 @@ static void passfp_free(caddr_t arg)
     free(pf);
 }
 
+#define CYCLE_WAIT_MS 2000 /* ust_sd_passfp_cycle: how long other calls may take to leave */
+
 /* 1 if mp is an M_PASSFP carrying sd itself. */
 static int passfp_of(const mblk_t *mp, const struct stdata *sd)
 {
@@ -63,7 +66,8 @@ static int passfp_of(const mblk_t *mp, const struct stdata *sd)
  * ust_sd_passfp_cycle -- a descriptor of sd was just closed, `left` references
  *   remain.  If every one of them is an M_PASSFP of sd waiting on sd's own
  *   read queue (a pipe end sent to itself through its peer) and no call is
- *   inside the stream, nothing can ever receive them: they are taken off and
+ *   inside the stream (once those that were have left), nothing can ever
+ *   receive them: they are taken off and
  *   freed, which drops the last reference and tears the stream down
  *   (ust_sd_rele_deferred).  Cycles through two or more streams are not
  *   found.  Context: no lock held; the caller counts one call on sd
@@ -77,18 +81,30 @@ void ust_sd_passfp_cycle(struct stdata *sd, int left)
     int n = 0;
     queue_t *rq = sd->sd_rq;
 
-    if (left <= 0 || rq == NULL || atomic_load(&sd->sd_calls) != 1) {
+    if (left <= 0 || rq == NULL) {
         ust_sd_put(sd);
         return;
     }
     struct ust_qpriv *pv = ust_qpv(rq);
-    ust_lock(&pv->lock);
-    for (mp = rq->q_first; mp != NULL; mp = mp->b_next)
-        n += passfp_of(mp, sd);
-    ust_unlock(&pv->lock);
-    if (n != left || atomic_load(&sd->sd_refs) != n) {
-        ust_sd_put(sd);
-        return;
+    /* Another call may still be inside briefly (one that began before the
+     * last descriptor went: a hang-up or close of the peer delivered here,
+     * an orphan check): wait for it, up to CYCLE_WAIT_MS, before looking.
+     * One that stays (a read blocked since before the close) keeps the
+     * stream, as it would keep any stream. */
+    for (int waited = 0;; waited++) {
+        n = 0;
+        ust_lock(&pv->lock);
+        for (mp = rq->q_first; mp != NULL; mp = mp->b_next)
+            n += passfp_of(mp, sd);
+        ust_unlock(&pv->lock);
+        if (n != left || atomic_load(&sd->sd_refs) != n || waited >= CYCLE_WAIT_MS) {
+            ust_sd_put(sd);
+            return;
+        }
+        if (atomic_load(&sd->sd_calls) == 1)
+            break;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
     }
     /* No descriptor is left and no other call is inside: nothing else
      * takes messages off this queue, so those found are still there.  The

@@ -123,6 +123,7 @@ int ust_sd_hold_live(struct stdata *sd)
 static void *rele_thread(void *arg)
 {
     ust_sd_teardown(arg);
+    ust_work_end(); /* ustreams_quiesce waited for this teardown */
     return NULL;
 }
 
@@ -143,10 +144,13 @@ void ust_sd_rele_deferred(struct stdata *sd)
         return;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    ust_work_begin();
     rc = pthread_create(&t, &attr, rele_thread, sd);
     pthread_attr_destroy(&attr);
-    if (rc != 0)
+    if (rc != 0) {
+        ust_work_end();
         ust_sd_teardown(sd);
+    }
 }
 
 /* ------------------------------------------------------------------------ */

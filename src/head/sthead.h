@@ -139,6 +139,8 @@ struct stdata {
     /* readiness socket (sd_fd.c) */
     int sd_lfd;                  /* library end as a descriptor, or -1 (sd_lend.c) */
     int sd_lslot;                /* library end as a fixed file of the ring, or -1 */
+    unsigned long long sd_lino;  /* inode and device of sd_lfd (sd_lend.c checks them */
+    unsigned long long sd_ldev;  /* before each use: a program may have closed it) */
     int sd_ufd;                  /* a user descriptor of the stream (tokens); checked by
                                   * identity before each use (sd_fd.c, "close(2)") */
     unsigned long long sd_uino;  /* inode and device of the user end (identity) */
