@@ -223,8 +223,8 @@ static int table_enter(int fd, struct stdata *sd)
     return fd;
 }
 
-/* Identity of an open file. */
-static int file_id(int fd, unsigned long long *ino, unsigned long long *dev)
+/* Identity of an open file (also sd_lend.c's, for the library's own). */
+int ust_file_id(int fd, unsigned long long *ino, unsigned long long *dev)
 {
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0)
@@ -237,7 +237,7 @@ static int file_id(int fd, unsigned long long *ino, unsigned long long *dev)
 int ust_sd_fd_is(int fd, struct stdata *sd)
 {
     unsigned long long ino, dev;
-    if (file_id(fd, &ino, &dev) != 0)
+    if (ust_file_id(fd, &ino, &dev) != 0)
         return 0;
     return ino == sd->sd_uino && dev == sd->sd_udev && sd->sd_uino != 0;
 }
@@ -248,7 +248,7 @@ static int make_pair(int sv[2], unsigned long long *ino, unsigned long long *dev
 {
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0)
         return -errno;
-    if (file_id(sv[0], ino, dev) != 0) {
+    if (ust_file_id(sv[0], ino, dev) != 0) {
         int e = errno;
         close(sv[0]);
         close(sv[1]);

@@ -48,7 +48,6 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -85,22 +84,11 @@ static int lend_ep = -1; /* epoll set of plain L ends, made on first need */
  * descriptor (ring_lock). */
 static unsigned long long ep_ino, ep_dev, rg_ino, rg_dev;
 
-/* Inode and device of fd: 0, or -1 if fd is not open. */
-static int fd_id(int fd, unsigned long long *ino, unsigned long long *dev)
-{
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0)
-        return -1;
-    *ino = st.st_ino;
-    *dev = st.st_dev;
-    return 0;
-}
-
 /* Does fd still name the file whose identity is (ino, dev)? */
 static int fd_is(int fd, unsigned long long ino, unsigned long long dev)
 {
     unsigned long long i, d;
-    return fd_id(fd, &i, &d) == 0 && i == ino && d == dev;
+    return ust_file_id(fd, &i, &d) == 0 && i == ino && d == dev;
 }
 
 /* ---- the ring ---- */
@@ -216,7 +204,7 @@ static void ring_setup(void)
     if (r != 0)
         goto fail;
     rg.hint = 0;
-    if (fd_id(rg.fd, &rg_ino, &rg_dev) != 0)
+    if (ust_file_id(rg.fd, &rg_ino, &rg_dev) != 0)
         goto fail;
     __atomic_store_n(&rg.state, 1, __ATOMIC_RELEASE);
     return;
@@ -356,7 +344,7 @@ static void ep_watch(struct stdata *sd, int lfd)
     if (ep < 0) {
         unsigned long long ino, dev;
         int fresh = epoll_create1(EPOLL_CLOEXEC);
-        if (fresh < 0 || fd_id(fresh, &ino, &dev) != 0) {
+        if (fresh < 0 || ust_file_id(fresh, &ino, &dev) != 0) {
             if (fresh >= 0)
                 close(fresh);
             return; /* close(2) is then seen by the other checks only */
@@ -397,7 +385,7 @@ void ust_lend_adopt(struct stdata *sd, int lfd)
     } else {
         sd->sd_lslot = -1;
         sd->sd_lfd = lfd;
-        if (fd_id(lfd, &sd->sd_lino, &sd->sd_ldev) != 0)
+        if (ust_file_id(lfd, &sd->sd_lino, &sd->sd_ldev) != 0)
             sd->sd_lino = sd->sd_ldev = 0;
         ep_watch(sd, lfd);
     }

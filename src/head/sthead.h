@@ -179,6 +179,8 @@ int ust_sd_dup_fd_min(struct stdata *sd, int minfd, int cloexec);
 /* The same into a descriptor the caller reserved (I_RECVFD): slot or -errno. */
 int ust_sd_dup_fd_into(struct stdata *sd, int slot);
 
+/* Inode and device of fd (fstat): 0, or -1 if fd is not open. */
+int ust_file_id(int fd, unsigned long long *ino, unsigned long long *dev);
 /* The library's end L of the readiness pair (sd_lend.c); sd_lock held,
  * except ust_lend_close of a head being freed and ust_lend_reap. */
 void ust_lend_adopt(struct stdata *sd, int lfd); /* take lfd as L and watch it */
