@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,6 +63,9 @@ long ust_sd_lost_wakeups(void)
 void ust_sd_note_lost_wakeup(void)
 {
     atomic_fetch_add(&lost, 1);
+#ifdef USTREAMS_DEBUG
+    fprintf(stderr, "ustreams: lost wake-up rescued by the wait safety net\n");
+#endif
 }
 
 static void *watch_main(void *arg)
