@@ -103,7 +103,7 @@ queue_t *ust_qalloc(struct streamtab *st, uint_t flags, struct ust_modent *ent)
         pv->srv_deferred = 0;
         __atomic_store_n(&pv->cpu, -1, __ATOMIC_RELAXED);
         __atomic_store_n(&pv->runlist, NULL, __ATOMIC_RELAXED);
-        pv->head_enable = NULL;
+        __atomic_store_n(&pv->head_enable, NULL, __ATOMIC_RELAXED);
         ust_unlock(&pv->lock);
     }
     qp->ent = ent;

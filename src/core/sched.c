@@ -422,7 +422,9 @@ void ust_call_end(void)
 
 void ust_sched_enable(queue_t *q)
 {
-    if (!q->q_qinfo || !q->q_qinfo->qi_srvp)
+    /* q_qinfo atomically: a back-enable may reach a pair being reused. */
+    struct qinit *qi = __atomic_load_n(&q->q_qinfo, __ATOMIC_RELAXED);
+    if (!qi || !qi->qi_srvp)
         return;
     struct ust_qpriv *pv = ust_qpv(q);
     /* Claim q while enabling it: back-enables reach queues nobody else has
@@ -501,8 +503,11 @@ void qenable(queue_t *q)
     if (!q)
         return;
     struct ust_qpriv *pv = ust_qpv(q);
-    if (pv->head_enable) {
-        pv->head_enable(q);
+    /* Atomic: a back-enable may reach a pair that is being reused (the
+     * pool is type-stable), whose hook is being reset. */
+    void (*hook)(queue_t *) = __atomic_load_n(&pv->head_enable, __ATOMIC_RELAXED);
+    if (hook) {
+        hook(q);
         return;
     }
     ust_sched_enable(q);

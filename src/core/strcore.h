@@ -220,7 +220,7 @@ struct ust_qpriv {
     int cpu;                  /* atomic: scheduler list q was last put on, or -1 */
     void *runlist;            /* atomic: or the thread's own run list (sched.c), or NULL */
     /* Stream head hook: a head queue is not scheduled; qenable calls this. */
-    void (*head_enable)(queue_t *q);
+    void (*head_enable)(queue_t *q); /* atomic (relaxed): read by back-enables at any time */
 };
 
 /* A queue pair: q[0] the read queue, q[1] the write queue.  Pairs come from a

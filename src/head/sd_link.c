@@ -169,7 +169,7 @@ static void lower_switch(struct mlink *ml)
 
         ust_lock(&pv->lock); /* queue lock: q_flag, marks */
         sv->qinfo = q->q_qinfo;
-        sv->head_enable = pv->head_enable;
+        sv->head_enable = __atomic_load_n(&pv->head_enable, __ATOMIC_RELAXED);
         sv->hiwat = q->q_hiwat;
         sv->lowat = q->q_lowat;
         sv->minpsz = q->q_minpsz;
@@ -183,7 +183,7 @@ static void lower_switch(struct mlink *ml)
             q->q_maxpsz = mi->mi_maxpsz;
         }
         q->q_ptr = NULL;
-        pv->head_enable = NULL;
+        __atomic_store_n(&pv->head_enable, NULL, __ATOMIC_RELAXED);
         ust_qflag_clr(q, LINK_QFLAGS);
         ust_qflag_set(q, mt);
         ust_unlock(&pv->lock);
@@ -219,7 +219,7 @@ static void lower_restore(struct mlink *ml)
         q->q_minpsz = sv->minpsz;
         q->q_maxpsz = sv->maxpsz;
         q->q_ptr = lo;
-        pv->head_enable = sv->head_enable;
+        __atomic_store_n(&pv->head_enable, sv->head_enable, __ATOMIC_RELAXED);
         ust_qflag_clr(q, LINK_QFLAGS);
         ust_qflag_set(q, sv->flags);
         ust_unlock(&pv->lock);

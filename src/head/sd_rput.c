@@ -307,7 +307,8 @@ int ust_sd_headinit(struct stdata *sd)
         struct ust_qpriv *pv = ust_qpv(pair[i]);
         ust_lock(&pv->lock); /* queue lock: q_flag writes */
         pair[i]->q_ptr = sd;
-        pv->head_enable = i == 0 ? sd_read_enable : sd_write_enable;
+        __atomic_store_n(&pv->head_enable, i == 0 ? sd_read_enable : sd_write_enable,
+                         __ATOMIC_RELAXED);
         ust_qflag_set(pair[i], QHEAD);
         ust_unlock(&pv->lock);
     }
