@@ -279,21 +279,6 @@ static void psnap_free(struct psnap *p, int n)
             free(p[i].q[j].bands);
 }
 
-/* Claim the queue q->q_next names, whatever its procedures (the walk stops
- * at QPROCSOFF queues too, unlike ust_qclaim_next).  NULL at the end. */
-static queue_t *claim_next(queue_t *q)
-{
-    for (;;) {
-        queue_t *nq = ust_qnext(q);
-        if (!nq)
-            return NULL;
-        atomic_fetch_add(&ust_qpv(nq)->active, 1);
-        if (ust_qnext(q) == nq)
-            return nq;
-        ust_qrelease(nq);
-    }
-}
-
 /* What the walk of one stream found. */
 struct walk {
     char name[sizeof(((struct stdata *)0)->sd_name)];
@@ -345,7 +330,7 @@ static void stream_walk(struct stdata *sd, int cross, struct walk *w,
         else
             fn(q, arg);
         n++;
-        queue_t *nq = claim_next(q);
+        queue_t *nq = ust_qclaim_link(q); /* whatever its procedures: QPROCSOFF too */
         ust_qrelease(q);
         q = nq;
     }

@@ -82,6 +82,9 @@ static _Thread_local int tls_cpu = -1;
 /* The calling thread's run list and call depth. */
 static _Thread_local struct runlist *tls_local; /* NULL until its first enable in a call */
 static _Thread_local int tls_depth;             /* library calls in progress (nesting) */
+static _Thread_local int tls_pending;           /* pushes on tls_local since it was last
+                                                 * run (only this thread pushes there;
+                                                 * a cancel may have taken some off) */
 /* local_pool_lock guards local_free (lists of exited threads); a leaf. */
 static ust_lock_t local_pool_lock = UST_LOCK_INIT;
 static struct runlist *local_free;
@@ -371,6 +374,7 @@ static void list_push(queue_t *q)
     ust_lock(&rl->lock);
     list_append(rl, q);
     ust_unlock(&rl->lock);
+    tls_pending++;
 }
 
 /* Move what is on rl to the scheduler threads.  Each queue is claimed while
@@ -391,8 +395,10 @@ static void local_hand_over(struct runlist *rl)
 
 void ust_sched_handoff(void)
 {
-    if (tls_local)
+    if (tls_pending) {
+        tls_pending = 0;
         local_hand_over(tls_local);
+    }
 }
 
 void ust_call_begin(void)
@@ -402,8 +408,9 @@ void ust_call_begin(void)
 
 void ust_call_end(void)
 {
-    if (--tls_depth > 0 || !tls_local)
+    if (--tls_depth > 0 || tls_pending == 0) /* no lock taken by a call that enabled nothing */
         return;
+    tls_pending = 0;
     struct runlist *rl = tls_local;
     int saved = errno;
     tls_depth++; /* what these procedures enable joins the list */
@@ -417,6 +424,7 @@ void ust_call_end(void)
     }
     tls_depth--;
     local_hand_over(rl); /* beyond the budget: the scheduler threads' */
+    tls_pending = 0;     /* what those procedures pushed has been run or handed over */
     errno = saved;
 }
 
@@ -608,4 +616,5 @@ void ust_sched_fork_child(void)
         ust_lock_init(&tls_local->lock);
         tls_local->head = tls_local->tail = NULL;
     }
+    tls_pending = 0;
 }
