@@ -44,11 +44,25 @@ static inline void ust_lock_destroy(ust_lock_t *l)
     pthread_mutex_destroy(&l->mu);
 }
 
+/* Is the mutex taken?  A plain read of glibc's lock word: spinning with
+ * reads keeps the line shared, where trylock's compare-and-swap would take it
+ * from the holder at every round (and the holder's unlock would then miss). */
+static inline int ust_lock_busy(ust_lock_t *l)
+{
+#ifdef __GLIBC__
+    return __atomic_load_n(&l->mu.__data.__lock, __ATOMIC_RELAXED) != 0;
+#else
+    (void)l;
+    return 0;
+#endif
+}
+
 /* Lock l: a few tries in user space first.  The executive's critical
  * sections are a handful of pointer updates, so a lock found held is
  * usually free again within a few hundred cycles; blocking at once in the
  * kernel (futex wait, then a futex wake by the holder) costs two system
- * calls and microseconds for both threads. */
+ * calls and microseconds for both threads.  The spin reads the lock word and
+ * tries again only when it looks free. */
 static inline void ust_lock(ust_lock_t *l)
 {
     if (pthread_mutex_trylock(&l->mu) != 0) {
@@ -57,7 +71,8 @@ static inline void ust_lock(ust_lock_t *l)
 #if defined(__x86_64__) || defined(__i386__)
             __builtin_ia32_pause();
 #endif
-            got = pthread_mutex_trylock(&l->mu) == 0;
+            if (!ust_lock_busy(l))
+                got = pthread_mutex_trylock(&l->mu) == 0;
         }
         if (!got)
             pthread_mutex_lock(&l->mu);

@@ -51,6 +51,8 @@
 
 void ust_perim_flush_pair(queue_t *q);
 
+unsigned long ust_plumb_gen; /* atomic (strcore.h) */
+
 queue_t *ust_qclaim_link(queue_t *q)
 {
     for (;;) {
@@ -248,6 +250,7 @@ void qprocson(queue_t *q)
         if (pending)
             qenable(pair[i]);
     }
+    ust_plumb_changed(); /* cached paths passed through the pair */
     /* A service queue came into the flow: writers behind it that wait on a
      * queue beyond it would be back-enabled only as far as this pair. */
     for (int i = 0; i < 2; i++)
@@ -273,6 +276,7 @@ void qprocsoff(queue_t *q)
         __atomic_fetch_or(&pair[i]->q_flag, QPROCSOFF, __ATOMIC_SEQ_CST);
         ust_unlock(&pv->lock);
     }
+    ust_plumb_changed(); /* before the claims are waited out (strcore.h) */
     for (int i = 0; i < 2; i++)
         ust_sched_cancel(pair[i]);
     /* Operations waiting at the perimeters for these queues (the caller may
@@ -309,6 +313,7 @@ void ust_qinsert(queue_t *above_rq, queue_t *new_rq)
     if (below_r)
         __atomic_store_n(&below_r->q_next, nr, __ATOMIC_SEQ_CST);
     __atomic_store_n(&aw->q_next, nw, __ATOMIC_SEQ_CST);
+    ust_plumb_changed();
     relink_backenable(nw);              /* writers above */
     relink_backenable(RD(above_rq));    /* senders below (upstream) */
 }
@@ -324,6 +329,7 @@ void ust_qunlink(queue_t *rq)
         __atomic_store_n(&aw->q_next, below_w, __ATOMIC_SEQ_CST);
     if (below_r && ust_qnext(below_r) == r)
         __atomic_store_n(&below_r->q_next, above_r, __ATOMIC_SEQ_CST);
+    ust_plumb_changed();
     /* Threads that loaded the old links either revalidate and retry, or hold
      * a claim on r/w that we wait out; passing through still works meanwhile
      * because r and w keep their own q_next until then. */

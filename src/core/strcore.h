@@ -280,13 +280,19 @@ static inline uint_t ust_qflags_sync(const queue_t *q)
 {
     return __atomic_load_n(&q->q_flag, __ATOMIC_SEQ_CST);
 }
+/* Written only when they change: getq sets or clears QWANTR at every call,
+ * and a store of the same value would still take the line from readers. */
 static inline void ust_qflag_set(queue_t *q, uint_t f)
 {
-    __atomic_store_n(&q->q_flag, ust_qflags(q) | f, __ATOMIC_RELAXED);
+    uint_t fl = ust_qflags(q);
+    if ((fl & f) != f)
+        __atomic_store_n(&q->q_flag, fl | f, __ATOMIC_RELAXED);
 }
 static inline void ust_qflag_clr(queue_t *q, uint_t f)
 {
-    __atomic_store_n(&q->q_flag, ust_qflags(q) & ~f, __ATOMIC_RELAXED);
+    uint_t fl = ust_qflags(q);
+    if (fl & f)
+        __atomic_store_n(&q->q_flag, fl & ~f, __ATOMIC_RELAXED);
 }
 static inline queue_t *ust_qnext(queue_t *q)
 {
@@ -314,6 +320,24 @@ void ust_qfree(queue_t *rq);
  * its procedures through the old links. */
 void ust_qinsert(queue_t *above_rq, queue_t *new_rq);
 void ust_qunlink(queue_t *rq);
+
+/* The plumbing generation: bumped (seq_cst) by every change of a link or of
+ * procedures on/off (ust_qinsert, ust_qunlink, qprocson, qprocsoff, a pipe's
+ * twist), before the plumber waits out the claims.  A path found under
+ * generation g is still the path while the generation reads g; a claimer that
+ * claims the end of such a path and then still reads g holds a claim the
+ * plumber will wait for (both sides sequentially consistent), as putnext's
+ * recheck of q_next does for one link.  Stream heads cache the path of a
+ * pipe's deposits this way (src/head/sd_arrive.c). */
+extern unsigned long ust_plumb_gen;
+static inline unsigned long ust_plumb_gen_now(void)
+{
+    return __atomic_load_n(&ust_plumb_gen, __ATOMIC_SEQ_CST);
+}
+static inline void ust_plumb_changed(void)
+{
+    __atomic_fetch_add(&ust_plumb_gen, 1, __ATOMIC_SEQ_CST);
+}
 
 /* ust_qclaim / ust_qrelease -- claim a queue so that its procedures may run and
  * its q_next stays valid to follow.  ust_qclaim_next(q) claims the queue that

@@ -116,6 +116,7 @@ struct stdata *ust_sd_alloc(void)
         memset(sd, 0, size);
         ust_lock_init(&sd->sd_lock);
         ust_lock_init(&sd->sd_plumb);
+        ust_lock_init(&sd->sd_ar.lock);
     }
     /* Reset everything but the locks, which stay initialized for the life of
      * the pool, and the wait sequences, which only ever grow. */
@@ -144,6 +145,7 @@ struct stdata *ust_sd_alloc(void)
     sd->sd_iocblk = NULL;
     sd->sd_hold = NULL;
     sd->sd_holdtime = 0;
+    sd->sd_dpath.valid = 0;
     sd->sd_rmark = 0;
     __atomic_store_n(&sd->sd_mread_sent, 0, __ATOMIC_RELAXED);
     sd->sd_lfd = sd->sd_ufd = sd->sd_lslot = -1;
@@ -189,7 +191,8 @@ void ust_sd_free(struct stdata *sd)
     freemsg(hold);
     freemsg(ioc);
     if (rq) {
-        qprocsoff(rq);
+        qprocsoff(rq); /* waits out deposits too: they hold a claim on rq */
+        ust_sd_arrivals_discard(sd);
         ust_qfree(rq);
     }
     ust_lend_close(sd); /* sd is nobody else's now: no sd_lock needed */
@@ -323,7 +326,10 @@ static int reattach(struct stdata *sd)
     sd->sd_ufd = sv[0];
     sd->sd_uino = ino;
     sd->sd_udev = dev;
+    ust_lock(&sd->sd_ar.lock); /* a new pair has no token: deposits stop (sd_arrive.c) */
     __atomic_store_n(&sd->sd_rtoken, 0, __ATOMIC_RELAXED);
+    ust_unlock(&sd->sd_ar.lock);
+    ust_sd_absorb(sd); /* what was deposited before shows in the test below */
     sd->sd_ptoken = sd->sd_wblock = sd->sd_hupset = 0;
     if (sd->sd_flag & STRHUP)
         ust_sd_ready_hup(sd);
@@ -529,10 +535,13 @@ void ust_sd_ready_read(struct stdata *sd, int on)
         if (ust_lend_send(sd, "r", 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1)
             __atomic_store_n(&sd->sd_rtoken, 1, __ATOMIC_RELAXED);
     } else {
+        /* Withdrawn under the arrival lock, unless a pipe's writer deposited
+         * meanwhile (sd_arrive.c): then the token stays. */
+        if (!ust_sd_arrivals_withdraw(sd))
+            return;
         int ufd = ufd_checked(sd);
         if (ufd >= 0)
             drain(ufd);
-        __atomic_store_n(&sd->sd_rtoken, 0, __ATOMIC_RELAXED);
     }
 }
 
@@ -613,7 +622,18 @@ unsigned ust_sd_wait_seq(struct ust_waitq *w)
     return atomic_load(&w->seq);
 }
 
-int ust_sd_wait_from(struct stdata *sd, struct ust_waitq *w, unsigned seq, long long deadline_ns)
+/* A pipe's arrivals at sd (sd_arrive.c), seen without their lock. */
+static int arrivals_seen(struct stdata *sd)
+{
+    return __atomic_load_n(&sd->sd_ar.first, __ATOMIC_ACQUIRE) != NULL;
+}
+
+/* ust_sd_wait_from; with `arrivals` (a reader of sd_rwait whose read queue
+ * is empty) the spin also ends when a pipe's writer deposits, and the
+ * arrivals are marked sleepy (ust_sd_arrivals_sleep) only when the spin
+ * gives up, so that a writer feeding a spinning reader makes no wake-up. */
+static int wait_common(struct stdata *sd, struct ust_waitq *w, unsigned seq, long long deadline_ns,
+                       int arrivals, int *seen)
 {
     struct timespec ts, *tsp = NULL;
     if (deadline_ns) {
@@ -635,14 +655,22 @@ int ust_sd_wait_from(struct stdata *sd, struct ust_waitq *w, unsigned seq, long 
     if (spin > 0) {
         long long until = ust_now_ns() + spin;
         for (int i = 0; atomic_load_explicit(&w->seq, memory_order_acquire) == seq; i++) {
+            if (arrivals && arrivals_seen(sd))
+                break;
             if ((i & 63) == 63 && ust_now_ns() > until)
                 break;
             __builtin_ia32_pause();
         }
-        if (atomic_load(&w->seq) != seq) {
+        if (atomic_load(&w->seq) != seq || (arrivals && arrivals_seen(sd))) {
+            *seen = 1;
             ust_lock(&sd->sd_lock);
             return 0;
         }
+    }
+    if (arrivals && !ust_sd_arrivals_sleep(sd)) { /* a deposit came after all */
+        *seen = 1;
+        ust_lock(&sd->sd_lock);
+        return 0;
     }
     atomic_fetch_add(&w->waiters, 1);
     int slot = tsp ? -1 : ust_sd_watch_enter(w, seq); /* sd_watch.c: the safety net */
@@ -657,6 +685,20 @@ int ust_sd_wait_from(struct stdata *sd, struct ust_waitq *w, unsigned seq, long 
     if (e == ETIMEDOUT)
         return ETIME;
     return 0;
+}
+
+int ust_sd_wait_from(struct stdata *sd, struct ust_waitq *w, unsigned seq, long long deadline_ns)
+{
+    int seen = 0;
+    return wait_common(sd, w, seq, deadline_ns, 0, &seen);
+}
+
+int ust_sd_wait_data(struct stdata *sd, unsigned seq, int *unwoken)
+{
+    int seen = 0;
+    int e = wait_common(sd, &sd->sd_rwait, seq, 0, 1, &seen);
+    *unwoken = e == 0 && !seen && ust_sd_wait_seq(&sd->sd_rwait) == seq;
+    return e;
 }
 
 int ust_sd_wait(struct stdata *sd, struct ust_waitq *w, long long deadline_ns)
@@ -716,6 +758,7 @@ void ust_sd_fd_fork_child(void)
     for (struct stdata *sd = pool; sd != NULL; sd = sd->sd_next) {
         ust_lock_init(&sd->sd_lock);
         ust_lock_init(&sd->sd_plumb);
+        ust_lock_init(&sd->sd_ar.lock);
     }
     ust_unlock(&pool_lock);
     ust_unlock(&tab_lock);

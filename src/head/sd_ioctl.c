@@ -102,6 +102,7 @@ static int ioc_flush(struct stdata *sd, int flag, int byband, unsigned char band
         *mp->b_wptr++ = band;
     if (flag & FLUSHR) {
         ust_sd_lockq(sd); /* sd_lock: the read queue's front, readiness */
+        ust_sd_absorb(sd); /* a pipe's arrivals go with the queue */
         if (byband)
             flushband(sd->sd_rq, band, FLUSHALL);
         else
@@ -206,6 +207,7 @@ static int ioc_rq_look(struct stdata *sd, int what, int arg)
     queue_t *q = sd->sd_rq;
     struct ust_qpriv *pv = ust_qpv(q);
     int r = 0;
+    ust_sd_absorb(sd); /* a pipe's arrivals are messages at the head too */
     ust_lock(&pv->lock); /* queue lock: the message list */
     mblk_t *mp = q->q_first;
     switch (what) {

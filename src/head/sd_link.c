@@ -161,6 +161,9 @@ static void lower_switch(struct mlink *ml)
     if (ml->drv->flag & D_MTOUTPERIM)
         mt |= QMTOUTPERIM;
     qprocsoff(lo->sd_rq);
+    /* No deposit comes now (procedures off, then QHEAD off): what a pipe's
+     * writer deposited joins the queue the multiplexer takes over. */
+    ust_sd_absorb(lo);
     for (int i = 0; i < 2; i++) {
         queue_t *q = pair[i];
         struct ust_qpriv *pv = ust_qpv(q);

@@ -259,14 +259,18 @@ int ust_sd_recvfd(struct stdata *sd, struct strrecvfd *rf)
         mp = head_first(sd);
         if (mp != NULL)
             break;
+        if (ust_sd_absorb_some(sd)) /* data a pipe's writer deposited: EBADMSG */
+            continue;
         if ((sd->sd_flag & STRDERR) && sd->sd_rerror)
             err = sd->sd_rerror;
         else if (sd->sd_flag & (STRHUP | STRCLOSE))
             err = ENXIO;
         else if (sd->sd_oflag & (O_NONBLOCK | O_NDELAY))
             err = EAGAIN;
-        else
-            err = ust_sd_wait_from(sd, &sd->sd_rwait, seq, 0);
+        else {
+            int unwoken;
+            err = ust_sd_wait_data(sd, seq, &unwoken);
+        }
         if (err != 0)
             goto fail_locked;
     }

@@ -103,6 +103,7 @@ static struct streamtab pipe_tab = {.st_rdinit = &pipe_rinit, .st_wrinit = &pipe
 static void qlink(queue_t *q, queue_t *next)
 {
     __atomic_store_n(&q->q_next, next, __ATOMIC_SEQ_CST);
+    ust_plumb_changed(); /* paths cached for deposits (sd_arrive.c) */
 }
 
 /* ------------------------------------------------------------------------ */

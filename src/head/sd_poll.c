@@ -72,6 +72,7 @@ static short read_events(struct stdata *sd)
     short ev = 0;
     mblk_t *mp;
 
+    ust_sd_absorb(sd); /* a pipe's arrivals (sd_arrive.c) */
     ust_lock(&pv->lock);
     mp = rq->q_first;
     if (mp != NULL) {

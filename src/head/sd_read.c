@@ -108,6 +108,41 @@ static void put_back(queue_t *q, mblk_t *mp)
         freemsg(mp);
 }
 
+/* mp, just taken off q, may hold several writes coalesced (sd_arrive.c): put
+ * all but the first back at the front.  Returns 0, or ENOMEM (mp unchanged,
+ * still the caller's). */
+static int first_write(queue_t *q, mblk_t *mp)
+{
+    if (mp->b_tag != UST_TAG_COAL)
+        return 0;
+    mblk_t *rest = ust_sd_msg_cut(mp);
+    if (rest) {
+        put_back(q, rest);
+        return 0;
+    }
+    return mp->b_tag == UST_TAG_COAL ? ENOMEM : 0;
+}
+
+static void mem_wake(void *arg)
+{
+    struct stdata *sd = arg;
+    ust_sd_wake(&sd->sd_rwait);
+}
+
+/* No memory to take one write off a coalesced message: wait for some, a tick
+ * at most (a bufcall wakes sd_rwait sooner), as writers do.  sd_lock held
+ * (ust_sd_lockq), dropped while waiting.  0 (try again) or EINTR. */
+static int wait_mem(struct stdata *sd)
+{
+    if (ust_sd_settle(sd))
+        return 0;
+    unsigned seq = ust_sd_wait_seq(&sd->sd_rwait);
+    bufcall_id_t id = bufcall(sizeof(mblk_t), BPRI_HI, mem_wake, sd);
+    int e = ust_sd_wait_from(sd, &sd->sd_rwait, seq, ust_now_ns() + 1000000000LL / HZ);
+    unbufcall(id); /* waits for a callback in progress: sd stays valid */
+    return e == ETIME ? 0 : e;
+}
+
 /* Drop the leading blocks of mp that are empty, carrying band and flags to the
  * new first block; returns the new first block (NULL if nothing is left, the
  * dropped blocks then all went to *dead). */
@@ -355,9 +390,30 @@ ssize_t ust_sd_read(struct stdata *sd, const struct iovec *iov, int iovcnt)
         /* Before testing the queue: sd_data queues and wakes without sd_lock. */
         unsigned rseq = ust_sd_wait_seq(&sd->sd_rwait);
         mblk_t *mp = getq(q);
+        if (!mp && ust_sd_absorb_some(sd)) { /* a pipe's arrivals (sd_arrive.c) */
+            if (unwoken)
+                ust_sd_note_lost_wakeup();
+            unwoken = 0;
+            continue;
+        }
         if (mp && unwoken)
             ust_sd_note_lost_wakeup();
         unwoken = 0;
+        if (mp && mode != RNORM && first_write(q, mp) != 0) {
+            put_back(q, mp);
+            if (sd->sd_oflag & (O_NONBLOCK | O_NDELAY)) {
+                if (n == 0)
+                    err = EAGAIN;
+                break;
+            }
+            e = wait_mem(sd);
+            if (e) {
+                if (n == 0)
+                    err = e;
+                break;
+            }
+            continue;
+        }
         if (!mp) {
             if (n > 0 && !fill)
                 break;
@@ -380,13 +436,12 @@ ssize_t ust_sd_read(struct stdata *sd, const struct iovec *iov, int iovcnt)
                 ust_sd_lockq(sd);
                 continue;
             }
-            e = ust_sd_wait_from(sd, &sd->sd_rwait, rseq, 0);
+            e = ust_sd_wait_data(sd, rseq, &unwoken);
             if (e) {
                 if (n == 0)
                     err = e;
                 break;
             }
-            unwoken = ust_sd_wait_seq(&sd->sd_rwait) == rseq;
             continue;
         }
         if (sd_take(sd, q, mp, &cur, mode, rdopt, total, &n, &dead, &err) == TAKE_STOP)
@@ -542,8 +597,24 @@ int ust_sd_getpmsg(struct stdata *sd, struct strbuf *ctl, struct strbuf *data, i
             goto out;
         unsigned rseq = ust_sd_wait_seq(&sd->sd_rwait); /* before the test: see ust_sd_read */
         mp = sd_front(q);
-        if (gp_match(mp, flags, band))
-            break;
+        if (gp_match(mp, flags, band)) {
+            if (mp->b_tag != UST_TAG_COAL)
+                break;
+            rmvq(q, mp); /* several writes: the first is the message */
+            int e = first_write(q, mp);
+            put_back(q, mp);
+            if (e == 0)
+                continue;
+            if (sd->sd_oflag & (O_NONBLOCK | O_NDELAY)) {
+                err = EAGAIN;
+                goto out;
+            }
+            if ((err = wait_mem(sd)) != 0)
+                goto out;
+            continue;
+        }
+        if (ust_sd_absorb_some(sd)) /* a pipe's arrivals (sd_arrive.c) */
+            continue;
         if (sd->sd_flag & STRHUP) {
             hup = 1;
             goto out;
@@ -556,7 +627,8 @@ int ust_sd_getpmsg(struct stdata *sd, struct strbuf *ctl, struct strbuf *data, i
         ust_sd_rready(sd);
         if (ust_sd_settle(sd))
             continue;
-        err = ust_sd_wait_from(sd, &sd->sd_rwait, rseq, 0);
+        int unwoken;
+        err = ust_sd_wait_data(sd, rseq, &unwoken);
         if (err)
             goto out;
     }
@@ -614,6 +686,7 @@ int ust_sd_peek_msg(struct stdata *sd, struct strpeek *pk)
     struct ust_qpriv *pv = ust_qpv(q);
     int r = 1;
 
+    ust_sd_absorb(sd); /* a pipe's arrivals are messages at the head too */
     ust_lock(&pv->lock); /* queue lock: the front message stays put while copied */
     mblk_t *mp = q->q_first;
     int pc = mp && mp->b_datap->db_type >= QPCTL;
@@ -627,7 +700,7 @@ int ust_sd_peek_msg(struct stdata *sd, struct strpeek *pk)
         size_t cmax = pk->ctlbuf.maxlen > 0 ? (size_t)pk->ctlbuf.maxlen : 0;
         size_t dmax = pk->databuf.maxlen > 0 ? (size_t)pk->databuf.maxlen : 0;
         size_t clen = hasctl ? chain_bytes(mp, d) : 0;
-        size_t dlen = chain_bytes(d, NULL);
+        size_t dlen = mp->b_tag == UST_TAG_COAL ? ust_sd_msg_first_len(mp) : chain_bytes(d, NULL);
         size_t cn = clen < cmax ? clen : cmax;
         size_t dn = dlen < dmax ? dlen : dmax;
         if ((hasctl && copy_part(mp, d, pk->ctlbuf.buf, cn) != 0) ||
@@ -653,10 +726,11 @@ int ust_sd_nread(struct stdata *sd, int *bytes)
     queue_t *q = sd->sd_rq;
     struct ust_qpriv *pv = ust_qpv(q);
     int n = 0;
+    ust_sd_absorb(sd); /* a pipe's arrivals are messages at the head too */
     ust_lock(&pv->lock); /* queue lock: the list */
-    size_t first = q->q_first ? msgdsize(q->q_first) : 0;
+    size_t first = q->q_first ? ust_sd_msg_first_len(q->q_first) : 0;
     for (mblk_t *m = q->q_first; m; m = m->b_next)
-        n++;
+        n += ust_sd_msg_writes(m);
     ust_unlock(&pv->lock);
     if (bytes)
         *bytes = first > INT_MAX ? INT_MAX : (int)first;

@@ -365,6 +365,17 @@ static void sd_send_down(struct stdata *sd, mblk_t *mp)
 /* Data                                                                     */
 /* ------------------------------------------------------------------------ */
 
+/* putq on sd's read queue without the readers' wake-up its qenable would
+ * give (the caller wakes them, or is the reader).  0 as putq. */
+int ust_sd_putq_quiet(struct stdata *sd, mblk_t *mp)
+{
+    struct stdata *was = tls_queuing;
+    tls_queuing = sd;
+    int ok = putq(sd->sd_rq, mp);
+    tls_queuing = was;
+    return ok;
+}
+
 /* M_DATA, M_PROTO, M_PCPROTO, M_PASSFP: queue for the readers (a second
  * high-priority message is dropped), set the tokens, wake readers, signal
  * S_INPUT/S_RDNORM/S_RDBAND when the message is the first, S_HIPRI.  No lock
@@ -374,6 +385,10 @@ static void sd_data(struct stdata *sd, queue_t *q, mblk_t *mp)
     int pc = mp->b_datap->db_type >= QPCTL;
     unsigned char band = pc ? 0 : mp->b_band;
     struct ust_qpriv *pv = ust_qpv(q);
+
+    /* Data deposited straight at this head (a pipe's arrivals, sd_arrive.c)
+     * is older than mp: queued first. */
+    ust_sd_absorb(sd);
 
     /* Fast path, the common case of a busy stream: a normal message, the
      * readable token already shown, no M_READ outstanding, no signals wanted.
@@ -637,6 +652,7 @@ static void sd_flush(struct stdata *sd, queue_t *q, mblk_t *mp)
 
     if (fl & FLUSHR) {
         ust_sd_lockq(sd); /* sd_lock: the read queue's front, readiness */
+        ust_sd_absorb(sd); /* what arrived before the flush goes with it */
         if (byband)
             flushband(q, band, FLUSHALL);
         else

@@ -416,14 +416,31 @@ ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt)
         }
         break;
     }
-    /* sd_lock held: the first message's flow control. */
+    /* sd_lock held.  A write that is one plain message may be deposited
+     * straight at the reading head of a module-free pipe (sd_arrive.c). */
+    mblk_t *built = NULL;
+    struct ust_sd_dpath dp;
+    if (total > 0 && total <= pkt && p.wroff == 0 && p.maxblk == SIZE_MAX &&
+        ust_sd_deposit_path(sd, &dp)) {
+        ust_unlock(&sd->sd_lock);
+        int r = ust_sd_deposit(&dp, &u, total, &built);
+        if (r == 1)
+            return (ssize_t)total;
+        if (r < 0)
+            return r;
+        ust_lock(&sd->sd_lock);
+    }
+    /* The first message's flow control. */
     err = ust_sd_wait_writable(sd, 0, p.nonblock);
     ust_unlock(&sd->sd_lock);
-    if (err)
+    if (err) {
+        freemsg(built);
         return ust_sd_wresult(0, err, &p);
+    }
     for (;;) {
         size_t n = total - sent < pkt ? total - sent : pkt;
-        mblk_t *mp = sd_build(sd, &u, n, p.wroff, p.maxblk, p.nonblock, &err);
+        mblk_t *mp = built ? built : sd_build(sd, &u, n, p.wroff, p.maxblk, p.nonblock, &err);
+        built = NULL;
         if (!mp)
             return ust_sd_wresult(sent, err, &p);
         ust_sd_send(sd, mp);

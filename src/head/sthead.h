@@ -19,8 +19,11 @@
  *   sd_pipe.c   strm_pipe, fattach/fdetach, I_SENDFD/I_RECVFD
  *   sd_access.c the access mode (O_RDONLY/O_WRONLY/O_RDWR) of each descriptor
  *   sd_state.c  the hang-up and M_ERROR rules of every call, in one table
+ *   sd_arrive.c arrivals: a module-free pipe's writer puts data straight at the
+ *               reading head, small writes coalesced with their boundaries kept
  *
- * Lock order: sd_plumb (plumbing, may sleep) > sd_lock > queue locks.  sd_lock
+ * Lock order: sd_plumb (plumbing, may sleep) > sd_lock > the arrival lock
+ * (sd_ar.lock) > queue locks.  sd_lock
  * is never held across putnext or a module procedure, and never while
  * waiting (ust_sd_wait drops it).  Two stream heads' sd_locks are never held
  * together (a pipe end takes its peer's lock only after dropping its own).
@@ -78,10 +81,36 @@ struct ust_waitq {
                            * ust_sd_wake): a wake makes no system call at 0 */
 };
 
+/* Arrivals (sd_arrive.c): data a writer of a module-free pipe put straight
+ * at this (the reading) head, not yet on the head read queue.  Everything in
+ * it is newer than every band-0 message on the read queue. */
+struct ust_arrivals {
+    ust_lock_t lock;      /* guards the fields below; below sd_lock, above queue locks */
+    mblk_t *first, *last; /* LOCK: band-0 M_DATA messages, oldest first (b_next); first
+                           * is also read without the lock (acquire) as a hint */
+    size_t bytes;         /* LOCK: data bytes in the list */
+    size_t room;          /* LOCK: bytes deposits may add before the next absorb
+                           * (the head read queue's high-water mark less its count,
+                           * at the last absorb) */
+    int sleepy;           /* LOCK: a reader found nothing and may sleep: the next
+                           * deposit wakes sd_rwait */
+};
+
+/* Where this head's writes may be deposited (sd_arrive.c): the read queue
+ * of a pipe peer's head, its private part and its head, as found under
+ * plumbing generation gen (q NULL: no such path under gen). */
+struct ust_sd_dpath {
+    queue_t *q;
+    struct ust_qpriv *pv;
+    struct stdata *rsd;
+    unsigned long gen;
+    int valid;            /* the fields above were filled in */
+};
+
 /* Layout: what the threads on the two sides of a stream write sits on cache
  * lines of its own (UST_CACHELINE), so that a writer feeding this head and
  * the reader draining it do not pull each other's lines: sd_lock (the reader,
- * and callers on this stream), sd_rwait (bumped by every writer's wake-up),
+ * and callers on this stream), sd_ar (a pipe's writers), sd_rwait (bumped by every writer's wake-up),
  * sd_wwait (by the reader's back-enables), sd_calls (every call on this
  * descriptor).  The fields the writers' fast path only reads (sd_rtoken,
  * sd_mread_sent, sd_sigflags) change on edges only.  Heads are allocated
@@ -97,6 +126,7 @@ struct stdata {
     _Alignas(UST_CACHELINE) struct ust_waitq sd_wwait; /* writers: back-enable, M_ERROR, M_HANGUP,
                                                          * close */
     struct ust_waitq sd_iwait;   /* ioctls: the one-at-a-time slot and the reply */
+    _Alignas(UST_CACHELINE) struct ust_arrivals sd_ar; /* writers of a module-free pipe */
     _Alignas(UST_CACHELINE) atomic_int sd_calls; /* system calls in progress on this stream */
     atomic_int sd_refs;          /* descriptors (fd table entries) + peer + fattach */
     int sd_forked;               /* atomic: inherited through fork(), detached (sd_fork.c) */
@@ -122,6 +152,8 @@ struct stdata {
     int sd_iocbusy;              /* LOCK: an ioctl holds the slot */
     uint_t sd_iocid;             /* LOCK: id of the ioctl in progress */
     mblk_t *sd_iocblk;           /* LOCK: the reply (M_IOCACK/NAK/COPYIN/COPYOUT) */
+
+    struct ust_sd_dpath sd_dpath; /* LOCK: deposit path cache (sd_arrive.c) */
 
     /* write holding (SNDHOLD) */
     mblk_t *sd_hold;             /* LOCK: held M_DATA being coalesced */
@@ -273,6 +305,11 @@ void ust_sd_watch_fork_prepare(void);
 void ust_sd_watch_fork_parent(void);
 void ust_sd_watch_fork_child(void);
 int ust_sd_wait_from(struct stdata *sd, struct ust_waitq *w, unsigned seq, long long deadline_ns);
+/* ust_sd_wait_from on sd_rwait for a reader that found the read queue and
+ * the arrivals empty (untimed): its spin also watches the arrivals, which it
+ * marks sleepy only before it sleeps (sd_arrive.c).  *unwoken: the wait
+ * ended with nobody's wake-up (the safety net's: sd_watch.c). */
+int ust_sd_wait_data(struct stdata *sd, unsigned seq, int *unwoken);
 
 /* ---- sd_rput.c: the head queue pair ---- */
 
@@ -281,6 +318,9 @@ int ust_sd_wait_from(struct stdata *sd, struct ust_waitq *w, unsigned seq, long 
 int ust_sd_headinit(struct stdata *sd);
 /* The stream head of a head queue, or NULL if q is not one. */
 struct stdata *ust_sd_of(queue_t *q);
+/* putq on sd's read queue without waking the readers (the caller does, or is
+ * the reader).  Returns putq's result. */
+int ust_sd_putq_quiet(struct stdata *sd, mblk_t *mp);
 
 /* Take / drop sd_lock around work that may back-enable: getq, rmvq, flushq,
  * flushband on the head read queue.  When the queue drains, the executive
@@ -409,6 +449,48 @@ int ust_sd_nread(struct stdata *sd, int *bytes);
  * asks for it: a reader is about to block.  sd_lock NOT held (taken briefly,
  * then the message is sent with a claim on sd_wq). */
 void ust_sd_mread(struct stdata *sd, size_t count);
+
+/* ---- sd_arrive.c: arrivals ---- */
+struct ust_sd_uio;
+/* b_tag of a message that holds several writes coalesced: their lengths are
+ * recorded at the end of its buffer (sd_arrive.c).  Only ever on a head. */
+#define UST_TAG_COAL 1
+/* The deposit path of sd's writes into *dp (from the cache while the
+ * plumbing generation stands); 1 if there is one, else 0.  sd_lock held. */
+int ust_sd_deposit_path(struct stdata *sd, struct ust_sd_dpath *dp);
+/*
+ * ust_sd_deposit -- put n bytes of u straight at the reading head at the end
+ *   of path dp (ust_sd_deposit_path), when nothing stands between (the path
+ *   still stands, readable token shown, no M_READ outstanding, no signals
+ *   wanted) and its room allows.  No lock held.
+ *   Returns 1 (deposited), 0 (take the normal path; nothing consumed of u),
+ *   2 (take the normal path with *built, the message made of u's n bytes), or
+ *   -EFAULT.
+ */
+int ust_sd_deposit(const struct ust_sd_dpath *dp, struct ust_sd_uio *u, size_t n, mblk_t **built);
+/* Move sd's arrivals onto its read queue, in order, and recompute the room.
+ * Any lock but the arrival and queue locks may be held. */
+void ust_sd_absorb(struct stdata *sd);
+/* A reader found the read queue empty: absorb the arrivals; 1 if there were
+ * any.  Takes the arrival lock only when the list looks non-empty. */
+int ust_sd_absorb_some(struct stdata *sd);
+/* A reader is about to sleep on sd_rwait: mark the arrivals sleepy (the next
+ * deposit wakes sd_rwait) and return 1, unless some arrived: 0. No lock
+ * held. */
+int ust_sd_arrivals_sleep(struct stdata *sd);
+/* Free sd's arrivals (the head is being freed; no deposit can come). */
+void ust_sd_arrivals_discard(struct stdata *sd);
+/* Clear sd_rtoken under the arrival lock (so no deposit slips in after it)
+ * and return 1, unless arrivals wait: 0, the token stays.  sd_lock held. */
+int ust_sd_arrivals_withdraw(struct stdata *sd);
+/* Writes in message mp (1 for an ordinary one) and the data bytes of the
+ * first of them. */
+int ust_sd_msg_writes(const mblk_t *mp);
+size_t ust_sd_msg_first_len(const mblk_t *mp);
+/* mp holds several writes: cut it after the first, returning the rest as a
+ * new message (a dupb sharing the buffer), or NULL (no memory; mp unchanged).
+ * mp must not be on a queue. */
+mblk_t *ust_sd_msg_cut(mblk_t *mp);
 
 /* ---- sd_write.c ---- */
 ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt);

@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sd_arrive.c -- arrivals: how a writer of a module-free pipe puts its data
+ * straight at the reading head, and how small writes are coalesced there
+ * with their boundaries kept.
+ *
+ * Principles of operation
+ *   The path.  With nothing pushed on either end, a pipe's write side runs
+ *   head wq -> pipe wq -> peer pipe rq -> peer head rq, the middle two passed
+ *   through (procedures off).  A write that needs nothing of the stream but
+ *   to land there (no SNDHOLD, no write offset or block limit, one packet) is
+ *   deposited: the writer claims the peer head's read queue, checks that the
+ *   links still lead there and that the head takes deposits (its readable
+ *   token shown, no M_READ outstanding, no signal registered, procedures on),
+ *   and adds the data to the head's arrivals under their own lock.  No put
+ *   procedure runs, no queue lock is taken, and the reader's locks and lines
+ *   are not touched: the arrival lock lives on a line of its own which the
+ *   reader takes only when its read queue runs dry.  Anything else -- a module
+ *   pushed, a pop holding messages, a special option, no room -- takes the
+ *   normal path, so pushing a module or setting an option switches paths
+ *   without any flag to keep in step: every deposit checks the links again.
+ *
+ *   Coalescing.  A write of at most AR_COAL_MAX bytes is appended to the last
+ *   arrival if that is a coalescing block with space, else starts one
+ *   (AR_COAL_BLK bytes).  The block is one M_DATA message tagged UST_TAG_COAL
+ *   whose buffer records the length of each write as a 16-bit number, from
+ *   the end of the buffer down; db_pad counts them.  The data is contiguous
+ *   from db_base, so a byte-stream read takes many writes in one copy, while
+ *   everything that sees messages (read in RMSGN/RMSGD, getmsg, I_PEEK,
+ *   I_NREAD) asks ust_sd_msg_writes / ust_sd_msg_first_len, or cuts the
+ *   first write off as a message of its own (ust_sd_msg_cut), so boundaries
+ *   are never lost.  Zero-length writes, marks and bands are never coalesced
+ *   (they never take this path).  Nothing is held back: a deposit is
+ *   readable at once.
+ *
+ *   Order.  Arrivals are newer than every band-0 message on the read queue.
+ *   Whoever queues there -- the normal path's put procedure, I_SENDFD, a
+ *   flush, a reader that runs dry -- first moves the arrivals onto the queue
+ *   (ust_sd_absorb), under the arrival lock, which it holds until they are
+ *   all queued: a thread that then finds the list empty (the hint read of
+ *   `first`) knows they are on the queue before anything it adds.
+ *
+ *   Flow control.  A deposit may add `room` bytes in all: the read queue's
+ *   high-water mark less its count at the last absorb.  When it is used up
+ *   the writer absorbs (the queue's count and QFULL are then exact) and
+ *   tries again, else takes the normal path, where canput sees the full
+ *   queue, marks it wanted and sleeps until the reader's getq drains it to
+ *   low water and back-enables.  As with canput and putq, two writers may
+ *   overshoot by a message each.
+ *
+ *   Wake-ups on edges only.  A reader that runs dry marks the arrivals
+ *   sleepy under their lock before it waits; the next deposit clears the mark
+ *   and wakes sd_rwait.  A reader that keeps finding data is never woken, and
+ *   a writer feeding it makes no wake at all.  A non-blocking reader
+ *   withdraws the readable token under the arrival lock
+ *   (ust_sd_arrivals_withdraw), and deposits need the token, so data never
+ *   waits behind a withdrawn token.
+ *
+ *   Lifetime.  The claim on the peer head's read queue keeps the head from
+ *   being freed under the deposit: ust_sd_free turns its procedures off and
+ *   waits out the claims before it discards the arrivals.
+ *
+ * Locking
+ *   sd_ar.lock guards the arrival list, its counts and the sleepy mark.  Order:
+ *   sd_lock > sd_ar.lock > queue locks (absorbing queues with putq).  A
+ *   deposit holds no other lock.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "sthead.h"
+
+#define AR_COAL_MAX 1024 /* writes of at most this many bytes are coalesced */
+#define AR_COAL_BLK 4096 /* buffer of a coalescing block */
+#define AR_HOPS 4        /* queues passed through on the way to a head */
+
+/* ------------------------------------------------------------------------ */
+/* Coalesced messages: the write lengths at the end of the buffer           */
+/* ------------------------------------------------------------------------ */
+
+static unsigned rec_get(const dblk_t *db, unsigned i)
+{
+    uint16_t v;
+    memcpy(&v, db->db_lim - 2 * ((size_t)i + 1), sizeof(v));
+    return v;
+}
+
+static void rec_put(dblk_t *db, unsigned i, size_t len)
+{
+    uint16_t v = (uint16_t)len;
+    memcpy(db->db_lim - 2 * ((size_t)i + 1), &v, sizeof(v));
+}
+
+/* Room for one more write of n bytes in coalescing block mp. */
+static int coal_fits(const mblk_t *mp, size_t n)
+{
+    const dblk_t *db = mp->b_datap;
+    if (db->db_pad >= 0xffff)
+        return 0;
+    size_t recs = 2 * ((size_t)db->db_pad + 1);
+    return (size_t)(db->db_lim - mp->b_wptr) >= n + recs;
+}
+
+/* The write holding byte rptr of a coalesced mp: its index, and its end. */
+static unsigned coal_find(const mblk_t *mp, unsigned char **endp)
+{
+    const dblk_t *db = mp->b_datap;
+    unsigned char *p = db->db_base;
+    unsigned i = 0;
+    for (; i < db->db_pad; i++) {
+        p += rec_get(db, i);
+        if (p > mp->b_rptr)
+            break;
+    }
+    *endp = p < mp->b_wptr ? p : mp->b_wptr;
+    return i;
+}
+
+int ust_sd_msg_writes(const mblk_t *mp)
+{
+    if (mp->b_tag != UST_TAG_COAL)
+        return 1;
+    const dblk_t *db = mp->b_datap;
+    unsigned char *end, *p;
+    unsigned i = coal_find(mp, &end);
+    int n = 1;
+    for (p = end, i++; i < db->db_pad && p < mp->b_wptr; i++, n++)
+        p += rec_get(db, i);
+    return n;
+}
+
+size_t ust_sd_msg_first_len(const mblk_t *mp)
+{
+    if (mp->b_tag != UST_TAG_COAL)
+        return msgdsize(mp);
+    unsigned char *end;
+    coal_find(mp, &end);
+    return (size_t)(end - mp->b_rptr);
+}
+
+mblk_t *ust_sd_msg_cut(mblk_t *mp)
+{
+    unsigned char *end;
+    if (mp->b_tag != UST_TAG_COAL)
+        return NULL;
+    coal_find(mp, &end);
+    if (end >= mp->b_wptr) { /* one write left */
+        mp->b_tag = 0;
+        return NULL;
+    }
+    mblk_t *rest = dupb(mp);
+    if (!rest)
+        return NULL;
+    rest->b_tag = UST_TAG_COAL;
+    rest->b_rptr = end;
+    mp->b_wptr = end;
+    mp->b_tag = 0;
+    return rest;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Absorbing                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* Queue the arrivals on the read queue (oldest first), then recompute the
+ * room.  sd_ar.lock held.  Returns 1 if the caller must wake sd_rwait after
+ * unlocking: something was queued and either a reader marked the arrivals
+ * sleepy (a second reader may sleep while the one that absorbs reads only
+ * part), or the caller is not a reader -- a reader spinning in
+ * ust_sd_wait_data watches the arrivals, which this empties, and the wait
+ * sequence, which only the wake moves. */
+static int absorb_locked(struct stdata *sd, int by_reader)
+{
+    struct ust_arrivals *ar = &sd->sd_ar;
+    queue_t *q = sd->sd_rq;
+    int wake = ar->first && (ar->sleepy || !by_reader);
+    if (ar->first)
+        ar->sleepy = 0;
+    for (mblk_t *mp = ar->first; mp;) {
+        mblk_t *next = mp->b_next;
+        mp->b_next = NULL;
+        if (!ust_sd_putq_quiet(sd, mp)) /* band 0 needs no memory: cannot fail */
+            freemsg(mp);
+        mp = next;
+    }
+    /* After the messages are queued: see "Order" above. */
+    __atomic_store_n(&ar->first, NULL, __ATOMIC_RELEASE);
+    ar->last = NULL;
+    ar->bytes = 0;
+    struct ust_qpriv *pv = ust_qpv(q);
+    ust_lock(&pv->lock); /* queue lock: q_count, q_hiwat */
+    size_t count = q->q_count, hiwat = q->q_hiwat;
+    ust_unlock(&pv->lock);
+    ar->room = count < hiwat ? hiwat - count : 0;
+    return wake;
+}
+
+void ust_sd_absorb(struct stdata *sd)
+{
+    struct ust_arrivals *ar = &sd->sd_ar;
+    if (!__atomic_load_n(&ar->first, __ATOMIC_ACQUIRE))
+        return;
+    ust_lock(&ar->lock);
+    int wake = absorb_locked(sd, 0);
+    ust_unlock(&ar->lock);
+    if (wake)
+        ust_sd_wake(&sd->sd_rwait);
+}
+
+int ust_sd_absorb_some(struct stdata *sd)
+{
+    struct ust_arrivals *ar = &sd->sd_ar;
+    if (!__atomic_load_n(&ar->first, __ATOMIC_ACQUIRE))
+        return 0;
+    ust_lock(&ar->lock);
+    int got = ar->first != NULL;
+    int wake = got ? absorb_locked(sd, 1) : 0;
+    ust_unlock(&ar->lock);
+    if (wake)
+        ust_sd_wake(&sd->sd_rwait);
+    return got;
+}
+
+int ust_sd_arrivals_sleep(struct stdata *sd)
+{
+    struct ust_arrivals *ar = &sd->sd_ar;
+    ust_lock(&ar->lock);
+    int empty = ar->first == NULL;
+    if (empty)
+        ar->sleepy = 1;
+    ust_unlock(&ar->lock);
+    return empty;
+}
+
+int ust_sd_arrivals_withdraw(struct stdata *sd)
+{
+    struct ust_arrivals *ar = &sd->sd_ar;
+    ust_lock(&ar->lock);
+    int quiet = ar->first == NULL;
+    if (quiet)
+        __atomic_store_n(&sd->sd_rtoken, 0, __ATOMIC_RELAXED);
+    ust_unlock(&ar->lock);
+    return quiet;
+}
+
+void ust_sd_arrivals_discard(struct stdata *sd)
+{
+    struct ust_arrivals *ar = &sd->sd_ar;
+    ust_lock(&ar->lock);
+    mblk_t *mp = ar->first;
+    __atomic_store_n(&ar->first, NULL, __ATOMIC_RELAXED);
+    ar->last = NULL;
+    ar->bytes = ar->room = 0;
+    ar->sleepy = 0;
+    ust_unlock(&ar->lock);
+    while (mp) {
+        mblk_t *next = mp->b_next;
+        mp->b_next = NULL;
+        freemsg(mp);
+        mp = next;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Depositing                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* The head read queue the write side wq leads to through queues passed
+ * through (procedures off and holding nothing), or NULL. */
+static queue_t *head_below(queue_t *wq)
+{
+    queue_t *q = ust_qnext(wq);
+    for (int i = 0; q && i < AR_HOPS; i++) {
+        uint_t fl = ust_qflags_sync(q);
+        if (!(fl & QPROCSOFF))
+            return (fl & (QHEAD | QREADR)) == (QHEAD | QREADR) ? q : NULL;
+        if (__atomic_load_n(&ust_qpv(q)->held, __ATOMIC_RELAXED))
+            return NULL; /* messages held there must go first */
+        q = ust_qnext(q);
+    }
+    return NULL;
+}
+
+/* Does head rsd take deposits now?  Fields that change on edges only. */
+static int takes_deposits(const struct stdata *rsd)
+{
+    return __atomic_load_n(&rsd->sd_rtoken, __ATOMIC_RELAXED) &&
+           !__atomic_load_n(&rsd->sd_mread_sent, __ATOMIC_RELAXED) &&
+           !__atomic_load_n(&rsd->sd_sigflags, __ATOMIC_RELAXED);
+}
+
+/* Append n bytes of u to the last arrival if it is a coalescing block with
+ * space.  sd_ar.lock held.  1 done, 0 no space, -EFAULT (nothing added). */
+static int append_locked(struct ust_arrivals *ar, struct ust_sd_uio *u, size_t n)
+{
+    mblk_t *last = ar->last;
+    if (n > AR_COAL_MAX || !last || last->b_tag != UST_TAG_COAL || !coal_fits(last, n))
+        return 0;
+    if (ust_sd_uio_copy(u, last->b_wptr, n) != 0)
+        return -EFAULT;
+    rec_put(last->b_datap, last->b_datap->db_pad++, n);
+    last->b_wptr += n;
+    ar->bytes += n;
+    return 1;
+}
+
+/* Link mp (n data bytes) at the end of the arrivals.  sd_ar.lock held. */
+static void link_locked(struct ust_arrivals *ar, mblk_t *mp, size_t n)
+{
+    if (ar->last)
+        ar->last->b_next = mp;
+    else
+        __atomic_store_n(&ar->first, mp, __ATOMIC_RELAXED);
+    ar->last = mp;
+    ar->bytes += n;
+}
+
+/* A new message of n bytes from u: a coalescing block for a small write.
+ * NULL with *errp (ENOMEM, EFAULT). */
+static mblk_t *build(struct ust_sd_uio *u, size_t n, int *errp)
+{
+    int coal = n <= AR_COAL_MAX;
+    mblk_t *mp = allocb(coal ? AR_COAL_BLK : n, BPRI_MED);
+    if (!mp) {
+        *errp = ENOMEM;
+        return NULL;
+    }
+    if (n && ust_sd_uio_copy(u, mp->b_wptr, n) != 0) {
+        freeb(mp);
+        *errp = EFAULT;
+        return NULL;
+    }
+    mp->b_wptr += n;
+    if (coal) {
+        mp->b_tag = UST_TAG_COAL;
+        mp->b_datap->db_pad = 1;
+        rec_put(mp->b_datap, 0, n);
+    }
+    return mp;
+}
+
+int ust_sd_deposit_path(struct stdata *sd, struct ust_sd_dpath *dp)
+{
+    UST_ASSERT_HELD(&sd->sd_lock);
+    struct ust_sd_dpath *c = &sd->sd_dpath;
+    unsigned long gen = ust_plumb_gen_now();
+    if (!c->valid || c->gen != gen) {
+        /* Walked after reading gen: a change during the walk moves gen, and
+         * the deposit's recheck then refuses the path. */
+        queue_t *t = head_below(sd->sd_wq);
+        c->q = t;
+        c->pv = t ? ust_qpv(t) : NULL;
+        c->rsd = t ? t->q_ptr : NULL;
+        c->gen = gen;
+        c->valid = 1;
+    }
+    *dp = *c;
+    return dp->q != NULL && dp->rsd != NULL;
+}
+
+/* Release the claim on the path's head queue (ust_qrelease without reading
+ * the queue's flags, which share a line with what its reader writes). */
+static void unclaim(const struct ust_sd_dpath *dp)
+{
+    int was = atomic_fetch_sub_explicit(&dp->pv->active, 1, memory_order_release);
+#ifdef USTREAMS_DEBUG
+    if (was <= 0)
+        ust_claim_underflow(dp->q, was);
+#else
+    (void)was;
+#endif
+}
+
+int ust_sd_deposit(const struct ust_sd_dpath *dp, struct ust_sd_uio *u, size_t n, mblk_t **built)
+{
+    *built = NULL;
+    if (n == 0)
+        return 0;
+    struct stdata *rsd = dp->rsd;
+    /* Claim, then check the generation (strcore.h): the head stays while we
+     * deposit, and the path is the one the plumbing has now.  The queue's own
+     * lines (written by its reader at every read) are not touched. */
+    atomic_fetch_add(&dp->pv->active, 1);
+    if (ust_plumb_gen_now() != dp->gen || !takes_deposits(rsd)) {
+        unclaim(dp);
+        return 0;
+    }
+    struct ust_arrivals *ar = &rsd->sd_ar;
+    int r = 0, wake = 0, err = 0;
+    mblk_t *mp = NULL;
+
+    ust_lock(&ar->lock);
+    if (ar->bytes + n > ar->room)
+        wake = absorb_locked(rsd, 0); /* the room is stale: the reader may have drained */
+    if (ar->bytes + n <= ar->room)
+        r = append_locked(ar, u, n);
+    if (r == 1) {
+        wake |= ar->sleepy;
+        ar->sleepy = 0;
+    }
+    int room = ar->bytes + n <= ar->room;
+    ust_unlock(&ar->lock);
+    if (r == 0 && room) {
+        /* A new block, made without the lock. */
+        mp = build(u, n, &err);
+        if (!mp) {
+            if (wake)
+                ust_sd_wake(&rsd->sd_rwait);
+            unclaim(dp);
+            return err == EFAULT ? -EFAULT : 0; /* ENOMEM: the normal path waits */
+        }
+        ust_lock(&ar->lock);
+        if (takes_deposits(rsd)) { /* the token may have been withdrawn meanwhile */
+            link_locked(ar, mp, n);
+            mp = NULL;
+            r = 1;
+            wake |= ar->sleepy;
+            ar->sleepy = 0;
+        }
+        ust_unlock(&ar->lock);
+    }
+    if (wake) /* under the claim: rsd is still this pipe's */
+        ust_sd_wake(&rsd->sd_rwait);
+    unclaim(dp);
+    if (r < 0)
+        return r;
+    if (mp) {
+        mp->b_tag = 0; /* one write: an ordinary message on the normal path */
+        *built = mp;
+        return 2;
+    }
+    return r;
+}
