@@ -407,6 +407,36 @@ int putq(queue_t *q, mblk_t *mp)
     return ok;
 }
 
+int ust_putq_list(queue_t *q, mblk_t *mp, size_t *roomp)
+{
+    struct ust_qpriv *pv = ust_qpv(q);
+    mblk_t *failed = NULL;
+    int enable = 0;
+    ust_lock(&pv->lock);
+    while (mp) {
+        mblk_t *next = mp->b_next;
+        mp->b_next = NULL;
+        int e = 0;
+        if (enqueue(q, mp, 0, &e)) {
+            enable |= e;
+        } else { /* no memory for its band: freed below, without the lock */
+            mp->b_next = failed;
+            failed = mp;
+        }
+        mp = next;
+    }
+    size_t count = q->q_count, hiwat = q->q_hiwat;
+    ust_unlock(&pv->lock);
+    while (failed) {
+        mblk_t *next = failed->b_next;
+        failed->b_next = NULL;
+        freemsg(failed);
+        failed = next;
+    }
+    *roomp = count < hiwat ? hiwat - count : 0;
+    return enable;
+}
+
 int putbq(queue_t *q, mblk_t *mp)
 {
     if (!q || !mp)

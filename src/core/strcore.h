@@ -321,6 +321,16 @@ void ust_qfree(queue_t *rq);
 void ust_qinsert(queue_t *above_rq, queue_t *new_rq);
 void ust_qunlink(queue_t *rq);
 
+/*
+ * ust_putq_list -- putq each message of the b_next chain mp (oldest first)
+ *   under one hold of q's lock; a message its band has no memory for is
+ *   freed.  *roomp: q_hiwat less q_count afterwards (0 when over).
+ *   Returns 1 if putq would have enabled q: the caller qenables it (or, for
+ *   a stream head that wakes its readers itself, need not).
+ *   Context: any thread; no queue lock held.
+ */
+int ust_putq_list(queue_t *q, mblk_t *mp, size_t *roomp);
+
 /* The plumbing generation: bumped (seq_cst) by every change of a link or of
  * procedures on/off (ust_qinsert, ust_qunlink, qprocson, qprocsoff, a pipe's
  * twist), before the plumber waits out the claims.  A path found under

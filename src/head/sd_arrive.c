@@ -176,22 +176,15 @@ static int absorb_locked(struct stdata *sd, int by_reader)
     int wake = ar->first && (ar->sleepy || !by_reader);
     if (ar->first)
         ar->sleepy = 0;
-    for (mblk_t *mp = ar->first; mp;) {
-        mblk_t *next = mp->b_next;
-        mp->b_next = NULL;
-        if (!ust_sd_putq_quiet(sd, mp)) /* band 0 needs no memory: cannot fail */
-            freemsg(mp);
-        mp = next;
-    }
+    size_t room;
+    /* One hold of the queue lock for all.  Its qenable would only wake the
+     * readers, which the caller does (or is). */
+    (void)ust_putq_list(q, ar->first, &room);
     /* After the messages are queued: see "Order" above. */
     __atomic_store_n(&ar->first, NULL, __ATOMIC_RELEASE);
     ar->last = NULL;
     ar->bytes = 0;
-    struct ust_qpriv *pv = ust_qpv(q);
-    ust_lock(&pv->lock); /* queue lock: q_count, q_hiwat */
-    size_t count = q->q_count, hiwat = q->q_hiwat;
-    ust_unlock(&pv->lock);
-    ar->room = count < hiwat ? hiwat - count : 0;
+    ar->room = room;
     return wake;
 }
 

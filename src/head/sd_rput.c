@@ -365,16 +365,6 @@ static void sd_send_down(struct stdata *sd, mblk_t *mp)
 /* Data                                                                     */
 /* ------------------------------------------------------------------------ */
 
-/* putq on sd's read queue without the readers' wake-up its qenable would
- * give (the caller wakes them, or is the reader).  0 as putq. */
-int ust_sd_putq_quiet(struct stdata *sd, mblk_t *mp)
-{
-    struct stdata *was = tls_queuing;
-    tls_queuing = sd;
-    int ok = putq(sd->sd_rq, mp);
-    tls_queuing = was;
-    return ok;
-}
 
 /* M_DATA, M_PROTO, M_PCPROTO, M_PASSFP: queue for the readers (a second
  * high-priority message is dropped), set the tokens, wake readers, signal

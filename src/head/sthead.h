@@ -318,9 +318,6 @@ int ust_sd_wait_data(struct stdata *sd, unsigned seq, int *unwoken);
 int ust_sd_headinit(struct stdata *sd);
 /* The stream head of a head queue, or NULL if q is not one. */
 struct stdata *ust_sd_of(queue_t *q);
-/* putq on sd's read queue without waking the readers (the caller does, or is
- * the reader).  Returns putq's result. */
-int ust_sd_putq_quiet(struct stdata *sd, mblk_t *mp);
 
 /* Take / drop sd_lock around work that may back-enable: getq, rmvq, flushq,
  * flushband on the head read queue.  When the queue drains, the executive
