@@ -10,7 +10,8 @@
  *   sd_open.c   strm_open, name resolution, push/pop, fcntl, isastream
  *   sd_close.c  strm_close, teardown: close-time drain, waiting for calls
  *   sd_rput.c   the head's read put procedure (messages arriving at the head)
- *   sd_read.c   strm_read/readv, getmsg/getpmsg, I_PEEK/I_NREAD helpers
+ *   sd_read.c   reading: read/readv, getmsg/getpmsg, I_PEEK/I_NREAD at the head
+ *   sd_readcalls.c  strm_read/readv, getmsg/getpmsg: the system-call entry points
  *   sd_write.c  strm_write/writev, putmsg/putpmsg, packetization, flow control
  *   sd_hold.c   write holding (SNDHOLD): the held block and its timer
  *   sd_ioctl.c  strm_ioctl: the dispatcher and the I_* done at the head
