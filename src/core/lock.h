@@ -83,6 +83,30 @@ static inline void ust_lock(ust_lock_t *l)
 #endif
 }
 
+/* Lock l, backing off between tries without touching its line: for a
+ * consumer that finds a producer holding a lock it takes at every message
+ * (the arrivals of a pipe head).  Spinning on the lock word, as ust_lock
+ * does, would pull the line from the producer at each of its deposits; a
+ * pause of about a microsecond lets it deposit a few more, which the
+ * consumer then takes in one go.  Falls back to ust_lock after a while. */
+static inline void ust_lock_backoff(ust_lock_t *l)
+{
+    for (int i = 0; pthread_mutex_trylock(&l->mu) != 0; i++) {
+        if (i == UST_LOCK_SPINS) {
+            ust_lock(l);
+            return;
+        }
+#if defined(__x86_64__) || defined(__i386__)
+        for (int j = 0; j < 32; j++)
+            __builtin_ia32_pause();
+#endif
+    }
+#ifdef USTREAMS_DEBUG
+    l->owner = pthread_self();
+    __atomic_store_n(&l->held, 1, __ATOMIC_RELAXED);
+#endif
+}
+
 static inline void ust_unlock(ust_lock_t *l)
 {
 #ifdef USTREAMS_DEBUG

@@ -205,7 +205,7 @@ int ust_sd_absorb_some(struct stdata *sd)
     struct ust_arrivals *ar = &sd->sd_ar;
     if (!__atomic_load_n(&ar->first, __ATOMIC_ACQUIRE))
         return 0;
-    ust_lock(&ar->lock);
+    ust_lock_backoff(&ar->lock); /* the writer holds it at every deposit */
     int got = ar->first != NULL;
     int wake = got ? absorb_locked(sd, 1) : 0;
     ust_unlock(&ar->lock);
