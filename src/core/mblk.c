@@ -384,13 +384,13 @@ static __attribute__((noinline)) void tc_spill(struct ust_tcache *tc, int slot)
 {
     struct tc_list *l = &tc->list[slot];
     uint32_t batch = tc_cap[slot] / 2;
-    void *chain = l->head, *tail = chain;
+    void *keep = l->head;
     tc_busy(tc, slot);
-    for (uint32_t i = 1; i < batch; i++)
-        tail = node_next(slot, tail);
-    l->head = node_next(slot, tail);
+    for (uint32_t i = 1; i < l->count - batch; i++)
+        keep = node_next(slot, keep);
+    void *chain = node_next(slot, keep);
+    node_set_next(slot, keep, NULL);
     l->count -= batch;
-    node_set_next(slot, tail, NULL);
     tc_settled(tc);
     depot_put(slot, chain, batch, slot_node_bytes(slot));
 }
