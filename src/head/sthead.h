@@ -85,16 +85,21 @@ struct ust_waitq {
 /* Arrivals (sd_arrive.c): data a writer of a module-free pipe put straight
  * at this (the reading) head, not yet on the head read queue.  Everything in
  * it is newer than every band-0 message on the read queue. */
+#define UST_CACHELINE 64 /* see "Layout" above struct stdata */
+
 struct ust_arrivals {
-    ust_lock_t lock;      /* guards the fields below; below sd_lock, above queue locks */
-    mblk_t *first, *last; /* LOCK: band-0 M_DATA messages, oldest first (b_next); first
-                           * is also read without the lock (acquire) as a hint */
-    size_t bytes;         /* LOCK: data bytes in the list */
+    ust_lock_t lock; /* guards the fields below; below sd_lock, above queue locks */
+    mblk_t *last;    /* LOCK: newest arrival (NULL: none) */
+    size_t bytes;    /* LOCK: data bytes in the list */
     size_t room;          /* LOCK: bytes deposits may add before the next absorb
                            * (the head read queue's high-water mark less its count,
                            * at the last absorb) */
     int sleepy;           /* LOCK: a reader found nothing and may sleep: the next
                            * deposit wakes sd_rwait */
+    /* LOCK: band-0 M_DATA messages, oldest first (b_next).  Also read without
+     * the lock (acquire) as a hint, by a dry reader in a spin: on a line of
+     * its own, which a writer appending to `last` does not touch. */
+    _Alignas(UST_CACHELINE) mblk_t *first;
 };
 
 /* Where this head's writes may be deposited (sd_arrive.c): the read queue
@@ -116,7 +121,6 @@ struct ust_sd_dpath {
  * descriptor).  The fields the writers' fast path only reads (sd_rtoken,
  * sd_mread_sent, sd_sigflags) change on edges only.  Heads are allocated
  * aligned (ust_sd_alloc). */
-#define UST_CACHELINE 64
 
 struct stdata {
     queue_t *sd_rq;              /* head read queue (q_ptr == this) */
