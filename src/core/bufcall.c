@@ -35,7 +35,6 @@
  * guards the list, every record's state and the thread's control fields.
  */
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -217,11 +216,7 @@ static int bc_start(void)
     UST_ASSERT_HELD(&bc.lock);
     if (bc.running)
         return 0;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread takes no signals */
-    int err = pthread_create(&bc.thread, NULL, bc_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int err = ust_thread_create(&bc.thread, NULL, bc_main, NULL);
     if (err == 0)
         bc.running = 1;
     return err;

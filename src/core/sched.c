@@ -233,7 +233,7 @@ void ust_sched_start(void)
     atomic_store_explicit(&running, n, memory_order_release);
     int started = 0;
     for (int i = 0; i < n; i++) {
-        if (pthread_create(&rls[i].thread, NULL, sched_main, &rls[i]) != 0)
+        if (ust_thread_create(&rls[i].thread, NULL, sched_main, &rls[i]) != 0)
             break;
         started++;
         if (pin) {

@@ -457,6 +457,11 @@ void ust_sched_start(void);
  * points; calls nest).  Queues enabled during a call are run on the calling
  * thread when its outermost call ends (ust_call_end, no lock held), as Linux
  * Fast-STREAMS runs them at system-call exit; errno is kept. */
+/* ust_thread_create -- pthread_create for the library's own threads: the new
+ * thread starts with every signal blocked (thread.c), so that asynchronous
+ * signals go to the application's threads.  Returns pthread_create's. */
+int ust_thread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
+
 void ust_call_begin(void);
 void ust_call_end(void);
 /* Work done outside the run lists that ustreams_quiesce must wait for (a

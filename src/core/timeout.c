@@ -143,7 +143,7 @@ static toid_t add_timeout(queue_t *q, void (*func)(void *), void *arg, long tick
     ust_lock(&timer_lock);
     if (!thread_running) {
         thread_stop = 0;
-        if (pthread_create(&timer_thread, NULL, timer_main, NULL) != 0) {
+        if (ust_thread_create(&timer_thread, NULL, timer_main, NULL) != 0) {
             ust_unlock(&timer_lock);
             free(e);
             return 0;

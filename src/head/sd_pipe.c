@@ -146,7 +146,7 @@ void ust_sd_rele_deferred(struct stdata *sd)
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     ust_work_begin();
-    rc = pthread_create(&t, &attr, rele_thread, sd);
+    rc = ust_thread_create(&t, &attr, rele_thread, sd);
     pthread_attr_destroy(&attr);
     if (rc != 0) {
         ust_work_end();

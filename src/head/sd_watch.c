@@ -31,7 +31,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -94,17 +93,13 @@ static void watch_start(void)
 {
     pthread_attr_t a;
     pthread_t t;
-    sigset_t all, old;
 
     if (pthread_attr_init(&a) != 0)
         return;
     pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&a, 64 * 1024);
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread takes no signals */
-    if (pthread_create(&t, &a, watch_main, NULL) == 0)
+    if (ust_thread_create(&t, &a, watch_main, NULL) == 0)
         started = 1;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&a);
 }
 
