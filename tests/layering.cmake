@@ -12,6 +12,9 @@
 #   drivers                    core, head
 #   modules                    core, head
 #   admin    (administration)  core, head, drivers, modules
+#   xti      (libxnet)         core, head, drivers, modules, admin (in fact
+#                              only the public API: ustreams.h, stropts.h,
+#                              xti.h, sys/tihdr.h, sys/timod.h)
 #
 # Drivers and modules sit side by side, one file each: neither uses the
 # other, nor admin.  Where a lower layer must reach up it calls a hook that
@@ -38,12 +41,13 @@ foreach(_v SRC_DIR OBJ_LIST NM)
     endif()
 endforeach()
 
-set(LAYERS core head drivers modules admin)
+set(LAYERS core head drivers modules admin xti)
 set(ALLOW_core "")
 set(ALLOW_head core)
 set(ALLOW_drivers core head)
 set(ALLOW_modules core head)
 set(ALLOW_admin core head drivers modules)
+set(ALLOW_xti core head drivers modules admin)
 
 get_filename_component(SRC_DIR "${SRC_DIR}" ABSOLUTE)
 set(_bad "")

@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: MIT
+#
+# libxnet: the X/Open Transport Interface (src/xti/) as its own library,
+# libxnet.so + libxnet.a (target xnet_static), linking ustreams, with the
+# pkg-config module xnet (xnet.pc.in; Requires: ustreams).  Included from
+# CMakeLists.txt after the library, the tests and the tools are defined:
+#   tests/test_xti_*.c    -> linked with xnet_static as well
+#   test_xti_compile      -> builds tests/xti_plain_prog.c as an unmodified XTI
+#                            program: -I include, <xti.h> only, linked with libxnet
+#   bench/xti_open.c      -> bench_xti_open, linked with xnet_static
+file(GLOB XNET_SOURCES CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/src/xti/*.c")
+
+add_library(xnet_obj OBJECT ${XNET_SOURCES})
+set_target_properties(xnet_obj PROPERTIES POSITION_INDEPENDENT_CODE ON)
+# Public headers only: libxnet sits above the library's layers.
+target_include_directories(xnet_obj PRIVATE "${PROJECT_SOURCE_DIR}/include")
+target_link_libraries(xnet_obj PUBLIC Threads::Threads)
+
+add_library(xnet SHARED $<TARGET_OBJECTS:xnet_obj>)
+set_target_properties(xnet PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR})
+target_link_libraries(xnet PUBLIC ustreams)
+add_library(xnet_static STATIC $<TARGET_OBJECTS:xnet_obj>)
+set_target_properties(xnet_static PROPERTIES OUTPUT_NAME xnet)
+target_link_libraries(xnet_static PUBLIC ustreams_static)
+foreach(_lib xnet xnet_static)
+    target_include_directories(${_lib} PUBLIC
+        "$<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>"
+        "$<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>")
+endforeach()
+
+foreach(_src IN LISTS USTREAMS_TEST_SOURCES)
+    get_filename_component(_name "${_src}" NAME_WE)
+    if(_name MATCHES "^test_xti_" AND TARGET ${_name})
+        target_link_libraries(${_name} PRIVATE xnet_static)
+        if(_name MATCHES "stress|thread|alarm")
+            set_property(TEST ${_name} APPEND PROPERTY LABELS threaded)
+        endif()
+    endif()
+endforeach()
+
+# An unmodified XTI program: only -I include and <xti.h>, linked with libxnet.
+add_executable(xti_plain_prog "${PROJECT_SOURCE_DIR}/tests/xti_plain_prog.c")
+target_compile_options(xti_plain_prog PRIVATE -Wall -Wextra -Wpedantic)
+set_target_properties(xti_plain_prog PROPERTIES C_EXTENSIONS OFF)
+target_compile_options(xti_plain_prog PRIVATE -U_GNU_SOURCE)
+target_link_libraries(xti_plain_prog PRIVATE xnet_static)
+add_test(NAME test_xti_compile COMMAND xti_plain_prog)
+set_tests_properties(test_xti_compile PROPERTIES TIMEOUT 60 ENVIRONMENT "USTREAMS_TEST=1" SKIP_RETURN_CODE 77
+                     LABELS unit)
+
+if(EXISTS "${PROJECT_SOURCE_DIR}/bench/xti_open.c" AND TARGET bench_xti_open)
+    target_link_libraries(bench_xti_open PRIVATE xnet_static)
+endif()
+
+install(TARGETS xnet xnet_static
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+set(_xnet_pc_in "${PROJECT_SOURCE_DIR}/xnet.pc.in")
+set(_xnet_pc_out "${PROJECT_BINARY_DIR}/pkgconfig/xnet.pc")
+install(CODE "
+    set(USTREAMS_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+    set(CMAKE_INSTALL_LIBDIR \"${CMAKE_INSTALL_LIBDIR}\")
+    set(CMAKE_INSTALL_INCLUDEDIR \"${CMAKE_INSTALL_INCLUDEDIR}\")
+    set(PROJECT_VERSION \"${PROJECT_VERSION}\")
+    configure_file(\"${_xnet_pc_in}\" \"${_xnet_pc_out}\" @ONLY)
+")
+install(FILES "${_xnet_pc_out}" DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,564 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xti_conn.c -- connection establishment and release (XNS Issue 5):
+ * t_connect, t_rcvconnect, t_listen, t_accept, t_snddis, t_rcvdis,
+ * t_sndrel, t_rcvrel, t_sndreldata, t_rcvreldata.
+ *
+ * T_CONN_REQ, T_CONN_RES and T_DISCON_REQ are putmsg'ed and their
+ * T_OK_ACK / T_ERROR_ACK read back from the stream head (xti_get_ack);
+ * indications are read with xti_next_msg, which parks any other event met
+ * first in the look buffer and fails with TLOOK.  The XTI state changes
+ * only once the provider has acknowledged.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xti_impl.h"
+
+/* Build a primitive of hdr bytes followed by a and b (addresses, options) in e_ctl. */
+static int xti_build(struct xti_ep *ep, size_t hdr, const struct netbuf *a, t_scalar_t *alen,
+                     t_scalar_t *aoff, const struct netbuf *b, t_scalar_t *blen, t_scalar_t *boff,
+                     size_t *total)
+{
+    size_t la = a ? a->len : 0, lb = b ? b->len : 0;
+    size_t oa = hdr, ob = _T_ALIGN(oa + la), need = ob + lb;
+
+    if (need > ep->e_ctlsize) {
+        char *c = realloc(ep->e_ctl, need);
+        if (!c)
+            return xti_syserr(ENOMEM);
+        ep->e_ctl = c;
+        ep->e_ctlsize = need;
+    }
+    if (alen) {
+        *alen = (t_scalar_t)la;
+        *aoff = la ? (t_scalar_t)oa : 0;
+        if (la)
+            memcpy(ep->e_ctl + oa, a->buf, la);
+    }
+    if (blen) {
+        *blen = (t_scalar_t)lb;
+        *boff = lb ? (t_scalar_t)ob : 0;
+        if (lb)
+            memcpy(ep->e_ctl + ob, b->buf, lb);
+    }
+    *total = blen ? need : oa + la;
+    return 0;
+}
+
+/* Data of a connect or disconnect (limit v of t_info) is acceptable. */
+static int xti_udata_ok(const struct netbuf *u, t_scalar_t v)
+{
+    if (!u || u->len == 0)
+        return 1;
+    if (v == T_INVALID)
+        return 0;
+    return v == T_INFINITE || u->len <= (unsigned)v;
+}
+
+static int xti_opt_ok(struct xti_ep *ep, const struct netbuf *o)
+{
+    if (!o || o->len == 0)
+        return 1;
+    if (!o->buf || ep->e_info.options == T_INVALID)
+        return 0;
+    return ep->e_info.options == T_INFINITE || o->len <= (unsigned)ep->e_info.options;
+}
+
+static int xti_putmsg(struct xti_ep *ep, size_t clen, const struct netbuf *u, int band)
+{
+    struct strbuf c = {.len = (int)clen, .buf = ep->e_ctl};
+    struct strbuf d = {.len = u ? (int)u->len : 0, .buf = u ? u->buf : NULL};
+    int rc = putpmsg(ep->e_fd, &c, (u && u->len) ? &d : NULL, band, MSG_BAND);
+
+    if (rc < 0) {
+        if (errno == EAGAIN)
+            return xti_err(TFLOW);
+        return xti_syserr(errno);
+    }
+    return 0;
+}
+
+/* Copy the three parts of a T_CONN_CON / T_CONN_IND into call. */
+static int xti_fill_call(struct t_call *call, const struct xti_msg *m, t_scalar_t aoff,
+                         t_scalar_t alen, t_scalar_t ooff, t_scalar_t olen)
+{
+    if (!call)
+        return 0;
+    if (!xti_inside(aoff, alen, m->m_clen) || !xti_inside(ooff, olen, m->m_clen))
+        return xti_err(TPROTO);
+    if (xti_copyout(&call->addr, m->m_ctl + aoff, (size_t)alen) < 0 ||
+        xti_copyout(&call->opt, m->m_ctl + ooff, (size_t)olen) < 0 ||
+        xti_copyout(&call->udata, m->m_data, m->m_dlen) < 0)
+        return xti_err(TBUFOVFLW);
+    return 0;
+}
+
+void xti_discon_state(struct xti_ep *ep, t_scalar_t seq)
+{
+    (void)seq;
+    if (ep->e_state == T_INCON) {
+        if (ep->e_ocnt > 0)
+            ep->e_ocnt--;
+        ep->e_state = ep->e_ocnt ? T_INCON : T_IDLE;
+    } else {
+        ep->e_state = T_IDLE;
+        ep->e_ocnt = 0;
+    }
+    ep->e_more_norm = ep->e_more_exp = 0;
+    ep->e_flow = ep->e_eflow = 0;
+}
+
+/* Wait for (or poll for) the T_CONN_CON of an outgoing connection. */
+static int xti_rcvconnect(struct xti_ep *ep, struct t_call *call, int block)
+{
+    struct xti_msg m;
+    const struct T_conn_con *cc;
+    int rc;
+
+    if (xti_next_msg(ep, T_CONN_CON, -1, block, xti_datacap(ep->e_info.connect), &m) < 0)
+        return -1;
+    cc = (const struct T_conn_con *)(const void *)m.m_ctl;
+    if (m.m_clen < sizeof(*cc)) {
+        free(m.m_own);
+        return xti_err(TPROTO);
+    }
+    ep->e_state = T_DATAXFER;
+    rc = xti_fill_call(call, &m, cc->RES_offset, cc->RES_length, cc->OPT_offset, cc->OPT_length);
+    free(m.m_own);
+    return rc;
+}
+
+int t_connect(int fd, const struct t_call *sndcall, struct t_call *rcvcall)
+{
+    struct xti_ep *ep = xti_ep_get(fd);
+    struct T_conn_req *cr;
+    size_t clen;
+    int rc = -1;
+
+    if (!ep)
+        return -1;
+    if (ep->e_info.servtype == T_CLTS) {
+        xti_err(TNOTSUPPORT);
+        goto out;
+    }
+    if (ep->e_state != T_IDLE) {
+        xti_err(TOUTSTATE);
+        goto out;
+    }
+    if (!sndcall || (sndcall->addr.len && !sndcall->addr.buf) ||
+        (ep->e_info.addr >= 0 && sndcall->addr.len > (unsigned)ep->e_info.addr)) {
+        xti_err(TBADADDR);
+        goto out;
+    }
+    if (!xti_opt_ok(ep, &sndcall->opt)) {
+        xti_err(TBADOPT);
+        goto out;
+    }
+    if (!xti_udata_ok(&sndcall->udata, ep->e_info.connect)) {
+        xti_err(TBADDATA);
+        goto out;
+    }
+    if (ep->e_look) {
+        xti_err(TLOOK);
+        goto out;
+    }
+    if (xti_build(ep, sizeof(*cr), &sndcall->addr, NULL, NULL, &sndcall->opt, NULL, NULL, &clen) <
+        0)
+        goto out;
+    cr = (struct T_conn_req *)(void *)ep->e_ctl;
+    cr->PRIM_type = T_CONN_REQ;
+    xti_build(ep, sizeof(*cr), &sndcall->addr, &cr->DEST_length, &cr->DEST_offset, &sndcall->opt,
+              &cr->OPT_length, &cr->OPT_offset, &clen);
+    if (xti_putmsg(ep, clen, &sndcall->udata, 0) < 0 || xti_get_ack(ep, T_CONN_REQ) < 0)
+        goto out;
+    ep->e_state = T_OUTCON;
+    if (xti_nonblock(ep)) {
+        xti_err(TNODATA);
+        goto out;
+    }
+    rc = xti_rcvconnect(ep, rcvcall, 1);
+out:
+    xti_ep_put(ep);
+    return rc;
+}
+
+int t_rcvconnect(int fd, struct t_call *call)
+{
+    struct xti_ep *ep = xti_ep_get(fd);
+    int rc = -1;
+
+    if (!ep)
+        return -1;
+    if (ep->e_info.servtype == T_CLTS)
+        xti_err(TNOTSUPPORT);
+    else if (ep->e_state != T_OUTCON)
+        xti_err(TOUTSTATE);
+    else
+        rc = xti_rcvconnect(ep, call, 1);
+    xti_ep_put(ep);
+    return rc;
+}
+
+int t_listen(int fd, struct t_call *call)
+{
+    struct xti_ep *ep = xti_ep_get(fd);
+    const struct T_conn_ind *ci;
+    struct xti_msg m;
+    int rc = -1;
+
+    if (!ep)
+        return -1;
+    if (ep->e_info.servtype == T_CLTS) {
+        xti_err(TNOTSUPPORT);
+        goto out;
+    }
+    if (ep->e_state != T_IDLE && ep->e_state != T_INCON) {
+        xti_err(TOUTSTATE);
+        goto out;
+    }
+    if (ep->e_qlen == 0) {
+        xti_err(TBADQLEN);
+        goto out;
+    }
+    if ((unsigned)ep->e_ocnt >= ep->e_qlen) {
+        xti_err(TQFULL);
+        goto out;
+    }
+    if (xti_next_msg(ep, T_CONN_IND, -1, 1, xti_datacap(ep->e_info.connect), &m) < 0)
+        goto out;
+    ci = (const struct T_conn_ind *)(const void *)m.m_ctl;
+    if (m.m_clen < sizeof(*ci)) {
+        free(m.m_own);
+        xti_err(TPROTO);
+        goto out;
+    }
+    ep->e_ocnt++;
+    ep->e_state = T_INCON;
+    if (call)
+        call->sequence = ci->SEQ_number;
+    rc = xti_fill_call(call, &m, ci->SRC_offset, ci->SRC_length, ci->OPT_offset, ci->OPT_length);
+    free(m.m_own);
+out:
+    xti_ep_put(ep);
+    return rc;
+}
+
+/* Lock the entries of fd and resfd, lower descriptor first (xti_impl.h). */
+static int xti_get_pair(int fd, int resfd, struct xti_ep **ep, struct xti_ep **rp)
+{
+    if (fd == resfd) {
+        *ep = *rp = xti_ep_get(fd);
+        return *ep ? 0 : -1;
+    }
+    if (fd < resfd) {
+        if (!(*ep = xti_ep_get(fd)))
+            return -1;
+        if (!(*rp = xti_ep_get(resfd))) {
+            xti_ep_put(*ep);
+            return -1;
+        }
+    } else {
+        if (!(*rp = xti_ep_get(resfd)))
+            return -1;
+        if (!(*ep = xti_ep_get(fd))) {
+            xti_ep_put(*rp);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int t_accept(int fd, int resfd, const struct t_call *call)
+{
+    struct xti_ep *ep, *rp;
+    struct T_conn_res *cr;
+    size_t clen;
+    int ev, rc = -1;
+
+    if (xti_get_pair(fd, resfd, &ep, &rp) < 0)
+        return -1;
+    if (ep->e_info.servtype == T_CLTS) {
+        xti_err(TNOTSUPPORT);
+        goto out;
+    }
+    if (ep != rp && (strcmp(ep->e_provider, rp->e_provider) != 0 ||
+                     ep->e_info.servtype != rp->e_info.servtype)) {
+        xti_err(TPROVMISMATCH);
+        goto out;
+    }
+    if (ep->e_state != T_INCON ||
+        (ep != rp && rp->e_state != T_IDLE && rp->e_state != T_UNBND)) {
+        xti_err(TOUTSTATE);
+        goto out;
+    }
+    if (ep != rp && rp->e_state == T_IDLE && rp->e_qlen > 0) {
+        xti_err(TRESQLEN);
+        goto out;
+    }
+    if (ep == rp && ep->e_ocnt > 1) {
+        xti_err(TINDOUT);
+        goto out;
+    }
+    if (!call) {
+        xti_err(TBADSEQ);
+        goto out;
+    }
+    if (!xti_opt_ok(ep, &call->opt)) {
+        xti_err(TBADOPT);
+        goto out;
+    }
+    if (!xti_udata_ok(&call->udata, ep->e_info.connect)) {
+        xti_err(TBADDATA);
+        goto out;
+    }
+    ev = xti_look_event(ep);
+    if (ev < 0)
+        goto out;
+    if (ev == T_DISCONNECT || (ep == rp && ev == T_LISTEN)) {
+        xti_err(ev == T_LISTEN ? TINDOUT : TLOOK);
+        goto out;
+    }
+    if (ep != rp && !rp->e_have_acceptor) {
+        xti_err(TNOTSUPPORT);
+        goto out;
+    }
+    if (xti_build(ep, sizeof(*cr), NULL, NULL, NULL, &call->opt, NULL, NULL, &clen) < 0)
+        goto out;
+    cr = (struct T_conn_res *)(void *)ep->e_ctl;
+    cr->PRIM_type = T_CONN_RES;
+    cr->ACCEPTOR_id = rp->e_acceptor;
+    cr->SEQ_number = call->sequence;
+    xti_build(ep, sizeof(*cr), NULL, NULL, NULL, &call->opt, &cr->OPT_length, &cr->OPT_offset,
+              &clen);
+    if (xti_putmsg(ep, clen, &call->udata, 0) < 0 || xti_get_ack(ep, T_CONN_RES) < 0)
+        goto out;
+    if (ep->e_ocnt > 0)
+        ep->e_ocnt--;
+    if (ep == rp) {
+        ep->e_state = T_DATAXFER;
+    } else {
+        ep->e_state = ep->e_ocnt ? T_INCON : T_IDLE;
+        rp->e_state = T_DATAXFER;
+    }
+    rc = 0;
+out:
+    xti_ep_put(ep);
+    if (rp != ep)
+        xti_ep_put(rp);
+    return rc;
+}
+
+int t_snddis(int fd, const struct t_call *call)
+{
+    struct xti_ep *ep = xti_ep_get(fd);
+    struct T_discon_req *dr;
+    int st, ev, rc = -1;
+
+    if (!ep)
+        return -1;
+    st = ep->e_state;
+    if (ep->e_info.servtype == T_CLTS) {
+        xti_err(TNOTSUPPORT);
+        goto out;
+    }
+    if (st != T_OUTCON && st != T_INCON && st != T_DATAXFER && st != T_OUTREL && st != T_INREL) {
+        xti_err(TOUTSTATE);
+        goto out;
+    }
+    if (st == T_INCON && !call) {
+        xti_err(TBADSEQ);
+        goto out;
+    }
+    if (call && !xti_udata_ok(&call->udata, ep->e_info.discon)) {
+        xti_err(TBADDATA);
+        goto out;
+    }
+    ev = xti_look_event(ep);
+    if (ev < 0)
+        goto out;
+    if (ev == T_DISCONNECT && st != T_INCON) {
+        xti_err(TLOOK);
+        goto out;
+    }
+    if (st != T_INCON) {
+        /* Nothing queued on either side is wanted once the connection goes. */
+        strm_ioctl(ep->e_fd, I_FLUSH, FLUSHRW);
+        xti_look_flush(ep);
+    }
+    dr = (struct T_discon_req *)(void *)ep->e_ctl;
+    dr->PRIM_type = T_DISCON_REQ;
+    dr->SEQ_number = (st == T_INCON) ? call->sequence : -1;
+    if (xti_putmsg(ep, sizeof(*dr), call ? &call->udata : NULL, 0) < 0 ||
+        xti_get_ack(ep, T_DISCON_REQ) < 0) {
+        /* The peer's disconnect crossed ours: the connection is gone all the same. */
+        if (st == T_INCON || t_errno != TOUTSTATE)
+            goto out;
+    }
+    xti_discon_state(ep, dr->SEQ_number);
+    rc = 0;
+out:
+    xti_ep_put(ep);
+    return rc;
+}
+
+/* t_rcvdis and t_rcvreldata's disconnect: only what is already there. */
+static int xti_rcvdis(struct xti_ep *ep, struct t_discon *discon)
+{
+    const struct T_discon_ind *di;
+    struct xti_msg m;
+    int p, rc = 0;
+
+    p = xti_peek_prim(ep);
+    if (p == -1)
+        return -1;
+    if (p != T_DISCON_IND) {
+        /* The disconnect may wait in the look buffer behind another event. */
+        struct xti_look *l = xti_look_take(ep, T_DISCON_IND);
+        if (!l)
+            return xti_err(TNODIS);
+        m.m_own = l;
+        m.m_ctl = l->l_buf;
+        m.m_clen = l->l_clen;
+        m.m_data = l->l_buf + l->l_clen;
+        m.m_dlen = l->l_dlen;
+    } else if (xti_next_msg(ep, T_DISCON_IND, -1, 0, xti_datacap(ep->e_info.discon), &m) < 0) {
+        return -1;
+    }
+    di = (const struct T_discon_ind *)(const void *)m.m_ctl;
+    if (m.m_clen < sizeof(*di)) {
+        free(m.m_own);
+        return xti_err(TPROTO);
+    }
+    xti_discon_state(ep, di->SEQ_number);
+    if (ep->e_state == T_IDLE)
+        xti_look_flush(ep);
+    if (discon) {
+        discon->reason = di->DISCON_reason;
+        discon->sequence = di->SEQ_number;
+        if (xti_copyout(&discon->udata, m.m_data, m.m_dlen) < 0)
+            rc = xti_err(TBUFOVFLW);
+    }
+    free(m.m_own);
+    return rc;
+}
+
+int t_rcvdis(int fd, struct t_discon *discon)
+{
+    struct xti_ep *ep = xti_ep_get(fd);
+    int st, rc = -1;
+
+    if (!ep)
+        return -1;
+    st = ep->e_state;
+    if (ep->e_info.servtype == T_CLTS)
+        xti_err(TNOTSUPPORT);
+    else if (st != T_OUTCON && st != T_INCON && st != T_DATAXFER && st != T_OUTREL &&
+             st != T_INREL)
+        xti_err(TOUTSTATE);
+    else
+        rc = xti_rcvdis(ep, discon);
+    xti_ep_put(ep);
+    return rc;
+}
+
+static int xti_sndrel(int fd, struct t_discon *discon)
+{
+    struct xti_ep *ep = xti_ep_get(fd);
+    struct T_ordrel_req *or;
+    int rc = -1;
+
+    if (!ep)
+        return -1;
+    if (ep->e_info.servtype != T_COTS_ORD) {
+        xti_err(TNOTSUPPORT);
+        goto out;
+    }
+    if (ep->e_state != T_DATAXFER && ep->e_state != T_INREL) {
+        xti_err(TOUTSTATE);
+        goto out;
+    }
+    if (discon && discon->udata.len && !(ep->e_info.flags & T_ORDRELDATA)) {
+        xti_err(TBADDATA);
+        goto out;
+    }
+    if (ep->e_look && ep->e_look->l_event == T_DISCONNECT) {
+        xti_err(TLOOK);
+        goto out;
+    }
+    or = (struct T_ordrel_req *)(void *)ep->e_ctl;
+    or->PRIM_type = T_ORDREL_REQ;
+    if (xti_putmsg(ep, sizeof(*or), NULL, 0) < 0) {
+        if (t_errno == TSYSERR && xti_look_event(ep) == T_DISCONNECT)
+            xti_err(TLOOK);
+        goto out;
+    }
+    ep->e_state = ep->e_state == T_DATAXFER ? T_OUTREL : T_IDLE;
+    rc = 0;
+out:
+    xti_ep_put(ep);
+    return rc;
+}
+
+int t_sndrel(int fd)
+{
+    return xti_sndrel(fd, NULL);
+}
+
+int t_sndreldata(int fd, struct t_discon *discon)
+{
+    return xti_sndrel(fd, discon);
+}
+
+static int xti_rcvrel(int fd, struct t_discon *discon)
+{
+    struct xti_ep *ep = xti_ep_get(fd);
+    struct xti_msg m;
+    int p, rc = -1;
+
+    if (!ep)
+        return -1;
+    if (ep->e_info.servtype != T_COTS_ORD) {
+        xti_err(TNOTSUPPORT);
+        goto out;
+    }
+    if (ep->e_state != T_DATAXFER && ep->e_state != T_OUTREL) {
+        xti_err(TOUTSTATE);
+        goto out;
+    }
+    p = xti_peek_prim(ep);
+    if (p == -1)
+        goto out;
+    if (p == T_DISCON_IND) {
+        xti_err(TLOOK);
+        goto out;
+    }
+    if (p != T_ORDREL_IND) {
+        xti_err(TNOREL);
+        goto out;
+    }
+    if (xti_next_msg(ep, T_ORDREL_IND, -1, 0, 0, &m) < 0)
+        goto out;
+    free(m.m_own);
+    ep->e_state = ep->e_state == T_DATAXFER ? T_INREL : T_IDLE;
+    if (discon) {
+        discon->reason = 0;
+        discon->sequence = 0;
+        discon->udata.len = 0;
+    }
+    rc = 0;
+out:
+    xti_ep_put(ep);
+    return rc;
+}
+
+int t_rcvrel(int fd)
+{
+    return xti_rcvrel(fd, NULL);
+}
+
+int t_rcvreldata(int fd, struct t_discon *discon)
+{
+    return xti_rcvrel(fd, discon);
+}

@@ -1,0 +1,528 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xti_data.c -- data transfer (XNS Issue 5): t_snd, t_rcv, t_sndv, t_rcvv,
+ * t_sndudata, t_rcvudata, t_sndvudata, t_rcvvudata, t_rcvuderr.
+ *
+ * Connection-mode data goes down as T_DATA_REQ (band 0) and T_EXDATA_REQ
+ * (band 1, or band 0 with EXPINLINE), cut at TIDU boundaries with
+ * MORE_flag set on every piece but the last of a TSDU.  It comes up as
+ * T_DATA_IND / T_EXDATA_IND / T_OPTDATA_IND read straight into the user's
+ * buffer; when the buffer is smaller than the data, getmsg leaves the rest
+ * at the stream head as a message without control part, and e_more_norm /
+ * e_more_exp remember the MORE_flag of the primitive it came from so that
+ * the last piece reports T_MORE exactly as the sender set it.  Any other
+ * primitive met on the way (T_DISCON_IND, T_ORDREL_IND, T_UDERROR_IND) is
+ * parked in the look buffer and the call fails with TLOOK.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xti_impl.h"
+
+#define XTI_TIDU 65536 /* most bytes of one T_DATA_REQ */
+
+/* Park a non-data primitive read into the user's buffer; TLOOK. */
+static int xti_park(struct xti_ep *ep, const struct strbuf *ctl, const struct strbuf *data, int rc)
+{
+    char *buf = NULL;
+    size_t dlen = data->len > 0 ? (size_t)data->len : 0;
+    int r;
+
+    if (dlen) {
+        buf = malloc(dlen);
+        if (!buf)
+            return xti_syserr(ENOMEM);
+        memcpy(buf, data->buf, dlen);
+    }
+    while (rc & MOREDATA) { /* the rest of the primitive's data */
+        char tmp[1024];
+        struct strbuf d = {.maxlen = (int)sizeof(tmp), .buf = tmp};
+        int fl = 0, band = 0;
+        rc = getpmsg(ep->e_fd, NULL, &d, &band, &fl);
+        if (rc < 0) {
+            free(buf);
+            return xti_syserr(errno);
+        }
+        if (d.len > 0) {
+            char *nb = realloc(buf, dlen + (size_t)d.len);
+            if (!nb) {
+                free(buf);
+                return xti_syserr(ENOMEM);
+            }
+            memcpy(nb + dlen, tmp, (size_t)d.len);
+            buf = nb;
+            dlen += (size_t)d.len;
+        }
+    }
+    r = xti_look_push(ep, ctl->buf, (size_t)ctl->len, buf, dlen);
+    free(buf);
+    return r < 0 ? -1 : xti_err(TLOOK);
+}
+
+/* ------------------------------------------------------------------ send */
+
+static int xti_snd(struct xti_ep *ep, const char *buf, size_t nbytes, int flags)
+{
+    int exp = flags & T_EXPEDITED;
+    t_scalar_t lim = exp ? ep->e_info.etsdu : ep->e_info.tsdu;
+    size_t sent = 0;
+
+    if (ep->e_info.servtype == T_CLTS)
+        return xti_err(TNOTSUPPORT);
+    if (flags & ~(T_MORE | T_EXPEDITED | T_PUSH))
+        return xti_err(TBADFLAG);
+    if (ep->e_state != T_DATAXFER && ep->e_state != T_INREL)
+        return xti_err(TOUTSTATE);
+    if (lim == T_INVALID)
+        return xti_err(exp ? TBADFLAG : TNOTSUPPORT);
+    if ((nbytes == 0 && !(flags & T_MORE) && !(ep->e_info.flags & T_SENDZERO)) ||
+        (lim > 0 && nbytes > (size_t)lim))
+        return xti_err(TBADDATA);
+    if (ep->e_look && ep->e_look->l_event == T_DISCONNECT)
+        return xti_err(TLOOK);
+    do {
+        size_t n = nbytes - sent > XTI_TIDU ? XTI_TIDU : nbytes - sent;
+        int more = (sent + n < nbytes) || (flags & T_MORE);
+        struct T_data_req dr = {.PRIM_type = exp ? T_EXDATA_REQ : T_DATA_REQ, .MORE_flag = more};
+        struct strbuf c = {.len = (int)sizeof(dr), .buf = (char *)&dr};
+        struct strbuf d = {.len = (int)n, .buf = (char *)(uintptr_t)(buf + sent)};
+        int band = (exp && !(ep->e_provflag & EXPINLINE)) ? 1 : 0;
+
+        if (putpmsg(ep->e_fd, &c, &d, band, MSG_BAND) < 0) {
+            if (errno == EAGAIN) {
+                if (exp)
+                    ep->e_eflow = 1;
+                else
+                    ep->e_flow = 1;
+                if (sent)
+                    return (int)sent;
+                return xti_err(TFLOW);
+            }
+            if (sent)
+                return (int)sent;
+            int e = errno;
+            if (xti_look_event(ep) == T_DISCONNECT)
+                return xti_err(TLOOK);
+            return xti_syserr(e);
+        }
+        sent += n;
+    } while (sent < nbytes);
+    return (int)sent;
+}
+
+int t_snd(int fd, void *buf, unsigned int nbytes, int flags)
+{
+    struct xti_ep *ep = xti_ep_get(fd);
+    int rc;
+
+    if (!ep)
+        return -1;
+    rc = xti_snd(ep, buf, nbytes, flags);
+    xti_ep_put(ep);
+    return rc;
+}
+
+/* Total length of an iovec array, or -1 (TBADDATA) when it cannot be used. */
+static long xti_iovlen(const struct t_iovec *iov, unsigned int iovcount)
+{
+    size_t total = 0;
+
+    if (!iov || iovcount == 0 || iovcount > T_IOV_MAX)
+        return xti_err(TBADDATA);
+    for (unsigned i = 0; i < iovcount; i++) {
+        total += iov[i].iov_len;
+        if (total > 0x7fffffff)
+            return xti_err(TBADDATA);
+    }
+    return (long)total;
+}
+
+static char *xti_gather(const struct t_iovec *iov, unsigned int iovcount, size_t total)
+{
+    char *b = malloc(total ? total : 1);
+    size_t at = 0;
+
+    if (!b) {
+        xti_syserr(ENOMEM);
+        return NULL;
+    }
+    for (unsigned i = 0; i < iovcount; i++) {
+        if (iov[i].iov_len)
+            memcpy(b + at, iov[i].iov_base, iov[i].iov_len);
+        at += iov[i].iov_len;
+    }
+    return b;
+}
+
+static void xti_scatter(const struct t_iovec *iov, unsigned int iovcount, const char *b, size_t n)
+{
+    for (unsigned i = 0; i < iovcount && n; i++) {
+        size_t k = iov[i].iov_len < n ? iov[i].iov_len : n;
+        memcpy(iov[i].iov_base, b, k);
+        b += k;
+        n -= k;
+    }
+}
+
+int t_sndv(int fd, const struct t_iovec *iov, unsigned int iovcount, int flags)
+{
+    struct xti_ep *ep = xti_ep_get(fd);
+    long total;
+    char *b;
+    int rc = -1;
+
+    if (!ep)
+        return -1;
+    total = xti_iovlen(iov, iovcount);
+    if (total >= 0 && (b = xti_gather(iov, iovcount, (size_t)total))) {
+        rc = xti_snd(ep, b, (size_t)total, flags);
+        free(b);
+    }
+    xti_ep_put(ep);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ receive */
+
+static int xti_rcv(struct xti_ep *ep, char *buf, size_t nbytes, int *flags)
+{
+    struct strbuf ctl, data;
+    int band, fl, rc, out = 0, more;
+    union T_primitives *p;
+
+    if (ep->e_info.servtype == T_CLTS)
+        return xti_err(TNOTSUPPORT);
+    if (ep->e_state != T_DATAXFER && ep->e_state != T_OUTREL)
+        return xti_err(TOUTSTATE);
+    if (ep->e_look)
+        return xti_err(TLOOK);
+    for (;;) {
+        data.maxlen = (int)(nbytes > 0x7fffffff ? 0x7fffffff : nbytes);
+        data.len = 0;
+        data.buf = buf;
+        band = 0;
+        fl = MSG_ANY;
+        rc = xti_getprim(ep, &ctl, &data, &band, &fl);
+        if (rc < 0)
+            return -1;
+        more = (rc & MOREDATA) != 0;
+        if (ctl.len < (int)sizeof(t_scalar_t)) {
+            /* No control part: plain data, or the rest of a primitive's data. */
+            if (band > 0) {
+                out = T_EXPEDITED | ((more || ep->e_more_exp) ? T_MORE : 0);
+                if (!more)
+                    ep->e_more_exp = 0;
+            } else {
+                out = (more || ep->e_more_norm) ? T_MORE : 0;
+                if (!more)
+                    ep->e_more_norm = 0;
+            }
+            break;
+        }
+        p = (union T_primitives *)(void *)ctl.buf;
+        if (p->type == T_DATA_IND && ctl.len >= (int)sizeof(struct T_data_ind)) {
+            out = (more || p->data_ind.MORE_flag) ? T_MORE : 0;
+            ep->e_more_norm = more ? (p->data_ind.MORE_flag != 0) : 0;
+            break;
+        }
+        if (p->type == T_EXDATA_IND && ctl.len >= (int)sizeof(struct T_exdata_ind)) {
+            out = T_EXPEDITED | ((more || p->exdata_ind.MORE_flag) ? T_MORE : 0);
+            ep->e_more_exp = more ? (p->exdata_ind.MORE_flag != 0) : 0;
+            break;
+        }
+        if (p->type == T_OPTDATA_IND && ctl.len >= (int)sizeof(struct T_optdata_ind)) {
+            int m = (p->optdata_ind.DATA_flag & T_ODF_MORE) != 0;
+            if (p->optdata_ind.DATA_flag & T_ODF_EX) {
+                out = T_EXPEDITED | ((more || m) ? T_MORE : 0);
+                ep->e_more_exp = more ? m : 0;
+            } else {
+                out = (more || m) ? T_MORE : 0;
+                ep->e_more_norm = more ? m : 0;
+            }
+            break;
+        }
+        if (xti_prim_event(p->type))
+            return xti_park(ep, &ctl, &data, rc);
+        /* A stray acknowledgement: skip it (and any data it carried). */
+    }
+    if (flags)
+        *flags = out;
+    return data.len > 0 ? data.len : 0;
+}
+
+int t_rcv(int fd, void *buf, unsigned int nbytes, int *flags)
+{
+    struct xti_ep *ep = xti_ep_get(fd);
+    int rc;
+
+    if (!ep)
+        return -1;
+    rc = xti_rcv(ep, buf, nbytes, flags);
+    xti_ep_put(ep);
+    return rc;
+}
+
+int t_rcvv(int fd, struct t_iovec *iov, unsigned int iovcount, int *flags)
+{
+    struct xti_ep *ep = xti_ep_get(fd);
+    long total;
+    char *b;
+    int rc = -1;
+
+    if (!ep)
+        return -1;
+    total = xti_iovlen(iov, iovcount);
+    if (total >= 0 && (b = malloc(total ? (size_t)total : 1)) != NULL) {
+        rc = xti_rcv(ep, b, (size_t)total, flags);
+        if (rc > 0)
+            xti_scatter(iov, iovcount, b, (size_t)rc);
+        free(b);
+    } else if (total >= 0) {
+        xti_syserr(ENOMEM);
+    }
+    xti_ep_put(ep);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ unit data */
+
+static int xti_sndudata(struct xti_ep *ep, const struct t_unitdata *ud, const char *buf,
+                        size_t len)
+{
+    struct T_unitdata_req *ur;
+    size_t alen, olen, ooff, need;
+
+    if (ep->e_info.servtype != T_CLTS)
+        return xti_err(TNOTSUPPORT);
+    if (ep->e_state != T_IDLE)
+        return xti_err(TOUTSTATE);
+    if (!ud)
+        return xti_err(TBADADDR);
+    alen = ud->addr.len;
+    olen = ud->opt.len;
+    if ((alen && !ud->addr.buf) || alen == 0 ||
+        (ep->e_info.addr >= 0 && alen > (size_t)ep->e_info.addr))
+        return xti_err(TBADADDR);
+    if ((olen && !ud->opt.buf) || (olen && ep->e_info.options == T_INVALID) ||
+        (ep->e_info.options >= 0 && olen > (size_t)ep->e_info.options))
+        return xti_err(TBADOPT);
+    if ((len == 0 && !(ep->e_info.flags & T_SENDZERO)) ||
+        (ep->e_info.tsdu > 0 && len > (size_t)ep->e_info.tsdu) || ep->e_info.tsdu == T_INVALID)
+        return xti_err(TBADDATA);
+    ooff = _T_ALIGN(sizeof(*ur) + alen);
+    need = ooff + olen;
+    if (need > ep->e_ctlsize) {
+        char *c = realloc(ep->e_ctl, need);
+        if (!c)
+            return xti_syserr(ENOMEM);
+        ep->e_ctl = c;
+        ep->e_ctlsize = need;
+    }
+    ur = (struct T_unitdata_req *)(void *)ep->e_ctl;
+    ur->PRIM_type = T_UNITDATA_REQ;
+    ur->DEST_length = (t_scalar_t)alen;
+    ur->DEST_offset = (t_scalar_t)sizeof(*ur);
+    ur->OPT_length = (t_scalar_t)olen;
+    ur->OPT_offset = olen ? (t_scalar_t)ooff : 0;
+    memcpy(ep->e_ctl + sizeof(*ur), ud->addr.buf, alen);
+    if (olen)
+        memcpy(ep->e_ctl + ooff, ud->opt.buf, olen);
+    struct strbuf c = {.len = (int)need, .buf = ep->e_ctl};
+    struct strbuf d = {.len = (int)len, .buf = (char *)(uintptr_t)buf};
+    if (putmsg(ep->e_fd, &c, &d, 0) < 0) {
+        if (errno == EAGAIN) {
+            ep->e_flow = 1;
+            return xti_err(TFLOW);
+        }
+        return xti_syserr(errno);
+    }
+    return 0;
+}
+
+int t_sndudata(int fd, const struct t_unitdata *unitdata)
+{
+    struct xti_ep *ep = xti_ep_get(fd);
+    int rc;
+
+    if (!ep)
+        return -1;
+    rc = xti_sndudata(ep, unitdata, unitdata ? unitdata->udata.buf : NULL,
+                      unitdata ? unitdata->udata.len : 0);
+    xti_ep_put(ep);
+    return rc;
+}
+
+int t_sndvudata(int fd, struct t_unitdata *unitdata, struct t_iovec *iov, unsigned int iovcount)
+{
+    struct xti_ep *ep = xti_ep_get(fd);
+    long total;
+    char *b;
+    int rc = -1;
+
+    if (!ep)
+        return -1;
+    total = xti_iovlen(iov, iovcount);
+    if (total >= 0 && (b = xti_gather(iov, iovcount, (size_t)total))) {
+        rc = xti_sndudata(ep, unitdata, b, (size_t)total);
+        free(b);
+    }
+    xti_ep_put(ep);
+    return rc;
+}
+
+/* Discard the rest of a message whose data did not fit. */
+static void xti_discard_rest(struct xti_ep *ep, int rc)
+{
+    while (rc >= 0 && (rc & MOREDATA)) {
+        char tmp[1024];
+        struct strbuf d = {.maxlen = (int)sizeof(tmp), .buf = tmp};
+        int fl = 0, band = 0;
+        rc = getpmsg(ep->e_fd, NULL, &d, &band, &fl);
+    }
+}
+
+static int xti_rcvudata(struct xti_ep *ep, struct t_unitdata *ud, char *buf, size_t len,
+                        int *flags)
+{
+    struct strbuf ctl, data;
+    union T_primitives *p;
+    int rc, fl, more;
+
+    if (ep->e_info.servtype != T_CLTS)
+        return xti_err(TNOTSUPPORT);
+    if (ep->e_state != T_IDLE)
+        return xti_err(TOUTSTATE);
+    if (ep->e_look)
+        return xti_err(TLOOK);
+    for (;;) {
+        data.maxlen = (int)(len > 0x7fffffff ? 0x7fffffff : len);
+        data.len = 0;
+        data.buf = buf;
+        fl = 0;
+        rc = xti_getprim(ep, &ctl, &data, NULL, &fl);
+        if (rc < 0)
+            return -1;
+        more = (rc & MOREDATA) != 0;
+        if (ctl.len < (int)sizeof(t_scalar_t)) {
+            /* The rest of a unit data whose buffer was too small. */
+            if (ud) {
+                ud->addr.len = 0;
+                ud->opt.len = 0;
+            }
+            if (!more)
+                ep->e_more_norm = 0;
+            break;
+        }
+        p = (union T_primitives *)(void *)ctl.buf;
+        if (p->type == T_UNITDATA_IND && ctl.len >= (int)sizeof(struct T_unitdata_ind)) {
+            const struct T_unitdata_ind *ui = &p->unitdata_ind;
+            if (!xti_inside(ui->SRC_offset, ui->SRC_length, (size_t)ctl.len) ||
+                !xti_inside(ui->OPT_offset, ui->OPT_length, (size_t)ctl.len)) {
+                xti_discard_rest(ep, rc);
+                return xti_err(TPROTO);
+            }
+            if (ud && (xti_copyout(&ud->addr, ctl.buf + ui->SRC_offset,
+                                   (size_t)ui->SRC_length) < 0 ||
+                       xti_copyout(&ud->opt, ctl.buf + ui->OPT_offset,
+                                   (size_t)ui->OPT_length) < 0)) {
+                xti_discard_rest(ep, rc);
+                return xti_err(TBUFOVFLW);
+            }
+            ep->e_more_norm = more;
+            break;
+        }
+        if (xti_prim_event(p->type))
+            return xti_park(ep, &ctl, &data, rc);
+    }
+    if (ud)
+        ud->udata.len = data.len > 0 ? (unsigned)data.len : 0;
+    if (flags)
+        *flags = more ? T_MORE : 0;
+    return data.len > 0 ? data.len : 0;
+}
+
+int t_rcvudata(int fd, struct t_unitdata *unitdata, int *flags)
+{
+    struct xti_ep *ep = xti_ep_get(fd);
+    int rc;
+
+    if (!ep)
+        return -1;
+    if (!unitdata) {
+        xti_ep_put(ep);
+        return xti_syserr(EINVAL);
+    }
+    rc = xti_rcvudata(ep, unitdata, unitdata->udata.buf, unitdata->udata.maxlen, flags);
+    xti_ep_put(ep);
+    return rc < 0 ? -1 : 0;
+}
+
+int t_rcvvudata(int fd, struct t_unitdata *unitdata, struct t_iovec *iov, unsigned int iovcount,
+                int *flags)
+{
+    struct xti_ep *ep = xti_ep_get(fd);
+    long total;
+    char *b;
+    int rc = -1;
+
+    if (!ep)
+        return -1;
+    total = xti_iovlen(iov, iovcount);
+    if (total >= 0 && (b = malloc(total ? (size_t)total : 1)) != NULL) {
+        rc = xti_rcvudata(ep, unitdata, b, (size_t)total, flags);
+        if (rc > 0)
+            xti_scatter(iov, iovcount, b, (size_t)rc);
+        free(b);
+    } else if (total >= 0) {
+        xti_syserr(ENOMEM);
+    }
+    xti_ep_put(ep);
+    return rc;
+}
+
+int t_rcvuderr(int fd, struct t_uderr *uderr)
+{
+    struct xti_ep *ep = xti_ep_get(fd);
+    const struct T_uderror_ind *ui;
+    struct xti_msg m;
+    int p, rc = -1;
+
+    if (!ep)
+        return -1;
+    if (ep->e_info.servtype != T_CLTS) {
+        xti_err(TNOTSUPPORT);
+        goto out;
+    }
+    if (ep->e_state != T_IDLE) {
+        xti_err(TOUTSTATE);
+        goto out;
+    }
+    p = xti_peek_prim(ep);
+    if (p == -1)
+        goto out;
+    if (p != T_UDERROR_IND) {
+        xti_err(TNOUDERR);
+        goto out;
+    }
+    if (xti_next_msg(ep, T_UDERROR_IND, -1, 0, 0, &m) < 0)
+        goto out;
+    ui = (const struct T_uderror_ind *)(const void *)m.m_ctl;
+    if (m.m_clen < sizeof(*ui) || !xti_inside(ui->DEST_offset, ui->DEST_length, m.m_clen) ||
+        !xti_inside(ui->OPT_offset, ui->OPT_length, m.m_clen)) {
+        xti_err(TPROTO);
+    } else if (uderr) {
+        uderr->error = ui->ERROR_type;
+        if (xti_copyout(&uderr->addr, m.m_ctl + ui->DEST_offset, (size_t)ui->DEST_length) < 0 ||
+            xti_copyout(&uderr->opt, m.m_ctl + ui->OPT_offset, (size_t)ui->OPT_length) < 0)
+            xti_err(TBUFOVFLW);
+        else
+            rc = 0;
+    } else {
+        rc = 0;
+    }
+    free(m.m_own);
+out:
+    xti_ep_put(ep);
+    return rc;
+}

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xti_impl.h -- libxnet's private header: the per-descriptor user state of
+ * an XTI endpoint and the helpers the t_* functions share.
+ *
+ * Principles of operation.  libxnet is a library of the transport user, as
+ * Solaris' libnsl: it keeps, for every descriptor t_open returned, the XTI
+ * state (T_UNBND ... T_INREL) the XNS state tables drive, the provider's
+ * characteristics (struct t_info, ACCEPTOR_id), the count of connection
+ * indications outstanding, and a look buffer: primitives that a call read
+ * from the stream head while looking for something else (a T_DISCON_IND met
+ * by t_rcv, a T_ORDREL_IND met by t_rcvudata ...) wait there, in arrival
+ * order, for t_look and the call that consumes them, so no event is lost.
+ * Requests that wait for an acknowledgement go through timod's I_STR
+ * contract (<sys/timod.h>); T_CONN_REQ, T_CONN_RES and T_DISCON_REQ are
+ * putmsg'ed and their T_OK_ACK / T_ERROR_ACK read back as high-priority
+ * messages; data and indications travel with putmsg/getmsg.
+ *
+ * Locking.  Two levels, always taken in this order:
+ *   1. xti_tab_lock (xti_state.c), a mutex over the table from descriptor
+ *      to entry; held only to look an entry up, insert or remove it, and
+ *      to take a reference (e_refs), never while blocking.
+ *   2. e_lock, one mutex per entry: held for the whole of a t_* call on
+ *      that descriptor, including a blocking getmsg/putmsg, as libnsl's
+ *      ti_lock is, so calls on one descriptor from several threads are
+ *      serialised and never see a half-updated state.  t_accept, which
+ *      works on two descriptors, locks the one with the lower number first.
+ * An entry lives while it has references; t_close removes it from the table
+ * and the last reference frees it, so a thread blocked on e_lock of a
+ * descriptor being closed wakes up to find e_closed and fails with TBADF.
+ */
+#ifndef XTI_IMPL_H
+#define XTI_IMPL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stropts.h>
+#include <sys/tihdr.h>
+#include <sys/timod.h>
+#include <ustreams.h>
+#include <xti.h>
+
+/* Caps for t_info sizes given as T_INFINITE (t_alloc buffers, scratch). */
+#define XTI_ADDR_CAP 1024
+#define XTI_OPT_CAP 4096
+#define XTI_DATA_CAP 65536
+
+/* A primitive kept in the look buffer: control part, then data part. */
+struct xti_look {
+    struct xti_look *l_next;
+    int l_event;          /* T_LISTEN, T_DISCONNECT, ... */
+    t_scalar_t l_prim;    /* its PRIM_type */
+    size_t l_clen;        /* bytes of control at l_buf */
+    size_t l_dlen;        /* bytes of data after it */
+    _Alignas(8) char l_buf[]; /* control, then data */
+};
+
+/*
+ * One endpoint.  Fields marked E are guarded by e_lock; R by atomic ops
+ * and xti_tab_lock; C constant after t_open.
+ */
+struct xti_ep {
+    pthread_mutex_t e_lock;
+    atomic_int e_refs;         /* R: table's + callers' references */
+    int e_fd;                  /* C */
+    int e_closed;              /* E: t_close has run */
+    int e_state;               /* E: T_UNBND ... T_INREL */
+    struct t_info e_info;      /* C: as t_open returned it */
+    t_scalar_t e_provflag;     /* C: T_info_ack PROVIDER_flag */
+    t_uscalar_t e_acceptor;    /* C: ACCEPTOR_id of this stream */
+    int e_have_acceptor;       /* C: the provider gave one */
+    char e_provider[64];       /* C: provider name (basename of the device) */
+    unsigned e_qlen;           /* E: qlen bound with */
+    int e_ocnt;                /* E: connection indications outstanding */
+    int e_flow;                /* E: T_snd met flow control: T_GODATA later */
+    int e_eflow;               /* E: the same for expedited */
+    int e_more_norm;           /* E: a normal TSDU's rest waits at the head: its MORE_flag */
+    int e_more_exp;            /* E: the same for an ETSDU */
+    int e_part_norm;           /* E: part of a normal TSDU has been read */
+    struct xti_look *e_look;   /* E: look buffer, oldest first */
+    char *e_ctl;               /* E: scratch for primitives */
+    size_t e_ctlsize;          /* C */
+};
+
+/* ---- xti_state.c ---- */
+
+/*
+ * xti_ep_get -- the entry of descriptor fd, locked and referenced.
+ * Returns NULL with t_errno TBADF if fd was not opened by t_open (or is
+ * being closed).  Context: may block on e_lock.
+ */
+struct xti_ep *xti_ep_get(int fd);
+
+/* xti_ep_put -- unlock the entry and drop the reference xti_ep_get took. */
+void xti_ep_put(struct xti_ep *ep);
+
+/* xti_ep_insert -- register a new entry (one reference, the table's). 0 or -1 (TSYSERR). */
+int xti_ep_insert(struct xti_ep *ep);
+
+/* xti_ep_remove -- t_close: take the entry out of the table (ep locked). */
+void xti_ep_remove(struct xti_ep *ep);
+
+/* xti_ep_free -- free an entry never inserted. */
+void xti_ep_free(struct xti_ep *ep);
+
+/* ---- xti_error.c ---- */
+
+/* Set t_errno and return -1. */
+int xti_err(int terr);
+
+/* t_errno TSYSERR with errno e; returns -1. */
+int xti_syserr(int e);
+
+/* Decode a timod I_STR result (>0): (UNIX_error << 8) | TLI_error. Returns -1. */
+int xti_ackerr(int rval);
+
+/* ---- xti_look.c ---- */
+
+/* The t_look event of a primitive type (0 if none). */
+int xti_prim_event(t_scalar_t prim);
+
+/*
+ * xti_look_event -- the first pending event: the oldest look buffer entry,
+ * else the message at the head of the stream (I_PEEK), else T_GODATA /
+ * T_GOEXDATA if flow control lifted since a TFLOW.  0 if none, -1 on error
+ * (t_errno set).  ep locked.
+ */
+int xti_look_event(struct xti_ep *ep);
+
+/* Store a primitive read while looking for something else. -1: TSYSERR. */
+int xti_look_push(struct xti_ep *ep, const void *ctl, size_t clen, const void *data, size_t dlen);
+
+/* The oldest look entry of type prim, unlinked (caller frees), or NULL. */
+struct xti_look *xti_look_take(struct xti_ep *ep, t_scalar_t prim);
+
+/* Drop every look entry. */
+void xti_look_flush(struct xti_ep *ep);
+
+/* ---- xti_open.c helpers ---- */
+
+/* Whether fd is non-blocking now (O_NONBLOCK by t_open or strm_fcntl). */
+int xti_nonblock(struct xti_ep *ep);
+
+/*
+ * xti_ti_ioctl -- one timod I_STR: the request of len bytes in buf (of size
+ * bytes) replaced by the acknowledgement, whose length is returned (>= 0).
+ * On failure -1 with t_errno/errno set from the result.
+ */
+int xti_ti_ioctl(struct xti_ep *ep, int cmd, void *buf, int len, int size);
+
+/*
+ * xti_get_ack -- read the T_OK_ACK or T_ERROR_ACK of a putmsg'ed request
+ * (prim) from the stream head (high priority; waits even when
+ * non-blocking).  0 on T_OK_ACK, -1 with t_errno set otherwise.
+ */
+int xti_get_ack(struct xti_ep *ep, t_scalar_t prim);
+
+/*
+ * xti_getprim -- read the next message into ep->e_ctl and the data
+ * buffer; *flagsp in/out as for getmsg.  Returns the getmsg result (>= 0)
+ * or -1 (t_errno set: TNODATA when non-blocking and empty, TSYSERR).
+ * ctl->len is -1 for a message without control part.
+ */
+int xti_getprim(struct xti_ep *ep, struct strbuf *ctl, struct strbuf *data, int *bandp,
+                int *flagsp);
+
+/* Copy len bytes to a user netbuf: 0, or -1 if maxlen (> 0) is too small. */
+int xti_copyout(struct netbuf *nb, const void *src, size_t len);
+
+/* A primitive's variable part [off, off+len) lies inside clen bytes. */
+int xti_inside(t_scalar_t off, t_scalar_t len, size_t clen);
+
+/* Size of the data scratch needed for a primitive's data (caps infinite). */
+size_t xti_datacap(t_scalar_t v);
+
+/* A primitive read for a t_* call: control and data, owned by m_own. */
+struct xti_msg {
+    const char *m_ctl;
+    size_t m_clen;
+    const char *m_data;
+    size_t m_dlen;
+    void *m_own; /* free() when done */
+};
+
+/*
+ * xti_peek_prim -- the PRIM_type of the oldest pending message (the look
+ * buffer, then the stream head), XTI_PEEK_DATA for a message without
+ * control part, XTI_PEEK_NONE if nothing waits, -1 on error.
+ */
+#define XTI_PEEK_NONE (-100)
+#define XTI_PEEK_DATA (-101)
+int xti_peek_prim(struct xti_ep *ep);
+
+/*
+ * xti_next_msg -- the next primitive of type want (want2 too, if >= 0):
+ * from the look buffer if its oldest entry is one, else read from the
+ * stream (waiting if block and the descriptor is blocking; TNODATA if
+ * not).  Another event met first goes to the look buffer: TLOOK.  dcap
+ * is the room for the primitive's data.  0 or -1 (t_errno set).
+ */
+int xti_next_msg(struct xti_ep *ep, t_scalar_t want, t_scalar_t want2, int block, size_t dcap,
+                 struct xti_msg *m);
+
+/* ---- xti_conn.c helper shared with xti_data.c ---- */
+
+/* Apply a T_DISCON_IND just consumed to the state: ocnt, state. */
+void xti_discon_state(struct xti_ep *ep, t_scalar_t seq);
+
+#endif /* XTI_IMPL_H */

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xti_msg.c -- how libxnet talks to the stream: timod's I_STR requests,
+ * acknowledgements read from the stream head, primitives read with getpmsg,
+ * and the copying of variable parts into user netbufs.  Every function here
+ * runs with the entry's e_lock held.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+
+#include "xti_impl.h"
+
+int xti_nonblock(struct xti_ep *ep)
+{
+    int fl = strm_fcntl(ep->e_fd, F_GETFL);
+
+    return fl >= 0 && (fl & O_NONBLOCK);
+}
+
+int xti_ti_ioctl(struct xti_ep *ep, int cmd, void *buf, int len, int size)
+{
+    struct strioctl ic;
+    int rc;
+
+    (void)size;
+    ic.ic_cmd = cmd;
+    ic.ic_timout = -1;
+    ic.ic_len = len;
+    ic.ic_dp = buf;
+    rc = strm_ioctl(ep->e_fd, I_STR, &ic);
+    if (rc < 0)
+        return xti_syserr(errno);
+    if (rc > 0)
+        return xti_ackerr(rc);
+    return ic.ic_len;
+}
+
+/* Wait until a high-priority message (an acknowledgement) can be read. */
+static int xti_wait_pri(struct xti_ep *ep)
+{
+    struct pollfd p = {.fd = ep->e_fd, .events = POLLPRI};
+
+    for (;;) {
+        int n = strm_poll(&p, 1, -1);
+        if (n > 0) {
+            if (p.revents & (POLLERR | POLLHUP | POLLNVAL))
+                return p.revents & POLLPRI ? 0 : xti_syserr(EPROTO);
+            return 0;
+        }
+        if (n < 0)
+            return xti_syserr(errno);
+    }
+}
+
+int xti_get_ack(struct xti_ep *ep, t_scalar_t prim)
+{
+    struct strbuf ctl = {.maxlen = (int)ep->e_ctlsize, .buf = ep->e_ctl};
+    union T_primitives *p = (union T_primitives *)(void *)ep->e_ctl;
+    int flags, rc;
+
+    for (;;) {
+        flags = RS_HIPRI;
+        rc = getmsg(ep->e_fd, &ctl, NULL, &flags);
+        if (rc >= 0)
+            break;
+        if (errno != EAGAIN)
+            return xti_syserr(errno);
+        if (xti_wait_pri(ep) < 0)
+            return -1;
+    }
+    if (ctl.len < (int)sizeof(t_scalar_t))
+        return xti_err(TPROTO);
+    if (p->type == T_OK_ACK && ctl.len >= (int)sizeof(struct T_ok_ack) &&
+        p->ok_ack.CORRECT_prim == prim)
+        return 0;
+    if (p->type == T_ERROR_ACK && ctl.len >= (int)sizeof(struct T_error_ack)) {
+        if (p->error_ack.TLI_error == TSYSERR)
+            return xti_syserr(p->error_ack.UNIX_error);
+        if (p->error_ack.TLI_error <= 0 || p->error_ack.TLI_error >= t_nerr)
+            return xti_err(TPROTO);
+        return xti_err(p->error_ack.TLI_error);
+    }
+    return xti_err(TPROTO);
+}
+
+int xti_getprim(struct xti_ep *ep, struct strbuf *ctl, struct strbuf *data, int *bandp,
+                int *flagsp)
+{
+    int band = 0, rc;
+
+    ctl->maxlen = (int)ep->e_ctlsize;
+    ctl->buf = ep->e_ctl;
+    rc = getpmsg(ep->e_fd, ctl, data, bandp ? bandp : &band, flagsp);
+    if (rc < 0) {
+        if (errno == EAGAIN)
+            return xti_err(TNODATA);
+        return xti_syserr(errno);
+    }
+    if (rc & MORECTL)
+        return xti_err(TPROTO);
+    return rc;
+}
+
+int xti_copyout(struct netbuf *nb, const void *src, size_t len)
+{
+    if (!nb)
+        return 0;
+    if (nb->maxlen == 0) {
+        nb->len = 0;
+        return 0;
+    }
+    if (len > nb->maxlen)
+        return -1;
+    if (len)
+        memcpy(nb->buf, src, len);
+    nb->len = (unsigned)len;
+    return 0;
+}
+
+int xti_inside(t_scalar_t off, t_scalar_t len, size_t clen)
+{
+    if (len == 0)
+        return 1;
+    return off >= 0 && len > 0 && (size_t)off <= clen && (size_t)len <= clen - (size_t)off;
+}
+
+size_t xti_datacap(t_scalar_t v)
+{
+    if (v == T_INFINITE || v > XTI_DATA_CAP)
+        return XTI_DATA_CAP;
+    if (v < 0)
+        return 0;
+    return (size_t)v;
+}
