@@ -8,6 +8,7 @@
 #   make tsan              build-tsan/ (TSan), ctest -L threaded
 #   make install PREFIX=D  install to D (default /usr/local)
 #   make examples          install to build/stage, build examples/*.c against it
+#                          (examples/xti_*.c with pkg-config xnet: libxnet, XTI)
 #   make bench             venv, build, build/bench_micro --quick, then the perftest sweep
 #                          (bench/README.md): writes of 1 B to 64 KiB (QUICK=1: to 4 KiB),
 #                          REPEAT=N runs per point; installs libzmq3-dev for the ZeroMQ
@@ -164,10 +165,14 @@ examples:
 	$(MAKE) --no-print-directory install PREFIX="$(STAGE)"; \
 	mkdir -p $(BUILD)/examples; \
 	flags=$$(PKG_CONFIG_PATH="$(STAGE)/lib/pkgconfig" $(PKG_CONFIG) --cflags --libs ustreams); \
+	xflags=$$(PKG_CONFIG_PATH="$(STAGE)/lib/pkgconfig" $(PKG_CONFIG) --cflags --libs xnet); \
 	for src in $(EXAMPLES); do \
-	    out=$(BUILD)/examples/$$(basename $$src .c); \
-	    echo "CC $$src -> $$out"; \
-	    $(CC) $(EXAMPLE_FLAGS) $$src $$flags -Wl,-rpath,"$(STAGE)/lib" -o $$out; \
+	    out=$(BUILD)/examples/$$(basename $$src .c); f="$$flags"; extra=""; \
+	    case $$(basename $$src) in xti_*) f="$$xflags -pthread";; esac; \
+	    case $$(basename $$src) in \
+	    xti_echo_server.c) extra="examples/xti_echo_client.c -DXTI_ECHO_NO_MAIN";; esac; \
+	    echo "CC $$src $$extra -> $$out"; \
+	    $(CC) $(EXAMPLE_FLAGS) $$src $$extra $$f -Wl,-rpath,"$(STAGE)/lib" -o $$out; \
 	done
 
 bench: bench-micro bench-sweep

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xti_open.c -- bench_xti_open: the cost of making a bound transport
+ * endpoint, t_open + t_bind (+ t_close) through libxnet on the loopback
+ * transports, against socket() + bind() (+ close()) of the kernel, side by
+ * side in one run (DESIGN.md "Measuring": timings are a report, never a
+ * test).  Prints ns per endpoint and the ratio; --csv FILE also writes them.
+ *
+ *   bench_xti_open [-n ITER] [--csv FILE]
+ */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#include <ustreams.h>
+#include <xti.h>
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ns per t_open + t_bind + t_close on provider, or -1 if it cannot be opened. */
+static double run_xti(const char *prov, int iter)
+{
+    double t0 = now();
+    for (int i = 0; i < iter; i++) {
+        int fd = t_open(prov, O_RDWR, NULL);
+        if (fd < 0 || t_bind(fd, NULL, NULL) < 0) {
+            t_error(prov);
+            return -1;
+        }
+        t_close(fd);
+    }
+    return (now() - t0) * 1e9 / iter;
+}
+
+/* ns per socket + bind + close for family/type (AF_INET: 127.0.0.1 port 0; AF_UNIX: autobind). */
+static double run_sock(int family, int type, int iter)
+{
+    double t0 = now();
+    for (int i = 0; i < iter; i++) {
+        int s = socket(family, type, 0);
+        int rc;
+        if (family == AF_INET) {
+            struct sockaddr_in a;
+            memset(&a, 0, sizeof(a));
+            a.sin_family = AF_INET;
+            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            rc = bind(s, (struct sockaddr *)&a, sizeof(a));
+        } else {
+            struct sockaddr_un a;
+            memset(&a, 0, sizeof(a));
+            a.sun_family = AF_UNIX;
+            rc = bind(s, (struct sockaddr *)&a, sizeof(sa_family_t)); /* autobind */
+        }
+        if (s < 0 || rc < 0) {
+            perror("socket/bind");
+            return -1;
+        }
+        close(s);
+    }
+    return (now() - t0) * 1e9 / iter;
+}
+
+int main(int argc, char **argv)
+{
+    int iter = 20000;
+    const char *csv = NULL;
+    static const char *provs[] = {"/dev/ticlts", "/dev/ticots", "/dev/ticotsord"};
+    double x[3], udp, tcp, unx;
+
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-n") && i + 1 < argc)
+            iter = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--csv") && i + 1 < argc)
+            csv = argv[++i];
+        else {
+            fprintf(stderr, "usage: %s [-n ITER] [--csv FILE]\n", argv[0]);
+            return 2;
+        }
+    }
+    /* warm up both sides (caches, the library's threads) */
+    run_xti(provs[0], iter / 10 + 1);
+    run_sock(AF_INET, SOCK_DGRAM, iter / 10 + 1);
+    udp = run_sock(AF_INET, SOCK_DGRAM, iter);
+    tcp = run_sock(AF_INET, SOCK_STREAM, iter);
+    unx = run_sock(AF_UNIX, SOCK_DGRAM, iter);
+    for (int i = 0; i < 3; i++)
+        x[i] = run_xti(provs[i], iter);
+    printf("%-36s %10s %8s\n", "endpoint (open + bind + close)", "ns/op", "ratio");
+    printf("%-36s %10.0f %8s\n", "socket+bind AF_INET SOCK_DGRAM", udp, "1.00");
+    printf("%-36s %10.0f %8.2f\n", "socket+bind AF_INET SOCK_STREAM", tcp, tcp / udp);
+    printf("%-36s %10.0f %8.2f\n", "socket+bind AF_UNIX (autobind)", unx, unx / udp);
+    for (int i = 0; i < 3; i++)
+        printf("t_open+t_bind %-22s %10.0f %8.2f\n", provs[i], x[i], x[i] / udp);
+    printf("t_open+t_bind ticlts / socket+bind udp: %.2f; ticotsord / tcp: %.2f\n", x[0] / udp,
+           x[2] / tcp);
+    if (csv) {
+        FILE *f = fopen(csv, "w");
+        if (f) {
+            fprintf(f, "what,ns_per_op\nsock_udp,%.1f\nsock_tcp,%.1f\nsock_unix,%.1f\n", udp, tcp,
+                    unx);
+            for (int i = 0; i < 3; i++)
+                fprintf(f, "xti_%s,%.1f\n", provs[i] + 5, x[i]);
+            fclose(f);
+        }
+    }
+    return 0;
+}
