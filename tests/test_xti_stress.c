@@ -14,7 +14,7 @@
 
 #define PROV "/dev/ticotsord"
 #define NCLI 4
-#define NMSG 2000
+#define NMSG 5000
 #define MAXTSDU 3000
 
 static struct xti_addr srv_addr;

@@ -38,7 +38,7 @@ static int xti_park(struct xti_ep *ep, const struct strbuf *ctl, const struct st
     while (rc & MOREDATA) { /* the rest of the primitive's data */
         char tmp[1024];
         struct strbuf d = {.maxlen = (int)sizeof(tmp), .buf = tmp};
-        int fl = 0, band = 0;
+        int fl = MSG_ANY, band = 0;
         rc = getpmsg(ep->e_fd, NULL, &d, &band, &fl);
         if (rc < 0) {
             free(buf);
@@ -377,7 +377,7 @@ static void xti_discard_rest(struct xti_ep *ep, int rc)
     while (rc >= 0 && (rc & MOREDATA)) {
         char tmp[1024];
         struct strbuf d = {.maxlen = (int)sizeof(tmp), .buf = tmp};
-        int fl = 0, band = 0;
+        int fl = MSG_ANY, band = 0;
         rc = getpmsg(ep->e_fd, NULL, &d, &band, &fl);
     }
 }
@@ -399,7 +399,7 @@ static int xti_rcvudata(struct xti_ep *ep, struct t_unitdata *ud, char *buf, siz
         data.maxlen = (int)(len > 0x7fffffff ? 0x7fffffff : len);
         data.len = 0;
         data.buf = buf;
-        fl = 0;
+        fl = MSG_ANY;
         rc = xti_getprim(ep, &ctl, &data, NULL, &fl);
         if (rc < 0)
             return -1;

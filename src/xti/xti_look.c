@@ -166,7 +166,7 @@ static int xti_drain_rest(struct xti_ep *ep, char **bufp, size_t *lenp)
 
     for (;;) {
         struct strbuf d = {.maxlen = (int)sizeof(tmp), .buf = tmp};
-        int flags = 0, band = 0;
+        int flags = MSG_ANY, band = 0;
         int rc = getpmsg(ep->e_fd, NULL, &d, &band, &flags);
         (void)band;
         if (rc < 0)
@@ -210,7 +210,7 @@ int xti_next_msg(struct xti_ep *ep, t_scalar_t want, t_scalar_t want2, int block
     for (;;) {
         char *dbuf = malloc(dcap ? dcap : 1);
         struct strbuf ctl, data = {.maxlen = (int)dcap, .buf = dbuf};
-        int flags = 0, rc;
+        int flags = MSG_ANY, rc;
         size_t dlen;
         t_scalar_t prim;
 
