@@ -43,6 +43,21 @@ static double run_xti(const char *prov, int iter)
     return (now() - t0) * 1e9 / iter;
 }
 
+/* ns per strm_open + strm_close of provider: the stream's own cost, below libxnet. */
+static double run_raw(const char *prov, int iter)
+{
+    double t0 = now();
+    for (int i = 0; i < iter; i++) {
+        int fd = strm_open(prov, O_RDWR);
+        if (fd < 0) {
+            perror(prov);
+            return -1;
+        }
+        strm_close(fd);
+    }
+    return (now() - t0) * 1e9 / iter;
+}
+
 /* ns per socket + bind + close for family/type (AF_INET: 127.0.0.1 port 0; AF_UNIX: autobind). */
 static double run_sock(int family, int type, int iter)
 {
@@ -76,7 +91,7 @@ int main(int argc, char **argv)
     int iter = 20000;
     const char *csv = NULL;
     static const char *provs[] = {"/dev/ticlts", "/dev/ticots", "/dev/ticotsord"};
-    double x[3], udp, tcp, unx;
+    double x[3], udp, tcp, unx, raw;
 
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-n") && i + 1 < argc)
@@ -94,21 +109,26 @@ int main(int argc, char **argv)
     udp = run_sock(AF_INET, SOCK_DGRAM, iter);
     tcp = run_sock(AF_INET, SOCK_STREAM, iter);
     unx = run_sock(AF_UNIX, SOCK_DGRAM, iter);
+    raw = run_raw(provs[0], iter);
     for (int i = 0; i < 3; i++)
         x[i] = run_xti(provs[i], iter);
     printf("%-36s %10s %8s\n", "endpoint (open + bind + close)", "ns/op", "ratio");
     printf("%-36s %10.0f %8s\n", "socket+bind AF_INET SOCK_DGRAM", udp, "1.00");
     printf("%-36s %10.0f %8.2f\n", "socket+bind AF_INET SOCK_STREAM", tcp, tcp / udp);
     printf("%-36s %10.0f %8.2f\n", "socket+bind AF_UNIX (autobind)", unx, unx / udp);
+    printf("%-36s %10.0f %8.2f\n", "strm_open+strm_close /dev/ticlts", raw, raw / udp);
     for (int i = 0; i < 3; i++)
         printf("t_open+t_bind %-22s %10.0f %8.2f\n", provs[i], x[i], x[i] / udp);
+    printf("libxnet's own share (t_open+t_bind ticlts - strm_open+strm_close): %.0f ns = %.2f x "
+           "socket+bind udp\n",
+           x[0] - raw, (x[0] - raw) / udp);
     printf("t_open+t_bind ticlts / socket+bind udp: %.2f; ticotsord / tcp: %.2f\n", x[0] / udp,
            x[2] / tcp);
     if (csv) {
         FILE *f = fopen(csv, "w");
         if (f) {
-            fprintf(f, "what,ns_per_op\nsock_udp,%.1f\nsock_tcp,%.1f\nsock_unix,%.1f\n", udp, tcp,
-                    unx);
+            fprintf(f, "what,ns_per_op\nsock_udp,%.1f\nsock_tcp,%.1f\nsock_unix,%.1f\nstrm_open_close,%.1f\n",
+                    udp, tcp, unx, raw);
             for (int i = 0; i < 3; i++)
                 fprintf(f, "xti_%s,%.1f\n", provs[i] + 5, x[i]);
             fclose(f);
