@@ -167,6 +167,41 @@ static void test_expedited(void)
         }
     }
     CHECK(nexp == 1 && nnorm == 1);
+    /* an ETSDU read through a small buffer: T_EXPEDITED on every piece, T_MORE on all but the last */
+    CHECK_EQ(t_snd(cli, "norm", 4, 0), 4);
+    CHECK_EQ(t_snd(cli, "EXPED", 5, T_EXPEDITED), 5);
+    CHECK_EQ(t_rcv(acc, buf, 2, &flags), 2);
+    CHECK_EQ(flags, T_EXPEDITED | T_MORE);
+    CHECK_EQ(t_rcv(acc, buf, 2, &flags), 2);
+    CHECK_EQ(flags, T_EXPEDITED | T_MORE);
+    CHECK_EQ(t_rcv(acc, buf, 2, &flags), 1);
+    CHECK_EQ(flags, T_EXPEDITED);
+    CHECK_EQ(t_rcv(acc, buf, sizeof(buf), &flags), 4);
+    CHECK_EQ(flags, 0);
+    close3(cli, lis, acc);
+}
+
+/* XNS 5 t_rcvconnect [TBUFOVFLW]: the endpoint is connected all the same (T_DATAXFER). */
+static void test_rcvconnect_ovfl(void)
+{
+    struct xti_addr la;
+    struct t_call call, small;
+    char tiny[1];
+    int lis, cli, acc;
+
+    lis = xti_bound(COTS, 1, NULL, 0, &la);
+    cli = xti_bound(COTS, 0, NULL, 0, NULL);
+    acc = t_open(COTS, O_RDWR, NULL);
+    xti_set_nb(cli, 1);
+    XCHECK_ERR(xti_connect_to(cli, &la), TNODATA);
+    memset(&call, 0, sizeof(call));
+    XCHECK_OK(t_listen(lis, &call));
+    XCHECK_OK(t_accept(lis, acc, &call));
+    memset(&small, 0, sizeof(small));
+    small.addr.buf = tiny;
+    small.addr.maxlen = 1;
+    XCHECK_ERR(t_rcvconnect(cli, &small), TBUFOVFLW);
+    CHECK_EQ(t_getstate(cli), T_DATAXFER);
     close3(cli, lis, acc);
 }
 
@@ -477,6 +512,7 @@ int main(void)
     test_accept_self();
     test_data_more();
     test_expedited();
+    test_rcvconnect_ovfl();
     test_ordrel(1);
     test_ordrel(0);
     test_disconnect();
