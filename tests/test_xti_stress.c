@@ -123,6 +123,71 @@ out:
     return NULL;
 }
 
+/* ---- several threads on ONE descriptor: whole TSDUs from each, none torn or lost ---- */
+#define NSHARE 4
+#define NSHMSG 2000
+static int shared_fd;
+static atomic_int share_done;
+
+static void *share_sender(void *arg)
+{
+    int id = (int)(intptr_t)arg;
+    char b[100];
+
+    for (int m = 0; m < NSHMSG; m++) {
+        memset(b, 'a' + id, sizeof(b));
+        memcpy(b, &id, sizeof(id));
+        memcpy(b + sizeof(id), &m, sizeof(m));
+        if (!CHECK_EQ(t_snd(shared_fd, b, sizeof(b), 0), sizeof(b)))
+            break;
+    }
+    return NULL;
+}
+
+static void *share_looker(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&share_done)) {
+        CHECK_EQ(t_getstate(shared_fd), T_DATAXFER);
+        CHECK(t_look(shared_fd) >= 0);
+    }
+    return NULL;
+}
+
+static void test_shared_descriptor(void)
+{
+    pthread_t th[NSHARE + 1];
+    int cli, lis, acc, next[NSHARE] = {0}, flags;
+    char b[200];
+
+    if (!CHECK_EQ(xti_pair("/dev/ticots", &cli, &lis, &acc), 0))
+        return;
+    shared_fd = cli;
+    for (int i = 0; i < NSHARE; i++)
+        pthread_create(&th[i], NULL, share_sender, (void *)(intptr_t)i);
+    pthread_create(&th[NSHARE], NULL, share_looker, NULL);
+    for (int n = 0; n < NSHARE * NSHMSG; n++) {
+        int id, m;
+        if (!CHECK_EQ(t_rcv(acc, b, sizeof(b), &flags), 100) || !CHECK_EQ(flags, 0))
+            break;
+        memcpy(&id, b, sizeof(id));
+        memcpy(&m, b + sizeof(id), sizeof(m));
+        if (!CHECK(id >= 0 && id < NSHARE) || !CHECK_EQ(m, next[id]))
+            break;
+        next[id]++;
+        CHECK(b[99] == 'a' + id);
+    }
+    for (int i = 0; i < NSHARE; i++)
+        pthread_join(th[i], NULL);
+    atomic_store(&share_done, 1);
+    pthread_join(th[NSHARE], NULL);
+    for (int i = 0; i < NSHARE; i++)
+        CHECK_EQ(next[i], NSHMSG);
+    t_close(cli);
+    t_close(lis);
+    t_close(acc);
+}
+
 int main(void)
 {
     pthread_t cli[NCLI], srv[NCLI];
@@ -157,5 +222,6 @@ int main(void)
     CHECK_EQ(atomic_load(&srv_bytes), atomic_load(&cli_bytes));
     printf("stress: %ld TSDUs, %ld bytes each way\n", atomic_load(&cli_tsdus),
            atomic_load(&cli_bytes));
+    test_shared_descriptor();
     return xti_finish();
 }
