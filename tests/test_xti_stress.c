@@ -188,6 +188,48 @@ static void test_shared_descriptor(void)
     t_close(acc);
 }
 
+/* ---- a reader thread blocked in t_rcv never stops a writer on the same descriptor ---- */
+#define NDUPLEX 3000
+static void *duplex_reader(void *arg)
+{
+    int fd = (int)(intptr_t)arg, flags;
+    long n = 0;
+    char b[64];
+
+    for (int i = 0; i < NDUPLEX; i++) {
+        int r = t_rcv(fd, b, sizeof(b), &flags);
+        if (!CHECK_EQ(r, 8))
+            break;
+        n++;
+    }
+    return (void *)(intptr_t)n;
+}
+
+static void test_duplex(void)
+{
+    pthread_t th;
+    int cli, lis, acc, flags;
+    void *got;
+    char b[64];
+
+    if (!CHECK_EQ(xti_pair("/dev/ticots", &cli, &lis, &acc), 0))
+        return;
+    /* cli: one thread only receives (blocked most of the time), this one only sends */
+    pthread_create(&th, NULL, duplex_reader, (void *)(intptr_t)cli);
+    for (int i = 0; i < NDUPLEX; i++) {
+        if (!CHECK_EQ(t_snd(cli, "request!", 8, 0), 8))
+            break;
+        if (!CHECK_EQ(t_rcv(acc, b, sizeof(b), &flags), 8) ||
+            !CHECK_EQ(t_snd(acc, "answer!!", 8, 0), 8))
+            break;
+    }
+    pthread_join(th, &got);
+    CHECK_EQ((intptr_t)got, NDUPLEX);
+    t_close(cli);
+    t_close(lis);
+    t_close(acc);
+}
+
 int main(void)
 {
     pthread_t cli[NCLI], srv[NCLI];
@@ -223,5 +265,6 @@ int main(void)
     printf("stress: %ld TSDUs, %ld bytes each way\n", atomic_load(&cli_tsdus),
            atomic_load(&cli_bytes));
     test_shared_descriptor();
+    test_duplex();
     return xti_finish();
 }

@@ -89,7 +89,15 @@ static int xti_snd(struct xti_ep *ep, const char *buf, size_t nbytes, int flags)
         struct strbuf d = {.len = (int)n, .buf = (char *)(uintptr_t)(buf + sent)};
         int band = (exp && !(ep->e_provflag & EXPINLINE)) ? 1 : 0;
 
-        if (putpmsg(ep->e_fd, &c, &d, band, MSG_BAND) < 0) {
+        int prc, perr;
+
+        pthread_mutex_unlock(&ep->e_lock); /* may block on flow control */
+        prc = putpmsg(ep->e_fd, &c, &d, band, MSG_BAND);
+        perr = errno;
+        if (xti_io_relock(ep) < 0)
+            return sent ? (int)sent : -1;
+        errno = perr;
+        if (prc < 0) {
             if (errno == EAGAIN) {
                 if (exp)
                     ep->e_eflow = 1;
@@ -113,13 +121,13 @@ static int xti_snd(struct xti_ep *ep, const char *buf, size_t nbytes, int flags)
 
 int t_snd(int fd, void *buf, unsigned int nbytes, int flags)
 {
-    struct xti_ep *ep = xti_ep_get(fd);
+    struct xti_ep *ep = xti_ep_get_io(fd, XTI_WR);
     int rc;
 
     if (!ep)
         return -1;
     rc = xti_snd(ep, buf, nbytes, flags);
-    xti_ep_put(ep);
+    xti_ep_put_io(ep, XTI_WR);
     return rc;
 }
 
@@ -167,7 +175,7 @@ static void xti_scatter(const struct t_iovec *iov, unsigned int iovcount, const 
 
 int t_sndv(int fd, const struct t_iovec *iov, unsigned int iovcount, int flags)
 {
-    struct xti_ep *ep = xti_ep_get(fd);
+    struct xti_ep *ep = xti_ep_get_io(fd, XTI_WR);
     long total;
     char *b;
     int rc = -1;
@@ -179,7 +187,7 @@ int t_sndv(int fd, const struct t_iovec *iov, unsigned int iovcount, int flags)
         rc = xti_snd(ep, b, (size_t)total, flags);
         free(b);
     }
-    xti_ep_put(ep);
+    xti_ep_put_io(ep, XTI_WR);
     return rc;
 }
 
@@ -201,10 +209,13 @@ static int xti_rcv(struct xti_ep *ep, char *buf, size_t nbytes, int *flags)
         data.maxlen = (int)(nbytes > 0x7fffffff ? 0x7fffffff : nbytes);
         data.len = 0;
         data.buf = buf;
+        ctl.buf = ep->e_rctl;
+        ctl.maxlen = (int)ep->e_iosize;
         band = 0;
         fl = MSG_ANY;
+        pthread_mutex_unlock(&ep->e_lock); /* may block until data arrives */
         rc = xti_getprim(ep, &ctl, &data, &band, &fl);
-        if (rc < 0)
+        if (xti_io_relock(ep) < 0 || rc < 0)
             return -1;
         more = (rc & MOREDATA) != 0;
         if (ctl.len < (int)sizeof(t_scalar_t)) {
@@ -253,19 +264,19 @@ static int xti_rcv(struct xti_ep *ep, char *buf, size_t nbytes, int *flags)
 
 int t_rcv(int fd, void *buf, unsigned int nbytes, int *flags)
 {
-    struct xti_ep *ep = xti_ep_get(fd);
+    struct xti_ep *ep = xti_ep_get_io(fd, XTI_RD);
     int rc;
 
     if (!ep)
         return -1;
     rc = xti_rcv(ep, buf, nbytes, flags);
-    xti_ep_put(ep);
+    xti_ep_put_io(ep, XTI_RD);
     return rc;
 }
 
 int t_rcvv(int fd, struct t_iovec *iov, unsigned int iovcount, int *flags)
 {
-    struct xti_ep *ep = xti_ep_get(fd);
+    struct xti_ep *ep = xti_ep_get_io(fd, XTI_RD);
     long total;
     char *b;
     int rc = -1;
@@ -281,7 +292,7 @@ int t_rcvv(int fd, struct t_iovec *iov, unsigned int iovcount, int *flags)
     } else if (total >= 0) {
         xti_syserr(ENOMEM);
     }
-    xti_ep_put(ep);
+    xti_ep_put_io(ep, XTI_RD);
     return rc;
 }
 
@@ -312,25 +323,32 @@ static int xti_sndudata(struct xti_ep *ep, const struct t_unitdata *ud, const ch
         return xti_err(TBADDATA);
     ooff = _T_ALIGN(sizeof(*ur) + alen);
     need = ooff + olen;
-    if (need > ep->e_ctlsize) {
-        char *c = realloc(ep->e_ctl, need);
+    if (need > ep->e_wctlsize) {
+        char *c = realloc(ep->e_wctl, need);
         if (!c)
             return xti_syserr(ENOMEM);
-        ep->e_ctl = c;
-        ep->e_ctlsize = need;
+        ep->e_wctl = c;
+        ep->e_wctlsize = need;
     }
-    ur = (struct T_unitdata_req *)(void *)ep->e_ctl;
+    ur = (struct T_unitdata_req *)(void *)ep->e_wctl;
     ur->PRIM_type = T_UNITDATA_REQ;
     ur->DEST_length = (t_scalar_t)alen;
     ur->DEST_offset = (t_scalar_t)sizeof(*ur);
     ur->OPT_length = (t_scalar_t)olen;
     ur->OPT_offset = olen ? (t_scalar_t)ooff : 0;
-    memcpy(ep->e_ctl + sizeof(*ur), ud->addr.buf, alen);
+    memcpy(ep->e_wctl + sizeof(*ur), ud->addr.buf, alen);
     if (olen)
-        memcpy(ep->e_ctl + ooff, ud->opt.buf, olen);
-    struct strbuf c = {.len = (int)need, .buf = ep->e_ctl};
+        memcpy(ep->e_wctl + ooff, ud->opt.buf, olen);
+    struct strbuf c = {.len = (int)need, .buf = ep->e_wctl};
     struct strbuf d = {.len = (int)len, .buf = (char *)(uintptr_t)buf};
-    if (putmsg(ep->e_fd, &c, &d, 0) < 0) {
+    int prc, perr;
+    pthread_mutex_unlock(&ep->e_lock); /* may block on flow control */
+    prc = putmsg(ep->e_fd, &c, &d, 0);
+    perr = errno;
+    if (xti_io_relock(ep) < 0)
+        return -1;
+    errno = perr;
+    if (prc < 0) {
         if (errno == EAGAIN) {
             ep->e_flow = 1;
             return xti_err(TFLOW);
@@ -342,20 +360,20 @@ static int xti_sndudata(struct xti_ep *ep, const struct t_unitdata *ud, const ch
 
 int t_sndudata(int fd, const struct t_unitdata *unitdata)
 {
-    struct xti_ep *ep = xti_ep_get(fd);
+    struct xti_ep *ep = xti_ep_get_io(fd, XTI_WR);
     int rc;
 
     if (!ep)
         return -1;
     rc = xti_sndudata(ep, unitdata, unitdata ? unitdata->udata.buf : NULL,
                       unitdata ? unitdata->udata.len : 0);
-    xti_ep_put(ep);
+    xti_ep_put_io(ep, XTI_WR);
     return rc;
 }
 
 int t_sndvudata(int fd, struct t_unitdata *unitdata, struct t_iovec *iov, unsigned int iovcount)
 {
-    struct xti_ep *ep = xti_ep_get(fd);
+    struct xti_ep *ep = xti_ep_get_io(fd, XTI_WR);
     long total;
     char *b;
     int rc = -1;
@@ -367,7 +385,7 @@ int t_sndvudata(int fd, struct t_unitdata *unitdata, struct t_iovec *iov, unsign
         rc = xti_sndudata(ep, unitdata, b, (size_t)total);
         free(b);
     }
-    xti_ep_put(ep);
+    xti_ep_put_io(ep, XTI_WR);
     return rc;
 }
 
@@ -399,9 +417,12 @@ static int xti_rcvudata(struct xti_ep *ep, struct t_unitdata *ud, char *buf, siz
         data.maxlen = (int)(len > 0x7fffffff ? 0x7fffffff : len);
         data.len = 0;
         data.buf = buf;
+        ctl.buf = ep->e_rctl;
+        ctl.maxlen = (int)ep->e_iosize;
         fl = MSG_ANY;
+        pthread_mutex_unlock(&ep->e_lock); /* may block until a datagram arrives */
         rc = xti_getprim(ep, &ctl, &data, NULL, &fl);
-        if (rc < 0)
+        if (xti_io_relock(ep) < 0 || rc < 0)
             return -1;
         more = (rc & MOREDATA) != 0;
         if (ctl.len < (int)sizeof(t_scalar_t)) {
@@ -444,24 +465,24 @@ static int xti_rcvudata(struct xti_ep *ep, struct t_unitdata *ud, char *buf, siz
 
 int t_rcvudata(int fd, struct t_unitdata *unitdata, int *flags)
 {
-    struct xti_ep *ep = xti_ep_get(fd);
+    struct xti_ep *ep = xti_ep_get_io(fd, XTI_RD);
     int rc;
 
     if (!ep)
         return -1;
     if (!unitdata) {
-        xti_ep_put(ep);
+        xti_ep_put_io(ep, XTI_RD);
         return xti_syserr(EINVAL);
     }
     rc = xti_rcvudata(ep, unitdata, unitdata->udata.buf, unitdata->udata.maxlen, flags);
-    xti_ep_put(ep);
+    xti_ep_put_io(ep, XTI_RD);
     return rc < 0 ? -1 : 0;
 }
 
 int t_rcvvudata(int fd, struct t_unitdata *unitdata, struct t_iovec *iov, unsigned int iovcount,
                 int *flags)
 {
-    struct xti_ep *ep = xti_ep_get(fd);
+    struct xti_ep *ep = xti_ep_get_io(fd, XTI_RD);
     long total;
     char *b;
     int rc = -1;
@@ -477,7 +498,7 @@ int t_rcvvudata(int fd, struct t_unitdata *unitdata, struct t_iovec *iov, unsign
     } else if (total >= 0) {
         xti_syserr(ENOMEM);
     }
-    xti_ep_put(ep);
+    xti_ep_put_io(ep, XTI_RD);
     return rc;
 }
 

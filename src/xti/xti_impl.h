@@ -16,15 +16,25 @@
  * putmsg'ed and their T_OK_ACK / T_ERROR_ACK read back as high-priority
  * messages; data and indications travel with putmsg/getmsg.
  *
- * Locking.  Two levels, always taken in this order:
+ * Locking.  Three levels, always taken in this order:
  *   1. xti_tab_lock (xti_state.c), a mutex over the table from descriptor
  *      to entry; held only to look an entry up, insert or remove it, and
  *      to take a reference (e_refs), never while blocking.
- *   2. e_lock, one mutex per entry: held for the whole of a t_* call on
- *      that descriptor, including a blocking getmsg/putmsg, as libnsl's
- *      ti_lock is, so calls on one descriptor from several threads are
- *      serialised and never see a half-updated state.  t_accept, which
- *      works on two descriptors, locks the one with the lower number first.
+ *   2. e_rlock or e_wlock (never both), one pair per entry: the data path.
+ *      t_rcv, t_rcvv, t_rcvudata, t_rcvvudata hold e_rlock for the whole
+ *      call, t_snd, t_sndv, t_sndudata, t_sndvudata e_wlock, so receivers
+ *      are serialised among themselves and so are senders (a TSDU cut into
+ *      TIDU pieces stays whole), but a thread blocked receiving never stops
+ *      another from sending on the same descriptor, nor the reverse (a
+ *      reader thread and a writer thread per endpoint work).  e_rctl and
+ *      e_wctl are their scratch buffers.
+ *   3. e_lock, one mutex per entry: the XTI state, look buffer and e_ctl.
+ *      Every other t_* call holds it for its whole duration, a blocking
+ *      getmsg/putmsg included (t_listen, t_connect, ...), as libnsl's
+ *      ti_lock; the data path holds it only around its checks and its
+ *      updates, and drops it across the getmsg/putmsg that may block.
+ *      t_accept, which works on two descriptors, locks the one with the
+ *      lower number first.
  * An entry lives while it has references; t_close removes it from the table
  * and the last reference frees it, so a thread blocked on e_lock of a
  * descriptor being closed wakes up to find e_closed and fails with TBADF.
@@ -80,8 +90,17 @@ struct xti_ep {
     int e_part_norm;           /* E: part of a normal TSDU has been read */
     struct xti_look *e_look;   /* E: look buffer, oldest first */
     char *e_ctl;               /* E: scratch for primitives */
-    size_t e_ctlsize;          /* C */
+    size_t e_ctlsize;          /* E */
+    pthread_mutex_t e_rlock;   /* the receive side (see Locking) */
+    pthread_mutex_t e_wlock;   /* the send side */
+    char *e_rctl;              /* e_rlock: scratch of receivers, e_iosize bytes */
+    char *e_wctl;              /* e_wlock: scratch of senders, e_wctlsize bytes */
+    size_t e_iosize;           /* C */
+    size_t e_wctlsize;         /* e_wlock */
 };
+
+#define XTI_RD 1 /* xti_ep_get_io: the receive side */
+#define XTI_WR 2 /* the send side */
 
 /* ---- xti_state.c ---- */
 
@@ -94,6 +113,19 @@ struct xti_ep *xti_ep_get(int fd);
 
 /* xti_ep_put -- unlock the entry and drop the reference xti_ep_get took. */
 void xti_ep_put(struct xti_ep *ep);
+
+/*
+ * xti_ep_get_io -- as xti_ep_get for the data path: takes e_rlock (XTI_RD)
+ * or e_wlock (XTI_WR), then e_lock.  The caller may drop e_lock around a
+ * blocking call; it must retake it and test e_closed (xti_io_relock).
+ */
+struct xti_ep *xti_ep_get_io(int fd, int side);
+
+/* xti_ep_put_io -- e_lock held: release it, the side lock, the reference. */
+void xti_ep_put_io(struct xti_ep *ep, int side);
+
+/* Retake e_lock after a blocking call; -1 (TBADF) if t_close ran meanwhile. */
+int xti_io_relock(struct xti_ep *ep);
 
 /* xti_ep_insert -- register a new entry (one reference, the table's). 0 or -1 (TSYSERR). */
 int xti_ep_insert(struct xti_ep *ep);
@@ -157,8 +189,8 @@ int xti_ti_ioctl(struct xti_ep *ep, int cmd, void *buf, int len, int size);
 int xti_get_ack(struct xti_ep *ep, t_scalar_t prim);
 
 /*
- * xti_getprim -- read the next message into ep->e_ctl and the data
- * buffer; *flagsp in/out as for getmsg.  Returns the getmsg result (>= 0)
+ * xti_getprim -- read the next message into ctl->buf (ep->e_ctl when
+ * NULL; ctl->maxlen then set from e_ctlsize) and the data buffer; *flagsp in/out as for getmsg.  Returns the getmsg result (>= 0)
  * or -1 (t_errno set: TNODATA when non-blocking and empty, TSYSERR).
  * ctl->len is -1 for a message without control part.
  */

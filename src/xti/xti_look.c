@@ -209,7 +209,7 @@ int xti_next_msg(struct xti_ep *ep, t_scalar_t want, t_scalar_t want2, int block
     }
     for (;;) {
         char *dbuf = malloc(dcap ? dcap : 1);
-        struct strbuf ctl, data = {.maxlen = (int)dcap, .buf = dbuf};
+        struct strbuf ctl = {.buf = NULL}, data = {.maxlen = (int)dcap, .buf = dbuf};
         int flags = MSG_ANY, rc;
         size_t dlen;
         t_scalar_t prim;

@@ -89,8 +89,10 @@ int xti_getprim(struct xti_ep *ep, struct strbuf *ctl, struct strbuf *data, int 
 {
     int band = 0, rc;
 
-    ctl->maxlen = (int)ep->e_ctlsize;
-    ctl->buf = ep->e_ctl;
+    if (!ctl->buf) {
+        ctl->maxlen = (int)ep->e_ctlsize;
+        ctl->buf = ep->e_ctl;
+    }
     rc = getpmsg(ep->e_fd, ctl, data, bandp ? bandp : &band, flagsp);
     if (rc < 0) {
         if (errno == EAGAIN)

@@ -112,6 +112,8 @@ static struct xti_ep *xti_ep_new(int fd, const char *name)
         return NULL;
     }
     pthread_mutex_init(&ep->e_lock, NULL);
+    pthread_mutex_init(&ep->e_rlock, NULL);
+    pthread_mutex_init(&ep->e_wlock, NULL);
     ep->e_fd = fd;
     base = name ? strrchr(name, '/') : NULL;
     base = base ? base + 1 : (name ? name : "");
@@ -139,6 +141,14 @@ static struct xti_ep *xti_ep_new(int fd, const char *name)
         }
         ep->e_ctl = c;
         ep->e_ctlsize = need;
+    }
+    ep->e_iosize = ep->e_wctlsize = ep->e_ctlsize;
+    ep->e_rctl = malloc(ep->e_iosize);
+    ep->e_wctl = malloc(ep->e_wctlsize);
+    if (!ep->e_rctl || !ep->e_wctl) {
+        xti_ep_free(ep);
+        xti_syserr(ENOMEM);
+        return NULL;
     }
     return ep;
 }

@@ -27,8 +27,61 @@ void xti_ep_free(struct xti_ep *ep)
 {
     xti_look_flush(ep);
     pthread_mutex_destroy(&ep->e_lock);
+    pthread_mutex_destroy(&ep->e_rlock);
+    pthread_mutex_destroy(&ep->e_wlock);
     free(ep->e_ctl);
+    free(ep->e_rctl);
+    free(ep->e_wctl);
     free(ep);
+}
+
+/* Look fd up and take a reference; NULL (TBADF) if none. */
+static struct xti_ep *xti_ep_ref(int fd)
+{
+    struct xti_ep *ep = NULL;
+
+    pthread_mutex_lock(&xti_tab_lock);
+    if (fd >= 0 && fd < xti_tabsize)
+        ep = xti_tab[fd];
+    if (ep)
+        atomic_fetch_add(&ep->e_refs, 1);
+    pthread_mutex_unlock(&xti_tab_lock);
+    if (!ep)
+        xti_err(TBADF);
+    return ep;
+}
+
+struct xti_ep *xti_ep_get_io(int fd, int side)
+{
+    struct xti_ep *ep = xti_ep_ref(fd);
+    pthread_mutex_t *sl;
+
+    if (!ep)
+        return NULL;
+    sl = side == XTI_RD ? &ep->e_rlock : &ep->e_wlock;
+    pthread_mutex_lock(sl);
+    pthread_mutex_lock(&ep->e_lock);
+    if (ep->e_closed) {
+        pthread_mutex_unlock(&ep->e_lock);
+        pthread_mutex_unlock(sl);
+        xti_ep_unref(ep);
+        xti_err(TBADF);
+        return NULL;
+    }
+    return ep;
+}
+
+void xti_ep_put_io(struct xti_ep *ep, int side)
+{
+    pthread_mutex_unlock(&ep->e_lock);
+    pthread_mutex_unlock(side == XTI_RD ? &ep->e_rlock : &ep->e_wlock);
+    xti_ep_unref(ep);
+}
+
+int xti_io_relock(struct xti_ep *ep)
+{
+    pthread_mutex_lock(&ep->e_lock);
+    return ep->e_closed ? xti_err(TBADF) : 0;
 }
 
 struct xti_ep *xti_ep_get(int fd)
