@@ -9,6 +9,7 @@
  * both ways.  Every byte and boundary is counted on both sides.
  */
 #include <pthread.h>
+#include <unistd.h>
 
 #include "xti_util.h"
 
@@ -230,6 +231,31 @@ static void test_duplex(void)
     t_close(acc);
 }
 
+/* ---- t_close from another thread wakes a t_rcv blocked on the descriptor: TBADF ---- */
+static void *blocked_reader(void *arg)
+{
+    int fd = (int)(intptr_t)arg, flags;
+    char b[8];
+
+    XCHECK_ERR(t_rcv(fd, b, sizeof(b), &flags), TBADF);
+    return NULL;
+}
+
+static void test_close_wakes(void)
+{
+    pthread_t th;
+    int cli, lis, acc;
+
+    if (!CHECK_EQ(xti_pair("/dev/ticots", &cli, &lis, &acc), 0))
+        return;
+    pthread_create(&th, NULL, blocked_reader, (void *)(intptr_t)cli);
+    usleep(50000); /* let it block (if it has not, it still must fail with TBADF) */
+    CHECK_EQ(t_close(cli), 0);
+    pthread_join(th, NULL);
+    t_close(lis);
+    t_close(acc);
+}
+
 int main(void)
 {
     pthread_t cli[NCLI], srv[NCLI];
@@ -266,5 +292,6 @@ int main(void)
            atomic_load(&cli_bytes));
     test_shared_descriptor();
     test_duplex();
+    test_close_wakes();
     return xti_finish();
 }

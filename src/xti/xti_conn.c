@@ -283,7 +283,9 @@ int t_accept(int fd, int resfd, const struct t_call *call)
         xti_err(TNOTSUPPORT);
         goto out;
     }
-    if (ep != rp && (strcmp(ep->e_provider, rp->e_provider) != 0 ||
+    /* Names are unknown ("") for endpoints t_sync adopted: then the service type decides. */
+    if (ep != rp && ((ep->e_provider[0] && rp->e_provider[0] &&
+                      strcmp(ep->e_provider, rp->e_provider) != 0) ||
                      ep->e_info.servtype != rp->e_info.servtype)) {
         xti_err(TPROVMISMATCH);
         goto out;
