@@ -7,6 +7,7 @@
 #   tests/test_xti_*.c    -> linked with xnet_static as well
 #   test_xti_compile      -> builds tests/xti_plain_prog.c as an unmodified XTI
 #                            program: -I include, <xti.h> only, linked with libxnet
+#   test_xti_compile_shared -> the same, linked with the shared libxnet (--as-needed)
 #   bench/xti_open.c      -> bench_xti_open, linked with xnet_static
 file(GLOB XNET_SOURCES CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/src/xti/*.c")
 
@@ -14,10 +15,11 @@ add_library(xnet_obj OBJECT ${XNET_SOURCES})
 set_target_properties(xnet_obj PROPERTIES POSITION_INDEPENDENT_CODE ON)
 # Public headers only: libxnet sits above the library's layers.
 target_include_directories(xnet_obj PRIVATE "${PROJECT_SOURCE_DIR}/include")
-target_link_libraries(xnet_obj PUBLIC Threads::Threads)
+target_link_libraries(xnet_obj PUBLIC Threads::Threads ${CMAKE_DL_LIBS})
 
 add_library(xnet SHARED $<TARGET_OBJECTS:xnet_obj>)
-set_target_properties(xnet PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR})
+set_target_properties(xnet PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}
+    INSTALL_RPATH "$ORIGIN") # finds libustreams.so beside it
 target_link_libraries(xnet PUBLIC ustreams)
 add_library(xnet_static STATIC $<TARGET_OBJECTS:xnet_obj>)
 set_target_properties(xnet_static PROPERTIES OUTPUT_NAME xnet)
@@ -48,6 +50,16 @@ target_link_libraries(xti_plain_prog PRIVATE xnet_static)
 add_test(NAME test_xti_compile COMMAND xti_plain_prog)
 set_tests_properties(test_xti_compile PROPERTIES TIMEOUT 60 ENVIRONMENT "USTREAMS_TEST=1" SKIP_RETURN_CODE 77
                      LABELS unit)
+
+# The same program linked with the shared libxnet only: the C library's getmsg/putmsg
+# stubs must not capture libxnet's calls, whatever the link order (src/xti/xti_msg.c).
+add_executable(xti_plain_prog_shared "${PROJECT_SOURCE_DIR}/tests/xti_plain_prog.c")
+target_compile_options(xti_plain_prog_shared PRIVATE -U_GNU_SOURCE)
+target_link_libraries(xti_plain_prog_shared PRIVATE xnet)
+target_link_options(xti_plain_prog_shared PRIVATE -Wl,--as-needed)
+add_test(NAME test_xti_compile_shared COMMAND xti_plain_prog_shared)
+set_tests_properties(test_xti_compile_shared PROPERTIES TIMEOUT 60 ENVIRONMENT "USTREAMS_TEST=1"
+                     SKIP_RETURN_CODE 77 LABELS unit)
 
 if(EXISTS "${PROJECT_SOURCE_DIR}/bench/xti_open.c" AND TARGET bench_xti_open)
     target_link_libraries(bench_xti_open PRIVATE xnet_static)

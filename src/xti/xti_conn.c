@@ -70,7 +70,7 @@ static int xti_putmsg(struct xti_ep *ep, size_t clen, const struct netbuf *u, in
 {
     struct strbuf c = {.len = (int)clen, .buf = ep->e_ctl};
     struct strbuf d = {.len = u ? (int)u->len : 0, .buf = u ? u->buf : NULL};
-    int rc = putpmsg(ep->e_fd, &c, (u && u->len) ? &d : NULL, band, MSG_BAND);
+    int rc = xti_sys_putpmsg(ep->e_fd, &c, (u && u->len) ? &d : NULL, band, MSG_BAND);
 
     if (rc < 0) {
         if (errno == EAGAIN)

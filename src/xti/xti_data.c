@@ -39,7 +39,7 @@ static int xti_park(struct xti_ep *ep, const struct strbuf *ctl, const struct st
         char tmp[1024];
         struct strbuf d = {.maxlen = (int)sizeof(tmp), .buf = tmp};
         int fl = MSG_ANY, band = 0;
-        rc = getpmsg(ep->e_fd, NULL, &d, &band, &fl);
+        rc = xti_sys_getpmsg(ep->e_fd, NULL, &d, &band, &fl);
         if (rc < 0) {
             free(buf);
             return xti_syserr(errno);
@@ -92,7 +92,7 @@ static int xti_snd(struct xti_ep *ep, const char *buf, size_t nbytes, int flags)
         int prc, perr;
 
         pthread_mutex_unlock(&ep->e_lock); /* may block on flow control */
-        prc = putpmsg(ep->e_fd, &c, &d, band, MSG_BAND);
+        prc = xti_sys_putpmsg(ep->e_fd, &c, &d, band, MSG_BAND);
         perr = errno;
         if (xti_io_relock(ep) < 0)
             return sent ? (int)sent : -1;
@@ -343,7 +343,7 @@ static int xti_sndudata(struct xti_ep *ep, const struct t_unitdata *ud, const ch
     struct strbuf d = {.len = (int)len, .buf = (char *)(uintptr_t)buf};
     int prc, perr;
     pthread_mutex_unlock(&ep->e_lock); /* may block on flow control */
-    prc = putmsg(ep->e_fd, &c, &d, 0);
+    prc = xti_sys_putpmsg(ep->e_fd, &c, &d, 0, MSG_BAND);
     perr = errno;
     if (xti_io_relock(ep) < 0)
         return -1;
@@ -396,7 +396,7 @@ static void xti_discard_rest(struct xti_ep *ep, int rc)
         char tmp[1024];
         struct strbuf d = {.maxlen = (int)sizeof(tmp), .buf = tmp};
         int fl = MSG_ANY, band = 0;
-        rc = getpmsg(ep->e_fd, NULL, &d, &band, &fl);
+        rc = xti_sys_getpmsg(ep->e_fd, NULL, &d, &band, &fl);
     }
 }
 

@@ -169,6 +169,16 @@ struct xti_look *xti_look_take(struct xti_ep *ep, t_scalar_t prim);
 /* Drop every look entry. */
 void xti_look_flush(struct xti_ep *ep);
 
+/* ---- xti_msg.c ---- */
+
+/*
+ * getpmsg / putpmsg of ustreams (never the C library's ENOSYS stubs of the
+ * same names, whatever the link order of the program): see xti_msg.c.
+ */
+int xti_sys_getpmsg(int fd, struct strbuf *ctl, struct strbuf *data, int *bandp, int *flagsp);
+int xti_sys_putpmsg(int fd, const struct strbuf *ctl, const struct strbuf *data, int band,
+                    int flags);
+
 /* ---- xti_open.c helpers ---- */
 
 /* Whether fd is non-blocking now (O_NONBLOCK by t_open or strm_fcntl). */

@@ -167,7 +167,7 @@ static int xti_drain_rest(struct xti_ep *ep, char **bufp, size_t *lenp)
     for (;;) {
         struct strbuf d = {.maxlen = (int)sizeof(tmp), .buf = tmp};
         int flags = MSG_ANY, band = 0;
-        int rc = getpmsg(ep->e_fd, NULL, &d, &band, &flags);
+        int rc = xti_sys_getpmsg(ep->e_fd, NULL, &d, &band, &flags);
         (void)band;
         if (rc < 0)
             return xti_syserr(errno);

@@ -5,11 +5,63 @@
  * and the copying of variable parts into user netbufs.  Every function here
  * runs with the entry's e_lock held.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "xti_impl.h"
+
+/*
+ * getpmsg and putpmsg of ustreams, whatever the program's link order.
+ * The C library exports getmsg/putmsg/getpmsg/putpmsg too (stubs failing
+ * with ENOSYS).  A program that links libxnet.so but calls nothing of
+ * libustreams itself has, with --as-needed, libxnet.so and the C library
+ * as its own dependencies and libustreams.so only as libxnet's, so the C
+ * library comes first in the lookup scope and libxnet's unversioned
+ * references bind to its stubs.  So, once: if getpmsg does not live in the
+ * object that defines strm_open, take ustreams' from that object with
+ * dlsym.  In a static program both are the library's and nothing changes.
+ */
+typedef int (*xti_getpmsg_t)(int, struct strbuf *, struct strbuf *, int *, int *);
+typedef int (*xti_putpmsg_t)(int, const struct strbuf *, const struct strbuf *, int, int);
+static xti_getpmsg_t xti_getpmsg_fn = getpmsg;
+static xti_putpmsg_t xti_putpmsg_fn = putpmsg;
+static pthread_once_t xti_sym_once = PTHREAD_ONCE_INIT;
+
+static void xti_sym_init(void)
+{
+    Dl_info lib, got;
+    void *h, *g, *p;
+
+    if (!dladdr((void *)(uintptr_t)strm_open, &lib) ||
+        !dladdr((void *)(uintptr_t)getpmsg, &got) || lib.dli_fbase == got.dli_fbase)
+        return;
+    h = dlopen(lib.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    if (!h)
+        return;
+    g = dlsym(h, "getpmsg");
+    p = dlsym(h, "putpmsg");
+    if (g && p) {
+        xti_getpmsg_fn = (xti_getpmsg_t)(uintptr_t)g;
+        xti_putpmsg_fn = (xti_putpmsg_t)(uintptr_t)p;
+    }
+    dlclose(h); /* still loaded: libxnet depends on it */
+}
+
+int xti_sys_getpmsg(int fd, struct strbuf *ctl, struct strbuf *data, int *bandp, int *flagsp)
+{
+    pthread_once(&xti_sym_once, xti_sym_init);
+    return xti_getpmsg_fn(fd, ctl, data, bandp, flagsp);
+}
+
+int xti_sys_putpmsg(int fd, const struct strbuf *ctl, const struct strbuf *data, int band,
+                    int flags)
+{
+    pthread_once(&xti_sym_once, xti_sym_init);
+    return xti_putpmsg_fn(fd, ctl, data, band, flags);
+}
 
 int xti_nonblock(struct xti_ep *ep)
 {
@@ -60,8 +112,9 @@ int xti_get_ack(struct xti_ep *ep, t_scalar_t prim)
     int flags, rc;
 
     for (;;) {
-        flags = RS_HIPRI;
-        rc = getmsg(ep->e_fd, &ctl, NULL, &flags);
+        int band = 0;
+        flags = MSG_HIPRI;
+        rc = xti_sys_getpmsg(ep->e_fd, &ctl, NULL, &band, &flags);
         if (rc >= 0)
             break;
         if (errno != EAGAIN)
@@ -93,7 +146,7 @@ int xti_getprim(struct xti_ep *ep, struct strbuf *ctl, struct strbuf *data, int 
         ctl->maxlen = (int)ep->e_ctlsize;
         ctl->buf = ep->e_ctl;
     }
-    rc = getpmsg(ep->e_fd, ctl, data, bandp ? bandp : &band, flagsp);
+    rc = xti_sys_getpmsg(ep->e_fd, ctl, data, bandp ? bandp : &band, flagsp);
     if (rc < 0) {
         if (errno == EAGAIN)
             return xti_err(TNODATA);
