@@ -21,6 +21,8 @@ static void builtin_register_all(void)
     ust_srvmod_register();
     ust_loop_register();
     ust_pipemod_register();
+    ust_timod_register();
+    ust_tirdwr_register();
     ust_mux_register();
     ust_sad_register();
     ust_log_register(); /* issue 4: log driver */

@@ -28,6 +28,8 @@ void ust_log_register(void);     /* src/drivers/log.c (issue 4: log driver) */
 void ust_nullmod_register(void); /* src/modules/nullmod.c */
 void ust_srvmod_register(void);  /* src/modules/srvmod.c */
 void ust_pipemod_register(void); /* src/modules/pipemod.c */
+void ust_timod_register(void);   /* src/modules/timod.c */
+void ust_tirdwr_register(void);  /* src/modules/tirdwr.c */
 void ust_sad_register(void);     /* src/admin/sad.c (issue 4) */
 
 #endif /* UST_BUILTINS_H */
