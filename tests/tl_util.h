@@ -139,6 +139,7 @@ static inline int tlu_state(int fd)
 static inline int tlu_info(int fd, struct T_info_ack *ia)
 {
     struct tlu_msg m;
+    memset(ia, 0, sizeof(*ia));
     if (tlu_req(fd, T_INFO_REQ) != 0 || tlu_get(fd, &m) != T_INFO_ACK)
         return 0;
     memcpy(ia, &m.c.p.info_ack, sizeof(*ia));
