@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_tl_stress.c -- threads over ticots/ticotsord (docs/TPI.md, flow
+ * control).  NCONN connector threads connect to one listener, whose thread
+ * accepts each onto a new endpoint with a small read side (XTI_RCVBUF 1024)
+ * and starts a receiver thread for it.  Each connector sends NMSG TSDUs of
+ * varying size carrying its number and a sequence number (every fifth split
+ * in two T_DATA_REQ with MORE_flag, every seventh as bare M_DATA), then
+ * releases (ticotsord: T_ORDREL_REQ; ticots: T_DISCON_REQ after the
+ * receiver confirmed the count).  Receivers are slower than senders.  Every
+ * byte and every boundary is counted, in order; nothing may be lost.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tl_util.h"
+
+#define NCONN 4
+#define NMSG 2000
+
+static const char *dev;
+static atomic_long total_bytes, total_msgs;
+
+static int msg_len(int conn, int i)
+{
+    return 8 + (i * 131 + conn * 17) % 1500;
+}
+
+static void *connector(void *arg)
+{
+    int id = (int)(intptr_t)arg;
+    int fd = tlu_open(dev);
+    struct tlu_msg *m = malloc(sizeof(*m));
+    unsigned char buf[1600];
+
+    CHECK_EQ(tlu_bind(fd, NULL, 0, 0, NULL, NULL, NULL), 0);
+    CHECK_EQ(tlu_conn_req(fd, "stress", 6), 0);
+    CHECK(tlu_ok(fd, T_CONN_REQ));
+    if (!CHECK_EQ(tlu_get(fd, m), T_CONN_CON))
+        goto out;
+    for (int i = 0; i < NMSG; i++) {
+        int len = msg_len(id, i);
+        memcpy(buf, &id, 4);
+        memcpy(buf + 4, &i, 4);
+        for (int k = 8; k < len; k++)
+            buf[k] = (unsigned char)(i ^ k);
+        if (i % 7 == 3) {
+            if (!CHECK_EQ(strm_write(fd, buf, (size_t)len), len))
+                break;
+        } else if (i % 5 == 0) {
+            if (!CHECK_EQ(tlu_data(fd, buf, len / 2, 1, 0), 0) ||
+                !CHECK_EQ(tlu_data(fd, buf + len / 2, len - len / 2, 0, 0), 0))
+                break;
+        } else if (!CHECK_EQ(tlu_data(fd, buf, len, 0, 0), 0)) {
+            break;
+        }
+    }
+    if (strcmp(dev, TLU_ORD) == 0) {
+        CHECK_EQ(tlu_req(fd, T_ORDREL_REQ), 0);
+        /* the receiver answers once it has read everything */
+        int r;
+        while ((r = tlu_get(fd, m)) == -1 && errno == ETIME)
+            ;
+        CHECK_EQ(r, T_ORDREL_IND);
+        CHECK_EQ(tlu_state(fd), TS_IDLE);
+    } else {
+        int r;
+        while ((r = tlu_get(fd, m)) == -1 && errno == ETIME)
+            ;
+        CHECK_EQ(r, T_DATA_IND); /* "done" from the receiver */
+        CHECK_EQ(tlu_discon_req(fd, -1), 0);
+        CHECK(tlu_ok(fd, T_DISCON_REQ));
+    }
+out:
+    strm_close(fd);
+    free(m);
+    return NULL;
+}
+
+static void *receiver(void *arg)
+{
+    int fd = (int)(intptr_t)arg;
+    struct tlu_msg *m = malloc(sizeof(*m));
+    unsigned char tsdu[3200];
+    int have = 0, next = 0, conn = -1, ok = 1;
+
+    while (next < NMSG && ok) {
+        int r = tlu_get(fd, m);
+        if (r == -1 && errno == ETIME)
+            continue;
+        if (!CHECK(r == T_DATA_IND || r == -2)) {
+            fprintf(stderr, "receiver: got %d errno %d after %d\n", r, errno, next);
+            break;
+        }
+        if (!CHECK(have + m->dlen <= (int)sizeof(tsdu)))
+            break;
+        memcpy(tsdu + have, m->d, (size_t)(m->dlen > 0 ? m->dlen : 0));
+        have += m->dlen > 0 ? m->dlen : 0;
+        if (r == T_DATA_IND && m->c.p.data_ind.MORE_flag)
+            continue;
+        int id, seq;
+        memcpy(&id, tsdu, 4);
+        memcpy(&seq, tsdu + 4, 4);
+        if (conn < 0)
+            conn = id;
+        ok &= CHECK_EQ(id, conn);
+        ok &= CHECK_EQ(seq, next);
+        ok &= CHECK_EQ(have, msg_len(conn, next));
+        for (int k = 8; k < have && ok; k++)
+            ok &= tsdu[k] == (unsigned char)(seq ^ k);
+        CHECK(ok);
+        atomic_fetch_add(&total_bytes, have);
+        atomic_fetch_add(&total_msgs, 1);
+        have = 0;
+        next++;
+        if (next % 32 == 0) {
+            struct timespec ts = {0, 300000}; /* slower than the sender */
+            nanosleep(&ts, NULL);
+        }
+    }
+    CHECK_EQ(next, NMSG);
+    if (strcmp(dev, TLU_ORD) == 0) {
+        int r;
+        while ((r = tlu_get(fd, m)) == -1 && errno == ETIME)
+            ;
+        CHECK_EQ(r, T_ORDREL_IND);
+        CHECK_EQ(tlu_req(fd, T_ORDREL_REQ), 0);
+        CHECK_EQ(tlu_state(fd), TS_IDLE);
+    } else {
+        CHECK_EQ(tlu_data(fd, "done", 4, 0, 0), 0);
+        CHECK_EQ(tlu_discon_ind(fd, NULL), ECONNRESET);
+    }
+    strm_close(fd);
+    free(m);
+    return NULL;
+}
+
+static void run(const char *d)
+{
+    pthread_t ct[NCONN], rt[NCONN];
+    int l = tlu_open(d);
+    long want = 0;
+
+    dev = d;
+    atomic_store(&total_bytes, 0);
+    atomic_store(&total_msgs, 0);
+    CHECK_EQ(tlu_bind(l, "stress", 6, 16, NULL, NULL, NULL), 0);
+    for (int i = 0; i < NCONN; i++)
+        CHECK_EQ(pthread_create(&ct[i], NULL, connector, (void *)(intptr_t)i), 0);
+    for (int i = 0; i < NCONN; i++) {
+        struct {
+            struct T_optmgmt_req r;
+            struct T_opthdr oh;
+            t_uscalar_t v;
+        } om = {{T_OPTMGMT_REQ, 20, 16, T_NEGOTIATE}, {20, XTI_GENERIC, XTI_RCVBUF, 0}, 1024};
+        struct tlu_msg m;
+        t_scalar_t seq = tlu_conn_ind(l);
+        int a = tlu_open(d);
+        CHECK_EQ(tlu_put(a, &om, sizeof(om), NULL, -1, 0), 0);
+        CHECK_EQ(tlu_get(a, &m), T_OPTMGMT_ACK);
+        CHECK_EQ(tlu_conn_res(l, tlu_acceptor_id(a), seq), 0);
+        CHECK(tlu_ok(l, T_CONN_RES));
+        CHECK_EQ(pthread_create(&rt[i], NULL, receiver, (void *)(intptr_t)a), 0);
+    }
+    for (int i = 0; i < NCONN; i++) {
+        pthread_join(ct[i], NULL);
+        pthread_join(rt[i], NULL);
+        for (int k = 0; k < NMSG; k++)
+            want += msg_len(i, k);
+    }
+    CHECK_EQ(atomic_load(&total_msgs), NCONN * NMSG);
+    CHECK_EQ(atomic_load(&total_bytes), want);
+    strm_close(l);
+}
+
+int main(void)
+{
+    run(TLU_ORD);
+    run(TLU_COTS);
+    CHECK_EQ(ustreams_quiesce(5000), 0);
+    CHECK_NO_BLOCKS();
+    return CHECK_RESULT();
+}
