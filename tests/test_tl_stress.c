@@ -9,6 +9,10 @@
  * releases (ticotsord: T_ORDREL_REQ; ticots: T_DISCON_REQ after the
  * receiver confirmed the count).  Receivers are slower than senders.  Every
  * byte and every boundary is counted, in order; nothing may be lost.
+ * ticlts: NSEND sender threads to one receiver whose read side is small
+ * (XTI_RCVBUF 1024) and which reads slowly: every unit arrives, in order per
+ * sender; then a destination that closes while a sender waits on it turns
+ * the units still queued into T_UDERROR_IND(ECONNREFUSED).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -177,10 +181,110 @@ static void run(const char *d)
     strm_close(l);
 }
 
+/* ---- ticlts: many senders, one slow receiver with a small read side ---- */
+
+#define NSEND 4
+#define NUNIT 1500
+
+struct clts_sender {
+    int fd, id;
+};
+
+static void *clts_send_main(void *arg)
+{
+    struct clts_sender *s = arg;
+    unsigned char buf[1100];
+    for (int i = 0; i < NUNIT; i++) {
+        int len = 8 + (i * 37 + s->id * 11) % 1000;
+        memcpy(buf, &s->id, 4);
+        memcpy(buf + 4, &i, 4);
+        for (int k = 8; k < len; k++)
+            buf[k] = (unsigned char)(i + k);
+        if (!CHECK_EQ(tlu_unitdata(s->fd, "sink", 4, buf, len), 0))
+            break;
+    }
+    return NULL;
+}
+
+static void t_clts_flow(void)
+{
+    int r = tlu_open(TLU_CLTS);
+    struct clts_sender s[NSEND];
+    pthread_t th[NSEND];
+    int next[NSEND] = {0};
+    long bytes = 0, want = 0;
+    struct tlu_msg *m = malloc(sizeof(*m));
+
+    CHECK_EQ(tlu_bind(r, "sink", 4, 0, NULL, NULL, NULL), 0);
+    /* a small read side */
+    struct {
+        struct T_optmgmt_req r;
+        struct T_opthdr oh;
+        t_uscalar_t v;
+    } om = {{T_OPTMGMT_REQ, 20, 16, T_NEGOTIATE}, {20, XTI_GENERIC, XTI_RCVBUF, 0}, 1024};
+    CHECK_EQ(tlu_put(r, &om, sizeof(om), NULL, -1, 0), 0);
+    CHECK_EQ(tlu_get(r, m), T_OPTMGMT_ACK);
+    for (int i = 0; i < NSEND; i++) {
+        s[i].fd = tlu_open(TLU_CLTS);
+        s[i].id = i;
+        CHECK_EQ(tlu_bind(s[i].fd, NULL, 0, 0, NULL, NULL, NULL), 0);
+        CHECK_EQ(pthread_create(&th[i], NULL, clts_send_main, &s[i]), 0);
+    }
+    for (int i = 0; i < NSEND; i++)
+        for (int k = 0; k < NUNIT; k++)
+            want += 8 + (k * 37 + i * 11) % 1000;
+    for (int got = 0; got < NSEND * NUNIT; got++) {
+        int id, seq;
+        if (got % 64 == 0) {
+            struct timespec ts = {0, 200000}; /* a slow reader */
+            nanosleep(&ts, NULL);
+        }
+        if (!CHECK_EQ(tlu_get(r, m), T_UNITDATA_IND))
+            break;
+        memcpy(&id, m->d, 4);
+        memcpy(&seq, m->d + 4, 4);
+        if (!CHECK(id >= 0 && id < NSEND) || !CHECK_EQ(seq, next[id]))
+            break;
+        CHECK_EQ(m->dlen, 8 + (seq * 37 + id * 11) % 1000);
+        if (m->dlen > 8)
+            CHECK_EQ(m->d[m->dlen - 1], (unsigned char)(seq + m->dlen - 1));
+        next[id]++;
+        bytes += m->dlen;
+    }
+    for (int i = 0; i < NSEND; i++) {
+        pthread_join(th[i], NULL);
+        CHECK_EQ(next[i], NUNIT);
+    }
+    CHECK_EQ(bytes, want);
+    CHECK(tlu_quiet(r, 10));
+
+    /* senders blocked behind a full destination that then closes */
+    for (int i = 0; i < NSEND; i++)
+        CHECK_EQ(strm_fcntl(s[i].fd, F_SETFL, O_NONBLOCK), 0);
+    static char buf[1000];
+    int sent = 0;
+    while (sent < 10000 && tlu_unitdata(s[0].fd, "sink", 4, buf, sizeof(buf)) == 0)
+        sent++;
+    CHECK_EQ(errno, EAGAIN);
+    strm_close(r);
+    int nerr = 0, nind = 0;
+    while (tlu_ready(s[0].fd, 100)) {
+        int p = tlu_get(s[0].fd, m);
+        nerr += p == T_UDERROR_IND && m->c.p.uderror_ind.ERROR_type == ECONNREFUSED;
+        nind++;
+    }
+    CHECK(nerr > 0);
+    CHECK_EQ(nerr, nind);
+    for (int i = 0; i < NSEND; i++)
+        strm_close(s[i].fd);
+    free(m);
+}
+
 int main(void)
 {
     run(TLU_ORD);
     run(TLU_COTS);
+    t_clts_flow();
     CHECK_EQ(ustreams_quiesce(5000), 0);
     CHECK_NO_BLOCKS();
     return CHECK_RESULT();

@@ -251,6 +251,21 @@ static inline int tlu_data(int fd, const void *data, int len, int more, int ex)
     return tlu_put(fd, &r, sizeof(r), data, len, 0);
 }
 
+/* Send T_UNITDATA_REQ to dest with data. */
+static inline int tlu_unitdata(int fd, const void *dest, int dlen, const void *data, int len)
+{
+    struct {
+        struct T_unitdata_req r;
+        unsigned char a[256];
+    } u;
+    memset(&u, 0, sizeof(u));
+    u.r.PRIM_type = T_UNITDATA_REQ;
+    u.r.DEST_length = dlen;
+    u.r.DEST_offset = sizeof(u.r);
+    memcpy(u.a, dest, (size_t)dlen);
+    return tlu_put(fd, &u, (int)sizeof(u.r) + dlen, data, len, 0);
+}
+
 /*
  * A listener on dev (bound to "L<n>", qlen) and a connected pair: *c the
  * connector, *a the acceptor (a new endpoint, or the listener itself when
