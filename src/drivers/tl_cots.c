@@ -472,8 +472,12 @@ int tl_cots_wsrv(queue_t *q)
             putbq(q, mp); /* out of memory: retried on the next enable */
             break;
         }
-        ordrel = ind->b_datap->db_type == M_PROTO &&
-                 *(t_scalar_t *)(void *)ind->b_rptr == T_ORDREL_IND;
+        ordrel = 0;
+        if (ind->b_datap->db_type == M_PROTO) {
+            t_scalar_t prim;
+            memcpy(&prim, ind->b_rptr, sizeof(prim));
+            ordrel = prim == T_ORDREL_IND;
+        }
         pthread_mutex_lock(&tl_lock);
         gone = ep->peer != p;
         if (!gone && ordrel)
