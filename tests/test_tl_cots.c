@@ -8,7 +8,8 @@
  *   3.x  connection establishment: accept on another endpoint and on the
  *        listener, reject, withdraw, no listener, qlen overflow, TINDOUT,
  *        TBADSEQ, TBADF, TPROVMISMATCH, TRESQLEN, TOUTSTATE of the acceptor.
- *   4.x  data: boundaries, MORE_flag, expedited data, M_DATA, T_OPTDATA_REQ.
+ *   4.x  data: boundaries, MORE_flag, expedited data, M_DATA, T_OPTDATA_REQ,
+ *        M_FLUSH.
  *   5.x  release: orderly release in both orders and crossing (ticotsord),
  *        disconnect both ways, close of either side, of a listener with
  *        pending indications, of a connector waiting.
@@ -344,6 +345,16 @@ static void t_data(const char *dev)
     CHECK_EQ(m.band, 1);
     CHECK_EQ(m.c.p.optdata_ind.DATA_flag, T_ODF_EX);
     CHECK(tlu_quiet(a, 10));
+    /* M_FLUSH (I_FLUSH): what waits at the reader goes, the stream stays usable */
+    CHECK_EQ(tlu_data(c, "flushme", 7, 0, 0), 0);
+    CHECK(tlu_ready(a, 1000));
+    CHECK_EQ(strm_ioctl(a, I_FLUSH, FLUSHRW), 0);
+    CHECK(tlu_quiet(a, 10));
+    CHECK_EQ(strm_ioctl(c, I_FLUSH, FLUSHRW), 0);
+    CHECK_EQ(tlu_state(c), TS_DATA_XFER);
+    CHECK_EQ(tlu_data(c, "after", 5, 0, 0), 0);
+    CHECK_EQ(tlu_get(a, &m), T_DATA_IND);
+    CHECK_EQ(m.dlen, 5);
     strm_close(c);
     CHECK_EQ(tlu_discon_ind(a, NULL), ECONNRESET);
     strm_close(a);
