@@ -6,7 +6,8 @@
  *   2.x  T_INFO_ACK, T_CAPABILITY_ACK, T_BIND_REQ (unique addresses,
  *        TADDRBUSY, one namespace per device, qlen reduced), T_ADDR_ACK.
  *   3.x  connection establishment: accept on another endpoint and on the
- *        listener, reject, withdraw, no listener, qlen overflow, TINDOUT,
+ *        listener, reject (the other indications stay), withdraw, no
+ *        listener, qlen overflow, TINDOUT,
  *        TBADSEQ, TBADF, TPROVMISMATCH, TRESQLEN, TOUTSTATE of the acceptor.
  *   4.x  data: boundaries, MORE_flag, expedited data, M_DATA, T_OPTDATA_REQ,
  *        M_FLUSH.
@@ -233,9 +234,29 @@ static void t_conn(const char *dev)
     strm_close(c);
     strm_close(a);
     strm_close(l);
+
+    /* 3.7 refusing one indication leaves the next, unread, in place */
+    l = tlu_open(dev);
+    c = tlu_open(dev);
+    a = tlu_open(dev);
+    CHECK_EQ(tlu_bind(l, "R2", 2, 2, NULL, NULL, NULL), 0);
+    CHECK_EQ(tlu_bind(c, NULL, 0, 0, NULL, NULL, NULL), 0);
+    CHECK_EQ(tlu_bind(a, NULL, 0, 0, NULL, NULL, NULL), 0);
+    CHECK_EQ(tlu_conn_req(c, "R2", 2), 0);
+    CHECK(tlu_ok(c, T_CONN_REQ));
+    seq = tlu_conn_ind(l);
+    CHECK_EQ(tlu_conn_req(a, "R2", 2), 0);
+    CHECK(tlu_ok(a, T_CONN_REQ));
+    CHECK_EQ(tlu_discon_req(l, seq), 0);
+    CHECK(tlu_ok(l, T_DISCON_REQ));
+    CHECK(tlu_conn_ind(l) > seq);
+    CHECK_EQ(tlu_state(l), TS_WRES_CIND);
+    strm_close(c);
+    strm_close(a);
+    strm_close(l);
 }
 
-/* 3.7 - 3.11: the errors of T_CONN_RES */
+/* 3.8 - 3.12: the errors of T_CONN_RES */
 static void t_conn_res_errors(const char *dev, const char *other)
 {
     int l = tlu_open(dev), c1 = tlu_open(dev), c2 = tlu_open(dev);

@@ -13,6 +13,9 @@
  * (XTI_RCVBUF 1024) and which reads slowly: every unit arrives, in order per
  * sender; then a destination that closes while a sender waits on it turns
  * the units still queued into T_UDERROR_IND(ECONNREFUSED).
+ * Churn: connectors that withdraw, close while waiting or after sending,
+ * against a listener that accepts onto endpoints it closes at once or
+ * refuses: no crash, no leak, every answer one TPI allows.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -280,11 +283,90 @@ static void t_clts_flow(void)
     free(m);
 }
 
+/* ---- churn: connections made and broken while both sides close ---- */
+
+#define NCHURN 3
+#define NITER 150
+
+static atomic_int churn_done;
+
+static void *churn_connector(void *arg)
+{
+    int id = (int)(intptr_t)arg;
+    struct tlu_msg *m = malloc(sizeof(*m));
+
+    for (int i = 0; i < NITER; i++) {
+        int fd = tlu_open(TLU_COTS);
+        CHECK_EQ(tlu_bind(fd, NULL, 0, 0, NULL, NULL, NULL), 0);
+        CHECK_EQ(tlu_conn_req(fd, "churn", 5), 0);
+        CHECK(tlu_ok(fd, T_CONN_REQ));
+        switch ((i + id) % 3) {
+        case 0: /* close while waiting: withdraws */
+            break;
+        case 1: /* withdraw explicitly, or lose the race to the answer */
+            CHECK_EQ(tlu_discon_req(fd, -1), 0);
+            break;
+        default: { /* wait for the answer, send, close */
+            int r = tlu_get(fd, m);
+            if (!CHECK(r == T_CONN_CON || r == T_DISCON_IND))
+                fprintf(stderr, "churn: got %d errno %d\n", r, errno);
+            if (r == T_CONN_CON)
+                for (int k = 0; k < 20; k++)
+                    tlu_data(fd, "churn data", 10, 0, k % 5 == 0);
+            break;
+        }
+        }
+        strm_close(fd);
+    }
+    atomic_fetch_add(&churn_done, 1);
+    free(m);
+    return NULL;
+}
+
+static void t_churn(void)
+{
+    pthread_t th[NCHURN];
+    int l = tlu_open(TLU_COTS), n = 0;
+    struct tlu_msg *m = malloc(sizeof(*m));
+
+    CHECK_EQ(tlu_bind(l, "churn", 5, 8, NULL, NULL, NULL), 0);
+    atomic_store(&churn_done, 0);
+    for (int i = 0; i < NCHURN; i++)
+        CHECK_EQ(pthread_create(&th[i], NULL, churn_connector, (void *)(intptr_t)i), 0);
+    while (atomic_load(&churn_done) < NCHURN || tlu_ready(l, 50)) {
+        if (!tlu_ready(l, 50))
+            continue;
+        int r = tlu_get(l, m);
+        if (r == T_CONN_IND) {
+            t_scalar_t seq = m->c.p.conn_ind.SEQ_number;
+            if (n++ % 4 == 3) {
+                tlu_discon_req(l, seq); /* refuse (may cross a withdrawal) */
+            } else {
+                int a = tlu_open(TLU_COTS);
+                tlu_conn_res(l, tlu_acceptor_id(a), seq);
+                if (n % 2)
+                    tlu_data(a, "hi", 2, 0, 0);
+                strm_close(a);
+            }
+        } else {
+            /* acks (T_OK_ACK, T_ERROR_ACK TBADSEQ after a withdrawal) and
+             * T_DISCON_IND of withdrawn indications */
+            CHECK(r == T_OK_ACK || r == T_ERROR_ACK || r == T_DISCON_IND);
+        }
+    }
+    for (int i = 0; i < NCHURN; i++)
+        pthread_join(th[i], NULL);
+    CHECK(n > 0);
+    strm_close(l);
+    free(m);
+}
+
 int main(void)
 {
     run(TLU_ORD);
     run(TLU_COTS);
     t_clts_flow();
+    t_churn();
     CHECK_EQ(ustreams_quiesce(5000), 0);
     CHECK_NO_BLOCKS();
     return CHECK_RESULT();
