@@ -3,7 +3,8 @@
  * sys/strconf.h -- registering STREAMS drivers and modules.
  *
  * A module registers an fmodsw, a driver a cdevsw, each naming its streamtab
- * and its MT level (the D_* flags).  Names are at most FMNAMESZ characters.
+ * and its MT level (the D_* flags).  Module names are at most FMNAMESZ
+ * characters, driver names at most 31.
  * Built-in drivers and modules register themselves when the library starts.
  */
 #ifndef _SYS_STRCONF_H

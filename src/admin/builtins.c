@@ -26,6 +26,7 @@ static void builtin_register_all(void)
     ust_mux_register();
     ust_sad_register();
     ust_log_register(); /* issue 4: log driver */
+    ust_tl_register();  /* issue 11: ticlts, ticots, ticotsord */
 }
 
 void ust_builtin_register(void)

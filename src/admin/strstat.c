@@ -619,7 +619,7 @@ static void copy_ent(struct ust_modent *e, void *arg)
         struct ustreams_modinfo *mi = &m->buf[m->n];
         struct module_info *inf = e->str && e->str->st_rdinit ? e->str->st_rdinit->qi_minfo : NULL;
         memset(mi, 0, sizeof(*mi));
-        snprintf(mi->name, sizeof(mi->name), "%s", e->name);
+        snprintf(mi->name, sizeof(mi->name), "%.*s", (int)sizeof(mi->name) - 1, e->name);
         mi->kind = e->kind == UST_DRIVER ? USTREAMS_DRIVER : USTREAMS_MODULE;
         if (inf) {
             mi->idnum = inf->mi_idnum;

@@ -68,7 +68,7 @@
 /* One registration made by an object's ust_module_init. */
 struct ldr_ent {
     int kind; /* UST_MODULE or UST_DRIVER */
-    char name[FMNAMESZ + 1];
+    char name[UST_DRVNAMESZ + 1];
     struct fmodsw *fmod; /* the object's own records (valid while loaded) */
     struct cdevsw *cdev;
     major_t major;

@@ -86,8 +86,10 @@ __attribute__((constructor)) static void reg_constructor(void)
 /* ------------------------------------------------------------------------ */
 /* Validation                                                               */
 /* ------------------------------------------------------------------------ */
-/* A name is 1..FMNAMESZ characters of [A-Za-z0-9_-]. */
-static bool name_ok(const char *name)
+/* A name is 1..max characters of [A-Za-z0-9_-]: FMNAMESZ for a module,
+ * UST_DRVNAMESZ for a driver (device names such as "ticotsord" are not bound
+ * by FMNAMESZ, as in Solaris). */
+static bool name_ok(const char *name, size_t max)
 {
     size_t n;
 
@@ -97,7 +99,7 @@ static bool name_ok(const char *name)
         unsigned char c = (unsigned char)name[n];
         bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                   c == '_' || c == '-';
-        if (!ok || n >= FMNAMESZ)
+        if (!ok || n >= max)
             return false;
     }
     return n > 0;
@@ -218,7 +220,7 @@ int register_strmod(struct fmodsw *fmod)
     struct ust_modent *e;
 
     ust_init();
-    if (fmod == NULL || !name_ok(fmod->f_name) || !streamtab_ok(fmod->f_str))
+    if (fmod == NULL || !name_ok(fmod->f_name, FMNAMESZ) || !streamtab_ok(fmod->f_str))
         return -EINVAL;
     e = entry_new(UST_MODULE, fmod->f_name, fmod->f_str, fmod->f_flag);
     if (e == NULL)
@@ -250,7 +252,7 @@ int register_strdev(struct cdevsw *cdev, major_t major)
     int rc;
 
     ust_init();
-    if (cdev == NULL || !name_ok(cdev->d_name) || !streamtab_ok(cdev->d_str) ||
+    if (cdev == NULL || !name_ok(cdev->d_name, UST_DRVNAMESZ) || !streamtab_ok(cdev->d_str) ||
         major > L_MAXMAJ)
         return -EINVAL;
     e = entry_new(UST_DRIVER, cdev->d_name, cdev->d_str, cdev->d_flag);
@@ -295,7 +297,7 @@ int unregister_strmod(struct fmodsw *fmod)
     struct ust_modent *e;
     int rc;
 
-    if (fmod == NULL || !name_ok(fmod->f_name))
+    if (fmod == NULL || !name_ok(fmod->f_name, FMNAMESZ))
         return -EINVAL;
     ust_init();
     ust_lock(&reg_lock);
@@ -321,7 +323,7 @@ int unregister_strdev(struct cdevsw *cdev, major_t major)
 
     if ((cdev == NULL && major == 0) || major > L_MAXMAJ)
         return -EINVAL;
-    if (cdev != NULL && !name_ok(cdev->d_name))
+    if (cdev != NULL && !name_ok(cdev->d_name, UST_DRVNAMESZ))
         return -EINVAL;
     ust_init();
     ust_lock(&reg_lock);
@@ -353,7 +355,7 @@ struct fmodsw *fmod_lookup(const char *name)
     struct ust_modent *e;
     struct fmodsw *f = NULL;
 
-    if (!name_ok(name))
+    if (!name_ok(name, FMNAMESZ))
         return NULL;
     ust_init();
     ust_lock(&reg_lock);
@@ -369,7 +371,7 @@ struct cdevsw *cdev_lookup(const char *name)
     struct ust_modent *e;
     struct cdevsw *c = NULL;
 
-    if (!name_ok(name))
+    if (!name_ok(name, UST_DRVNAMESZ))
         return NULL;
     ust_init();
     ust_lock(&reg_lock);
@@ -411,7 +413,7 @@ struct ust_modent *ust_reg_find(const char *name, int kind)
 {
     struct ust_modent *e = ust_reg_find_noload(name, kind);
 
-    if (e == NULL && name_ok(name)) /* issue 4: a miss tries the module loader */
+    if (e == NULL && name_ok(name, FMNAMESZ)) /* issue 4: a miss tries the module loader */
         e = ust_loader_try(name, kind);
     return e;
 }
@@ -421,7 +423,8 @@ struct ust_modent *ust_reg_find_noload(const char *name, int kind)
 {
     struct ust_modent *e;
 
-    if (!name_ok(name) || (kind != UST_MODULE && kind != UST_DRIVER))
+    if (!name_ok(name, kind == UST_DRIVER ? UST_DRVNAMESZ : FMNAMESZ) ||
+        (kind != UST_MODULE && kind != UST_DRIVER))
         return NULL;
     ust_init();
     ust_lock(&reg_lock);
@@ -460,7 +463,7 @@ void ust_reg_hold(struct ust_modent *e)
 
 void ust_reg_rele(struct ust_modent *e)
 {
-    char name[FMNAMESZ + 1];
+    char name[UST_DRVNAMESZ + 1];
     int kind = e->kind, dyn = e->dynamic; /* issue 4 loader: read while e surely lives */
     long was;
 

@@ -477,11 +477,12 @@ void ust_sched_handoff(void);
 /* Registry                                                                  */
 /* ------------------------------------------------------------------------ */
 enum ust_modkind { UST_MODULE = 1, UST_DRIVER = 2 };
+#define UST_DRVNAMESZ 31 /* longest driver name (a module's: FMNAMESZ) */
 
 struct ust_modent {
     struct ust_modent *next;
     int kind;                 /* UST_MODULE or UST_DRIVER */
-    char name[FMNAMESZ + 1];
+    char name[UST_DRVNAMESZ + 1]; /* FMNAMESZ at most for a module */
     struct streamtab *str;
     uint_t flag;              /* D_* */
     major_t major;            /* drivers */

@@ -7,8 +7,10 @@
  * Principles of operation
  *   Names.  "/dev/streams/<driver>" opens minor 0 of a driver (DRVOPEN), or
  *   a new minor when the driver is D_CLONE (CLONEOPEN); "/dev/streams/clone/
- *   <driver>" always clone-opens.  A name fattach-ed to a stream (sd_pipe.c)
- *   is resolved before either.  Anything else does not exist (ENOENT).
+ *   <driver>" always clone-opens.  "/dev/<driver>" (one component, a
+ *   registered driver, e.g. "/dev/ticots") opens as "/dev/streams/<driver>"
+ *   does.  A name fattach-ed to a stream (sd_pipe.c) is resolved before any
+ *   of these.  Anything else does not exist (ENOENT).
  *
  *   Sharing.  As in SVR4, a second non-clone open of a device that is already
  *   open does not build a new stream: the open routines of every module and of
@@ -58,6 +60,7 @@
 
 #define DEVPREFIX "/dev/streams/"
 #define CLONEDIR  "clone/"
+#define DEVDIR    "/dev/"
 
 enum share_state { SHARE_OPENING = 1, SHARE_OPEN, SHARE_CLOSING };
 
@@ -581,7 +584,7 @@ static int name_flags_error(int oflag)
  *   closed by another thread is waited for).  No lock held by the caller.
  *   Returns the descriptor, or -1 with errno: EFAULT (path NULL or not
  *   readable), ENAMETOOLONG, ENOENT (no such name: not fattach-ed, not under
- *   /dev/streams/, or no such driver), EEXIST (O_CREAT|O_EXCL: the name
+ *   /dev/streams/ nor /dev/<driver>, or no such driver), EEXIST (O_CREAT|O_EXCL: the name
  *   exists), ENOTDIR (O_DIRECTORY), ENOSR (no memory for a stream), EMFILE /
  *   ENFILE (no descriptor), EINVAL / EIO (reopen of a stream linked under a
  *   multiplexer / hung up or in error), or the error of a driver's or
@@ -610,13 +613,16 @@ int ust_sd_open(const char *upath, int oflag, cred_t *cr)
             ust_sd_rele(sd); /* the lookup's reference */
         goto done;
     }
-    if (strncmp(path, DEVPREFIX, strlen(DEVPREFIX)) != 0) {
+    sflag = DRVOPEN;
+    if (strncmp(path, DEVPREFIX, strlen(DEVPREFIX)) == 0) {
+        name = path + strlen(DEVPREFIX);
+    } else if (strncmp(path, DEVDIR, strlen(DEVDIR)) == 0) {
+        name = path + strlen(DEVDIR); /* "/dev/<driver>", as "/dev/streams/<driver>" */
+    } else {
         errno = ENOENT;
         return -1;
     }
-    name = path + strlen(DEVPREFIX);
-    sflag = DRVOPEN;
-    if (strncmp(name, CLONEDIR, strlen(CLONEDIR)) == 0) {
+    if (name != path + strlen(DEVDIR) && strncmp(name, CLONEDIR, strlen(CLONEDIR)) == 0) {
         name += strlen(CLONEDIR);
         sflag = CLONEOPEN;
     }
