@@ -6,9 +6,11 @@
  *   2.x  T_INFO_ACK, T_CAPABILITY_ACK, T_BIND_REQ (unique addresses,
  *        TADDRBUSY, one namespace per device, qlen reduced), T_ADDR_ACK.
  *   3.x  connection establishment: accept on another endpoint and on the
- *        listener, reject, withdraw, no listener, qlen overflow, TINDOUT,
+ *        listener, reject (the other indications stay), withdraw, no
+ *        listener, qlen overflow, TINDOUT,
  *        TBADSEQ, TBADF, TPROVMISMATCH, TRESQLEN, TOUTSTATE of the acceptor.
- *   4.x  data: boundaries, MORE_flag, expedited data, M_DATA, T_OPTDATA_REQ.
+ *   4.x  data: boundaries, MORE_flag, expedited data, M_DATA, T_OPTDATA_REQ,
+ *        M_FLUSH.
  *   5.x  release: orderly release in both orders and crossing (ticotsord),
  *        disconnect both ways, close of either side, of a listener with
  *        pending indications, of a connector waiting.
@@ -232,9 +234,29 @@ static void t_conn(const char *dev)
     strm_close(c);
     strm_close(a);
     strm_close(l);
+
+    /* 3.7 refusing one indication leaves the next, unread, in place */
+    l = tlu_open(dev);
+    c = tlu_open(dev);
+    a = tlu_open(dev);
+    CHECK_EQ(tlu_bind(l, "R2", 2, 2, NULL, NULL, NULL), 0);
+    CHECK_EQ(tlu_bind(c, NULL, 0, 0, NULL, NULL, NULL), 0);
+    CHECK_EQ(tlu_bind(a, NULL, 0, 0, NULL, NULL, NULL), 0);
+    CHECK_EQ(tlu_conn_req(c, "R2", 2), 0);
+    CHECK(tlu_ok(c, T_CONN_REQ));
+    seq = tlu_conn_ind(l);
+    CHECK_EQ(tlu_conn_req(a, "R2", 2), 0);
+    CHECK(tlu_ok(a, T_CONN_REQ));
+    CHECK_EQ(tlu_discon_req(l, seq), 0);
+    CHECK(tlu_ok(l, T_DISCON_REQ));
+    CHECK(tlu_conn_ind(l) > seq);
+    CHECK_EQ(tlu_state(l), TS_WRES_CIND);
+    strm_close(c);
+    strm_close(a);
+    strm_close(l);
 }
 
-/* 3.7 - 3.11: the errors of T_CONN_RES */
+/* 3.8 - 3.12: the errors of T_CONN_RES */
 static void t_conn_res_errors(const char *dev, const char *other)
 {
     int l = tlu_open(dev), c1 = tlu_open(dev), c2 = tlu_open(dev);
@@ -344,6 +366,16 @@ static void t_data(const char *dev)
     CHECK_EQ(m.band, 1);
     CHECK_EQ(m.c.p.optdata_ind.DATA_flag, T_ODF_EX);
     CHECK(tlu_quiet(a, 10));
+    /* M_FLUSH (I_FLUSH): what waits at the reader goes, the stream stays usable */
+    CHECK_EQ(tlu_data(c, "flushme", 7, 0, 0), 0);
+    CHECK(tlu_ready(a, 1000));
+    CHECK_EQ(strm_ioctl(a, I_FLUSH, FLUSHRW), 0);
+    CHECK(tlu_quiet(a, 10));
+    CHECK_EQ(strm_ioctl(c, I_FLUSH, FLUSHRW), 0);
+    CHECK_EQ(tlu_state(c), TS_DATA_XFER);
+    CHECK_EQ(tlu_data(c, "after", 5, 0, 0), 0);
+    CHECK_EQ(tlu_get(a, &m), T_DATA_IND);
+    CHECK_EQ(m.dlen, 5);
     strm_close(c);
     CHECK_EQ(tlu_discon_ind(a, NULL), ECONNRESET);
     strm_close(a);

@@ -139,6 +139,7 @@ static inline int tlu_state(int fd)
 static inline int tlu_info(int fd, struct T_info_ack *ia)
 {
     struct tlu_msg m;
+    memset(ia, 0, sizeof(*ia));
     if (tlu_req(fd, T_INFO_REQ) != 0 || tlu_get(fd, &m) != T_INFO_ACK)
         return 0;
     memcpy(ia, &m.c.p.info_ack, sizeof(*ia));
@@ -248,6 +249,21 @@ static inline int tlu_data(int fd, const void *data, int len, int more, int ex)
 {
     struct T_data_req r = {.PRIM_type = ex ? T_EXDATA_REQ : T_DATA_REQ, .MORE_flag = more};
     return tlu_put(fd, &r, sizeof(r), data, len, 0);
+}
+
+/* Send T_UNITDATA_REQ to dest with data. */
+static inline int tlu_unitdata(int fd, const void *dest, int dlen, const void *data, int len)
+{
+    struct {
+        struct T_unitdata_req r;
+        unsigned char a[256];
+    } u;
+    memset(&u, 0, sizeof(u));
+    u.r.PRIM_type = T_UNITDATA_REQ;
+    u.r.DEST_length = dlen;
+    u.r.DEST_offset = sizeof(u.r);
+    memcpy(u.a, dest, (size_t)dlen);
+    return tlu_put(fd, &u, (int)sizeof(u.r) + dlen, data, len, 0);
 }
 
 /*

@@ -26,8 +26,11 @@
  *
  * Caches.  Each thread keeps a free list per size class (and one of
  * standalone msgbs) in front of a global depot per class.  A list that grows
- * to its cap hands half of it, as one chain, to the depot; an empty list takes
- * a chain back before falling through to malloc.  Caps shrink with the class
+ * to its cap hands its older half, as one chain, to the depot, and keeps the
+ * blocks freed last (warm in this thread's cache); an empty list takes a
+ * chain back before falling through to malloc.  So in a producer/consumer
+ * pair the producer reuses blocks that have gone cold in the consumer's
+ * cache, rather than lines the consumer has just written.  Caps shrink with the class
  * so that a thread holds about 1 MiB at most; depots are bounded too, and
  * what does not fit goes back to malloc.  A thread's lists go to the depots
  * when it exits (pthread key destructor).  Every unit is still an individual

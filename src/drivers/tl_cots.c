@@ -291,7 +291,9 @@ static void tl_refuse(struct tl_conind *ci, struct tl_notes *nt)
  * SEQ_number (TBADSEQ if unknown; the connector gets T_DISCON_IND
  * ECONNREFUSED); a connected endpoint disconnects (the peer gets T_DISCON_IND
  * ECONNRESET).  TBADDATA: no disconnect data.  As TPI asks, M_FLUSH(FLUSHRW)
- * goes up before the T_OK_ACK, and what the write queue held is discarded.
+ * goes up before the T_OK_ACK, and what the write queue held is discarded --
+ * except for a listener refusing one indication: its other indications,
+ * queued upstream, must not be flushed away.
  */
 void tl_discon_req(queue_t *q, mblk_t *mp)
 {
@@ -299,7 +301,7 @@ void tl_discon_req(queue_t *q, mblk_t *mp)
     struct T_discon_req dr;
     struct tl_conind *ci;
     struct tl_notes nt;
-    int err = 0;
+    int err = 0, flush = 1;
 
     if ((size_t)(mp->b_wptr - mp->b_rptr) < sizeof(dr)) {
         tl_error_ack(q, mp, T_DISCON_REQ, TSYSERR, EINVAL);
@@ -316,6 +318,7 @@ void tl_discon_req(queue_t *q, mblk_t *mp)
         tl_withdraw(ep, &nt);
         ep->state = TS_IDLE;
     } else if (ep->state == TS_WRES_CIND) {
+        flush = 0; /* the other indications waiting upstream must stay */
         ci = tl_ind_take(ep, dr.SEQ_number);
         if (ci == NULL)
             err = TBADSEQ;
@@ -330,8 +333,10 @@ void tl_discon_req(queue_t *q, mblk_t *mp)
         tl_error_ack(q, mp, T_DISCON_REQ, err, 0);
         return;
     }
-    flushq(q, FLUSHDATA);
-    putnextctl1(RD(q), M_FLUSH, FLUSHRW);
+    if (flush) {
+        flushq(q, FLUSHDATA);
+        putnextctl1(RD(q), M_FLUSH, FLUSHRW);
+    }
     tl_ok_ack(q, mp, T_DISCON_REQ);
     tl_notes_deliver(&nt);
 }
@@ -472,8 +477,12 @@ int tl_cots_wsrv(queue_t *q)
             putbq(q, mp); /* out of memory: retried on the next enable */
             break;
         }
-        ordrel = ind->b_datap->db_type == M_PROTO &&
-                 *(t_scalar_t *)(void *)ind->b_rptr == T_ORDREL_IND;
+        ordrel = 0;
+        if (ind->b_datap->db_type == M_PROTO) {
+            t_scalar_t prim;
+            memcpy(&prim, ind->b_rptr, sizeof(prim));
+            ordrel = prim == T_ORDREL_IND;
+        }
         pthread_mutex_lock(&tl_lock);
         gone = ep->peer != p;
         if (!gone && ordrel)
