@@ -9,6 +9,8 @@
  *                         killed, FK_DIED if it died of a signal, -1 if fork
  *                         failed.  A deadlocked child thus fails the test
  *                         instead of hanging it.
+ *                         With USTREAMS_FORK_GDB set, gdb prints a hung
+ *                         child's thread stacks first.
  *   FK_CHILD_FAILED()     in the child: nonzero if a CHECK failed in the
  *                         child (the counters are copies of the parent's,
  *                         so fk_run snapshots them at the fork).
@@ -23,6 +25,7 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,6 +53,19 @@ static inline void fk_sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
+/* A hung child: its threads' stacks on stderr when USTREAMS_FORK_GDB is set
+ * (gdb attaches and prints them), so that a deadlock says where it is. */
+static inline void fk_stacks(pid_t pid)
+{
+    char cmd[128];
+    if (!getenv("USTREAMS_FORK_GDB"))
+        return;
+    snprintf(cmd, sizeof(cmd), "gdb -p %d -batch -ex 'thread apply all bt' >&2 2>/dev/null",
+             (int)pid);
+    if (system(cmd) != 0)
+        fprintf(stderr, "fork_util: could not run gdb on the hung child %d\n", (int)pid);
+}
+
 static inline int fk_run(int (*fn)(void *), void *arg, long ms)
 {
     fflush(NULL);
@@ -65,6 +81,7 @@ static inline int fk_run(int (*fn)(void *), void *arg, long ms)
         if (r == pid)
             break;
         if (waited >= ms) {
+            fk_stacks(pid);
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
             return FK_HUNG;

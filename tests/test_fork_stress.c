@@ -86,7 +86,8 @@ static void pipe_round(int id)
     char msg[16];
     if (!CHECK_EQ(strm_pipe(fds), 0))
         return;
-    CHECK_EQ(strm_ioctl(fds[0], I_PUSH, "srvmod"), 0);
+    if (!CHECK_EQ(strm_ioctl(fds[0], I_PUSH, "srvmod"), 0))
+        fprintf(stderr, "I_PUSH: %s\n", strerror(errno));
     CHECK_EQ(strm_ioctl(fds[1], I_PUSH, id & 1 ? "nullmod" : "srvmod"), 0);
     for (int i = 0; i < NMSG; i++) {
         int len = snprintf(msg, sizeof(msg), "w%02d", i);

@@ -124,7 +124,8 @@ struct stdata *ust_sd_alloc(void)
     sd->sd_rq = sd->sd_wq = NULL;
     /* sd_calls is not reset: it is 0 (teardown waited for that) except for
      * the passing count of a lookup that found a stale slot (ust_sd_get),
-     * which takes its own back. */
+     * which takes its own back (in a fork child, ust_sd_fd_fork_child
+     * clears the counts of the threads that are gone). */
     atomic_store(&sd->sd_refs, 0);
     __atomic_store_n(&sd->sd_forked, 0, __ATOMIC_RELAXED);
     sd->sd_flag = 0;
@@ -759,6 +760,10 @@ void ust_sd_fd_fork_child(void)
         ust_lock_init(&sd->sd_lock);
         ust_lock_init(&sd->sd_plumb);
         ust_lock_init(&sd->sd_ar.lock);
+        /* A parent thread frozen inside ust_sd_get on a stale slot left its
+         * passing count here, and will never take it back: a head the child
+         * reuses would wait for it at every close. */
+        atomic_store(&sd->sd_calls, 0);
     }
     ust_unlock(&pool_lock);
     ust_unlock(&tab_lock);
