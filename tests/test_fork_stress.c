@@ -87,11 +87,14 @@ static void pipe_round(int id)
     if (!CHECK_EQ(strm_pipe(fds), 0))
         return;
     if (!CHECK_EQ(strm_ioctl(fds[0], I_PUSH, "srvmod"), 0))
-        fprintf(stderr, "I_PUSH: %s\n", strerror(errno));
+        fprintf(stderr, "I_PUSH: %s (isastream %d, F_GETFD %d)\n", strerror(errno),
+                isastream(fds[0]), fcntl(fds[0], F_GETFD));
     CHECK_EQ(strm_ioctl(fds[1], I_PUSH, id & 1 ? "nullmod" : "srvmod"), 0);
     for (int i = 0; i < NMSG; i++) {
         int len = snprintf(msg, sizeof(msg), "w%02d", i);
-        CHECK_EQ(strm_write(fds[i & 1], msg, (size_t)len), len);
+        if (!CHECK_EQ(strm_write(fds[i & 1], msg, (size_t)len), len))
+            fprintf(stderr, "write: %s (isastream %d, F_GETFD %d)\n", strerror(errno),
+                    isastream(fds[i & 1]), fcntl(fds[i & 1], F_GETFD));
         CHECK(read_is(fds[!(i & 1)], msg, (size_t)len));
         if (i == NMSG / 2)
             CHECK_EQ(strm_ioctl(fds[1], I_POP, 0), 0);
