@@ -88,10 +88,15 @@ static ust_cond_t share_cv = {PTHREAD_COND_INITIALIZER};
  */
 void ust_sd_cred(cred_t *cr)
 {
-    cr->cr_uid = geteuid();
-    cr->cr_gid = getegid();
-    cr->cr_ruid = getuid();
-    cr->cr_rgid = getgid();
+    uid_t ruid, euid, suid;
+    gid_t rgid, egid, sgid;
+    /* Two system calls for the four ids (they cannot fail for the caller). */
+    getresuid(&ruid, &euid, &suid);
+    getresgid(&rgid, &egid, &sgid);
+    cr->cr_uid = euid;
+    cr->cr_gid = egid;
+    cr->cr_ruid = ruid;
+    cr->cr_rgid = rgid;
     cr->cr_pid = getpid();
 }
 
