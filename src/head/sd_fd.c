@@ -438,6 +438,11 @@ int ust_sd_forget_fd(int fd, struct stdata *sd)
 /* Drop every slot of sd whose number no longer names U. */
 static void drop_stale_slots(struct stdata *sd)
 {
+    /* No reference, no descriptor: the usual report, of a stream closed by
+     * the library itself (its L hung up), needs no walk of the table.  A
+     * stream reused since has only fresh descriptors, which are not stale. */
+    if (atomic_load(&sd->sd_refs) == 0)
+        return;
     for (int c = 0; c < NCHUNKS; c++) {
         struct stdata **ch = __atomic_load_n(&chunks[c], __ATOMIC_ACQUIRE);
         for (int i = 0; ch != NULL && i < CHUNK; i++) {
