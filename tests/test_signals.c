@@ -94,9 +94,17 @@ static void test_library_threads_block_signals(void)
     CHECK_EQ(strm_close(fds[1]), 0);
 }
 
+/* SIGALRM after ms, then every 50 ms until disarm(): one landing between
+ * waits (user space) interrupts nothing, as with read(2); the next does. */
 static void arm(long ms)
 {
-    struct itimerval it = {.it_value = {ms / 1000, (ms % 1000) * 1000}};
+    struct itimerval it = {{0, 50000}, {ms / 1000, (ms % 1000) * 1000}};
+    setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static void disarm(void)
+{
+    struct itimerval it = {{0, 0}, {0, 0}};
     setitimer(ITIMER_REAL, &it, NULL);
 }
 
@@ -110,7 +118,8 @@ static void test_alarm_interrupts_read(void)
     errno = 0;
     CHECK_EQ(strm_read(fds[0], buf, sizeof(buf)), -1);
     CHECK_EQ(errno, EINTR);
-    CHECK_EQ(alarms, before + 1);
+    disarm();
+    CHECK(alarms >= before + 1);
     /* The pipe still works. */
     CHECK_EQ(strm_write(fds[1], "abc", 3), 3);
     CHECK_EQ(strm_read(fds[0], buf, sizeof(buf)), 3);
@@ -125,7 +134,8 @@ static void test_alarm_interrupts_read(void)
         errno = 0;
         CHECK_EQ(getmsg(fds[0], &ctl, &dat, &flags), -1);
         CHECK_EQ(errno, EINTR);
-        CHECK_EQ(alarms, before + 1);
+        disarm();
+        CHECK(alarms >= before + 1);
     }
     CHECK_EQ(strm_close(fds[0]), 0);
     CHECK_EQ(strm_close(fds[1]), 0);
