@@ -17,6 +17,10 @@
  *   6.  A burst from a socket to a slow reader: delivered in order, and
  *       every datagram is either delivered or counted as dropped by the
  *       kernel (flow control stops our reading; we never lose one).
+ *   7.  fork(): the child's inherited endpoint is detached (close runs no
+ *       close procedure, the child holds none of its sockets); the child
+ *       opens, binds and sends on a new endpoint (a new epoll thread); the
+ *       parent's endpoint keeps working.
  *   Each case ends with everything closed; no blocks, no extra descriptors.
  */
 #include <stdio.h>
@@ -24,6 +28,7 @@
 #include <unistd.h>
 #include <xti.h>
 
+#include "fork_util.h"
 #include "tl_util.h"
 #include "udp_util.h"
 
@@ -404,6 +409,45 @@ static void t_burst(void)
     CHECK_EQ(strm_close(e), 0);
 }
 
+struct fork_arg {
+    int e;
+    struct sockaddr_in peer;
+};
+
+static int fork_child(void *p)
+{
+    struct fork_arg *fa = p;
+    struct sockaddr_in l4 = udpu_v4(0);
+    int e;
+
+    CHECK_EQ(strm_close(fa->e), 0); /* detached: no close procedure */
+    e = tlu_open(UDPU_DEV);
+    CHECK_EQ(bind_to(e, &l4, sizeof(l4), NULL), 0);
+    CHECK_EQ(tlu_unitdata(e, &fa->peer, sizeof(fa->peer), "child", 5), 0);
+    CHECK(tlu_quiet(e, 50));
+    CHECK_EQ(strm_close(e), 0);
+    return FK_CHILD_FAILED();
+}
+
+static void t_fork(void)
+{
+    unsigned short sp = 0;
+    int s = udpu_sock(AF_INET, &sp);
+    struct fork_arg fa = {.e = tlu_open(UDPU_DEV), .peer = udpu_v4(sp)};
+    struct sockaddr_in l4 = udpu_v4(0);
+    char buf[16];
+
+    CHECK(s >= 0);
+    CHECK_EQ(bind_to(fa.e, &l4, sizeof(l4), NULL), 0);
+    CHECK_EQ(fk_run(fork_child, &fa, 10000), 0);
+    CHECK_EQ(udpu_recv(s, buf, sizeof(buf), NULL, NULL), 5);
+    CHECK(memcmp(buf, "child", 5) == 0);
+    CHECK_EQ(tlu_unitdata(fa.e, &fa.peer, sizeof(fa.peer), "parent", 6), 0);
+    CHECK_EQ(udpu_recv(s, buf, sizeof(buf), NULL, NULL), 6);
+    close(s);
+    CHECK_EQ(strm_close(fa.e), 0);
+}
+
 int main(void)
 {
     int fds, v6 = udpu_have_v6();
@@ -426,6 +470,7 @@ int main(void)
     }
     t_optcases();
     t_burst();
+    t_fork();
 
     CHECK_EQ(ustreams_quiesce(5000), 0);
     CHECK_EQ(udpu_nfds(), fds);

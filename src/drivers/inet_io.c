@@ -38,7 +38,7 @@ static int io_wakefd = -1;       /* io_lock: eventfd that interrupts epoll_wait 
 static int io_started;           /* io_lock: the thread runs */
 static unsigned long io_round;   /* io_lock: rounds completed by the thread */
 static struct inet_io io_head = {.next = &io_head, .prev = &io_head}; /* io_lock */
-static int io_forkreg;           /* io_lock: fork hooks registered */
+static pthread_once_t io_once = PTHREAD_ONCE_INIT;
 
 static void *io_thread(void *arg)
 {
@@ -60,6 +60,8 @@ static void *io_thread(void *arg)
             }
             if (io->gone)
                 continue;
+            if (ev[i].events & EPOLLERR)
+                atomic_store(&io->err, 1);
             if (ev[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP))
                 qenable(io->rq);
             if ((ev[i].events & EPOLLOUT) && io->out) {
@@ -104,6 +106,16 @@ static void io_fork_child(void)
     pthread_mutex_unlock(&io_lock);
 }
 
+static void io_fork_register(void)
+{
+    ust_fork_register(UST_FORK_DRIVER, io_fork_prepare, io_fork_parent, io_fork_child);
+}
+
+void inet_io_init(void)
+{
+    pthread_once(&io_once, io_fork_register);
+}
+
 /* Under io_lock: the epoll instance and its thread exist; 0 or an errno. */
 static int io_start(void)
 {
@@ -113,10 +125,6 @@ static int io_start(void)
 
     if (io_started)
         return 0;
-    if (!io_forkreg) {
-        ust_fork_register(UST_FORK_DRIVER, io_fork_prepare, io_fork_parent, io_fork_child);
-        io_forkreg = 1;
-    }
     io_epfd = epoll_create1(EPOLL_CLOEXEC);
     if (io_epfd < 0)
         return errno;
@@ -151,6 +159,7 @@ int inet_io_add(struct inet_io *io, int fd, queue_t *rq)
         io->fd = fd;
         io->out = 0;
         io->gone = 0;
+        atomic_store(&io->err, 0);
         if (epoll_ctl(io_epfd, EPOLL_CTL_ADD, fd, &e) < 0) {
             rc = errno;
         } else {

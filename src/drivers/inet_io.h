@@ -7,6 +7,7 @@
  * the epoll thread.
  *
  *   readable or error (EPOLLIN, EPOLLERR, EPOLLHUP)  -> qenable(rq)
+ *                                  (EPOLLERR also sets io->err first)
  *   writable (EPOLLOUT, armed by inet_io_want_out)   -> disarm, qenable(WR(rq))
  *
  * Sockets are registered edge-triggered: a service procedure reads until
@@ -25,6 +26,7 @@
 #ifndef UST_INET_IO_H
 #define UST_INET_IO_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/stream.h>
 
@@ -34,7 +36,12 @@ struct inet_io {
     int fd;                      /* fixed while registered */
     int out;                     /* io_lock: EPOLLOUT armed */
     int gone;                    /* io_lock: being deleted: the thread skips it */
+    atomic_int err;              /* set by the thread on EPOLLERR, taken by the reader */
 };
+
+/* inet_io_init -- register the fork hooks.  Context: the provider's
+ * registration at start-up (ust_udp_register), before any inet_io_add. */
+void inet_io_init(void);
 
 /*
  * inet_io_add -- watch fd (EPOLLIN|EPOLLET) for the endpoint whose read

@@ -95,7 +95,10 @@ void ust_udp_register(void);
  */
 void ust_udp_register(void)
 {
-    int rc = register_strdev(&udp_cdev, 0);
+    int rc;
+
+    inet_io_init();
+    rc = register_strdev(&udp_cdev, 0);
     if (rc < 0)
         cmn_err(CE_WARN, "udp: register_strdev failed (%d)", rc);
 }
@@ -699,7 +702,8 @@ static mblk_t *udp_unitdata_ind(const void *src, socklen_t slen, const unsigned 
 
 /*
  * The read service procedure: enabled by the epoll thread (readable, error)
- * and by back-enabling.  Reads the error queue, then datagrams, UDP_BATCH
+ * and by back-enabling.  Reads the error queue (when the epoll thread saw
+ * EPOLLERR, or a receive failed with a pending error), then datagrams, UDP_BATCH
  * per recvmmsg, while the stream above accepts them; stops at EAGAIN (the
  * next arrival is a new edge) or when flow controlled (back-enabling runs it
  * again).  After UDP_ROUNDS it re-enables itself, to let others run.
@@ -716,7 +720,8 @@ static int udp_rsrv(queue_t *q)
     if (fd < 0)
         return 0;
     buf = udp_rbuf();
-    udp_errqueue(q, fd);
+    if (atomic_exchange(&ep->io.err, 0))
+        udp_errqueue(q, fd);
     for (round = 0; buf != NULL && round < UDP_ROUNDS; round++) {
         int n;
         if (!canputnext(q))
