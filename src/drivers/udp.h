@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * udp.h -- private to the udp TPI provider (udp.c, udp_opt.c): the
+ * udp.h -- private to the udp TPI provider (udp.c, udp_data.c, udp_opt.c): the
  * endpoint and its lock legend.  docs/TPI.md "udp" describes the provider.
  *
  * Locking
@@ -54,6 +54,19 @@ void udp_optmgmt_req(queue_t *q, mblk_t *mp);
 /* udp_opt.c: set the options stored in ep->opt on the new socket fd of
  * family (before bind).  No lock needed: the socket is not published yet. */
 void udp_opt_apply(struct udp_ep *ep, int fd, int family);
+
+#define UDP_TSDU4 65507 /* largest UDP payload over IPv4: TSDU_size */
+#define UDP_TSDU6 65527 /* ... over IPv6 (no jumbograms) */
+
+/* udp.c: the family of an address of len bytes at p (AF_INET, AF_INET6),
+ * or 0 if it is not a sockaddr_in / sockaddr_in6 of exactly that length. */
+int udp_addr_family(const unsigned char *p, size_t len);
+
+/* udp_data.c: T_UNITDATA_REQ from the put procedure; the write and read
+ * service procedures (contracts at their definitions). */
+void udp_unitdata_req(queue_t *q, mblk_t *mp);
+int udp_wsrv(queue_t *q);
+int udp_rsrv(queue_t *q);
 
 /* udp.c: I/O claim (see above); -1 when unbound. */
 int udp_io_get(struct udp_ep *ep);
