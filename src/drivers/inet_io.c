@@ -36,6 +36,7 @@ static pthread_cond_t io_cv = PTHREAD_COND_INITIALIZER; /* with io_lock: a round
 static int io_epfd = -1;         /* io_lock: the epoll instance, -1 before the first add */
 static int io_wakefd = -1;       /* io_lock: eventfd that interrupts epoll_wait */
 static int io_started;           /* io_lock: the thread runs */
+static pthread_t io_tid;         /* io_lock: the thread, while io_started */
 static unsigned long io_round;   /* io_lock: rounds completed by the thread */
 static struct inet_io io_head = {.next = &io_head, .prev = &io_head}; /* io_lock */
 static pthread_once_t io_once = PTHREAD_ONCE_INIT;
@@ -136,7 +137,7 @@ static int io_start(void)
     rc = ust_thread_create(&t, NULL, io_thread, (void *)(intptr_t)io_epfd);
     if (rc != 0)
         goto fail;
-    pthread_detach(t);
+    io_tid = t; /* joinable, like the executive's threads: never joined (it runs until exit) */
     io_started = 1;
     return 0;
 fail:
