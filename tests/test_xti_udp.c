@@ -3,7 +3,7 @@
  * test_xti_udp.c -- libxnet over the udp provider (docs/TPI.md "udp",
  * docs/XTI.md): t_open("/dev/udp"), t_bind to a struct sockaddr_in,
  * t_sndudata / t_rcvudata with a plain kernel UDP socket as the peer (both
- * directions, zero-length datagrams), t_rcvuderr after a send to a closed
+ * directions, zero-length and the largest datagrams, TBADDATA beyond), t_rcvuderr after a send to a closed
  * port (TLOOK, ECONNREFUSED), t_optmgmt of INET_IP IP_TTL written as a long.
  */
 #include <poll.h>
@@ -53,6 +53,17 @@ static void t_basic(void)
     ud.udata.len = 0;
     XCHECK_OK(t_sndudata(fd, &ud));
     CHECK_EQ(udpu_recv(s, buf, sizeof(buf), NULL, NULL), 0);
+
+    /* the largest datagram; one more byte is TBADDATA (libxnet, from TSDU_size) */
+    static char big[65508];
+    static char rbig[65600];
+    memset(big, 'u', sizeof(big));
+    ud.udata.buf = big;
+    ud.udata.len = 65507;
+    XCHECK_OK(t_sndudata(fd, &ud));
+    CHECK_EQ(udpu_recv(s, rbig, sizeof(rbig), NULL, NULL), 65507);
+    ud.udata.len = 65508;
+    XCHECK_ERR(t_sndudata(fd, &ud), TBADDATA);
 
     /* socket -> XTI */
     struct sockaddr_in src;
