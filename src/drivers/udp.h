@@ -7,9 +7,10 @@
  *   ep->lk guards the fields marked LK.  It is a leaf: held only around
  *   field updates, never across putnext/qreply or a socket call.
  * I/O claims
- *   A service procedure that uses the socket first takes an I/O claim
- *   (udp_io_get: io_users++ under lk, returns fd), makes its (non-blocking)
- *   socket calls without the lock, then drops it (udp_io_put).  Unbind and
+ *   A service procedure (or T_OPTMGMT_REQ) that uses the socket first takes
+ *   an I/O claim (udp_io_get: io_users++ under lk, returns fd), makes its
+ *   non-blocking socket calls (and its putnext/qreply) without the lock,
+ *   and drops the claim when it returns (udp_io_put).  Unbind and
  *   close set fd to -1 (no new claim), wait for io_users to drain, remove
  *   the socket from the epoll thread (inet_io_del) and only then close it,
  *   so a descriptor number is never used after it was closed.
