@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tl.h -- private to the loopback TPI transports (tl.c, tl_cots.c,
- * tl_clts.c, tl_opt.c): the endpoint, the device, the one lock, and the
+ * tl_clts.c, tl_opt.c; udp.c and udp_opt.c use its TPI helpers: tl_prim,
+ * tl_append, the acks, tl_range_ok, tl_opts_ok, tl_optput): the endpoint, the device, the one lock, and the
  * helpers the files share.  docs/TPI.md describes the transports.
  *
  * Locking (the whole driver has one lock)
@@ -151,5 +152,11 @@ void tl_clts_wake(struct tl_ep *ep, int closing);
 /* --- tl_opt.c --- */
 void tl_opts_default(struct tl_opts *o);
 void tl_optmgmt_req(queue_t *q, mblk_t *mp);
+/* Append an option (T_opthdr with level, name, status, then vlen bytes of
+ * val, padded to _TPI_ALIGN_TOPT) to bp, which has room; *worst becomes the
+ * worse of itself and status (T_NOTSUPPORT > T_READONLY > T_FAILURE >
+ * T_PARTSUCCESS > T_SUCCESS).  Shared with udp_opt.c. */
+void tl_optput(mblk_t *bp, t_uscalar_t level, t_uscalar_t name, t_uscalar_t status,
+               const unsigned char *val, size_t vlen, t_uscalar_t *worst);
 
 #endif /* UST_TL_H */

@@ -145,8 +145,7 @@ static int tl_rank(t_uscalar_t status)
     }
 }
 
-/* Append an option with status and value (vlen bytes, may be 0) to bp. */
-static void tl_optput(mblk_t *bp, t_uscalar_t level, t_uscalar_t name, t_uscalar_t status,
+void tl_optput(mblk_t *bp, t_uscalar_t level, t_uscalar_t name, t_uscalar_t status,
                       const unsigned char *val, size_t vlen, t_uscalar_t *worst)
 {
     struct T_opthdr oh = {.len = (t_uscalar_t)(sizeof(oh) + vlen),

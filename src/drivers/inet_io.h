@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * inet_io.h -- private to the providers over kernel sockets (udp.c, later
+ * tcp.c): one epoll thread watches every endpoint's non-blocking socket and
+ * turns readiness into qenable, so the I/O itself is done by the endpoint's
+ * service procedures (on a scheduler thread or at a caller's exit), never on
+ * the epoll thread.
+ *
+ *   readable or error (EPOLLIN, EPOLLERR, EPOLLHUP)  -> qenable(rq)
+ *                                  (EPOLLERR also sets io->err first)
+ *   writable (EPOLLOUT, armed by inet_io_want_out)   -> disarm, qenable(WR(rq))
+ *
+ * Sockets are registered edge-triggered: a service procedure reads until
+ * EAGAIN, or stops when its stream is flow controlled and resumes when it is
+ * back-enabled (the kernel meanwhile queues, then drops, as for sockets).
+ *
+ * Locking: io_lock (inet_io.c) guards the list of registrations and the
+ * thread's round counter; it is a leaf under which only epoll_ctl, write to
+ * the wake-up eventfd and qenable are called.  qenable may be called from
+ * any thread on a queue pair that still exists; inet_io_del guarantees the
+ * epoll thread no longer touches the registration (nor its queues) when it
+ * returns.  fork: rank UST_FORK_DRIVER; the child closes the inherited epoll
+ * and socket descriptors (its endpoints are detached, sd_fork.c) and starts
+ * a new thread on its first registration.
+ */
+#ifndef UST_INET_IO_H
+#define UST_INET_IO_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/stream.h>
+
+struct inet_io {
+    struct inet_io *next, *prev; /* io_lock: on the list of registrations */
+    queue_t *rq;                 /* fixed while registered */
+    int fd;                      /* fixed while registered */
+    int out;                     /* io_lock: EPOLLOUT armed */
+    int gone;                    /* io_lock: being deleted: the thread skips it */
+    atomic_int err;              /* set by the thread on EPOLLERR, taken by the reader */
+};
+
+/* inet_io_init -- register the fork hooks.  Context: the provider's
+ * registration at start-up (ust_udp_register), before any inet_io_add. */
+void inet_io_init(void);
+
+/*
+ * inet_io_add -- watch fd (EPOLLIN|EPOLLET) for the endpoint whose read
+ *   queue is rq.  Starts the epoll thread on first use.
+ *   Context: any thread, no lock of the caller's held that the epoll thread
+ *   could want (it takes only io_lock and queue locks).
+ *   Returns 0 or a positive errno (epoll_ctl's, ust_thread_create's).
+ */
+int inet_io_add(struct inet_io *io, int fd, queue_t *rq);
+
+/* inet_io_want_out -- arm EPOLLOUT: the next writability qenables WR(rq)
+ *   once.  A socket already writable reports at once.  Any thread. */
+void inet_io_want_out(struct inet_io *io);
+
+/*
+ * inet_io_del -- stop watching; on return the epoll thread holds no
+ *   reference to io or its queues (a round in progress is waited out).
+ *   The caller then closes the socket.  Context: may block briefly; not on
+ *   the epoll thread.
+ */
+void inet_io_del(struct inet_io *io);
+
+#endif /* UST_INET_IO_H */

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * udp.h -- private to the udp TPI provider (udp.c, udp_data.c, udp_opt.c): the
+ * endpoint and its lock legend.  docs/TPI.md "udp" describes the provider.
+ *
+ * Locking
+ *   ep->lk guards the fields marked LK.  It is a leaf: held only around
+ *   field updates, never across putnext/qreply or a socket call.
+ * I/O claims
+ *   A service procedure (or T_OPTMGMT_REQ) that uses the socket first takes
+ *   an I/O claim (udp_io_get: io_users++ under lk, returns fd), makes its
+ *   non-blocking socket calls (and its putnext/qreply) without the lock,
+ *   and drops the claim when it returns (udp_io_put).  Unbind and
+ *   close set fd to -1 (no new claim), wait for io_users to drain, remove
+ *   the socket from the epoll thread (inet_io_del) and only then close it,
+ *   so a descriptor number is never used after it was closed.
+ */
+#ifndef UST_UDP_H
+#define UST_UDP_H
+
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <sys/stream.h>
+#include <sys/tihdr.h>
+
+#include "inet_io.h"
+
+#define UDP_OPT_MAX 512 /* OPT_size */
+#define UDP_NOPTS 8     /* the options of udp_opt.c */
+
+/* A value negotiated before the socket existed, applied at bind. */
+struct udp_optv {
+    int set;
+    int val;
+};
+
+struct udp_ep {
+    queue_t *rq;          /* fixed */
+    t_uscalar_t id;       /* fixed: ACCEPTOR_id (unused by T_CLTS, answered) */
+    pthread_mutex_t lk;
+    pthread_cond_t cv;    /* with lk: io_users fell to 0 */
+    int state;            /* LK: TS_UNBND or TS_IDLE */
+    int fd;               /* LK: the socket, -1 when unbound */
+    int family;           /* LK: AF_INET or AF_INET6 while bound */
+    int io_users;         /* LK: I/O claims */
+    struct sockaddr_in6 addr; /* LK: bound address (getsockname) */
+    socklen_t alen;           /* LK */
+    struct udp_optv opt[UDP_NOPTS]; /* LK: options negotiated while unbound */
+    struct inet_io io;    /* registration with the epoll thread while bound */
+};
+
+/* udp_opt.c: T_OPTMGMT_REQ (any state). */
+void udp_optmgmt_req(queue_t *q, mblk_t *mp);
+/* udp_opt.c: set the options stored in ep->opt on the new socket fd of
+ * family (before bind).  No lock needed: the socket is not published yet. */
+void udp_opt_apply(struct udp_ep *ep, int fd, int family);
+
+#define UDP_TSDU4 65507 /* largest UDP payload over IPv4: TSDU_size */
+#define UDP_TSDU6 65527 /* ... over IPv6 (no jumbograms) */
+
+/* udp.c: the family of an address of len bytes at p (AF_INET, AF_INET6),
+ * or 0 if it is not a sockaddr_in / sockaddr_in6 of exactly that length. */
+int udp_addr_family(const unsigned char *p, size_t len);
+
+/* udp_data.c: T_UNITDATA_REQ from the put procedure; the write and read
+ * service procedures (contracts at their definitions). */
+void udp_unitdata_req(queue_t *q, mblk_t *mp);
+int udp_wsrv(queue_t *q);
+int udp_rsrv(queue_t *q);
+
+/* udp.c: I/O claim (see above); -1 when unbound. */
+int udp_io_get(struct udp_ep *ep);
+void udp_io_put(struct udp_ep *ep);
+
+#endif /* UST_UDP_H */

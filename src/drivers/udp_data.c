@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * udp_data.c -- unit data of the udp provider (udp.h, docs/TPI.md "udp"):
+ * T_UNITDATA_REQ checked and queued, the write service procedure sending
+ * the queue with sendmmsg, the read service procedure receiving with
+ * recvmmsg and turning ICMP errors into T_UDERROR_IND.  The principles
+ * (batching, flow control both ways) are at the top of udp.c.
+ */
+#include <errno.h>
+#include <time.h> /* before linux/errqueue.h, which uses struct timespec */
+#include <linux/errqueue.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ddi.h>
+#include <sys/socket.h>
+#include <sys/stream.h>
+#include <unistd.h>
+
+#include "tl.h"
+#include "udp.h"
+
+#define UDP_BATCH 32  /* units per sendmmsg, datagrams per recvmmsg */
+#define UDP_IOVMAX 16 /* data blocks of a unit sent as they are (more: pulled up) */
+#define UDP_ROUNDS 16 /* recvmmsg calls per read service run */
+#define UDP_SLOT 65536 /* receive buffer per datagram */
+
+/* Per-thread receive buffers of the read service procedure. */
+static pthread_key_t udp_bufkey;
+static pthread_once_t udp_bufonce = PTHREAD_ONCE_INIT;
+
+static void udp_buf_free(void *p)
+{
+    free(p);
+}
+
+static void udp_buf_key(void)
+{
+    pthread_key_create(&udp_bufkey, udp_buf_free);
+}
+
+/* This thread's UDP_BATCH receive slots; NULL when out of memory. */
+static unsigned char *udp_rbuf(void)
+{
+    unsigned char *p;
+
+    pthread_once(&udp_bufonce, udp_buf_key);
+    p = pthread_getspecific(udp_bufkey);
+    if (p == NULL) {
+        p = malloc((size_t)UDP_BATCH * UDP_SLOT);
+        if (p != NULL && pthread_setspecific(udp_bufkey, p) != 0) {
+            free(p);
+            p = NULL;
+        }
+    }
+    return p;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Unit data                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* T_UDERROR_IND for the unit mp (DEST taken from it when in range) with
+ * error, up the read side; mp is consumed. */
+static void udp_uderror(queue_t *q, mblk_t *mp, t_scalar_t error)
+{
+    struct T_unitdata_req ur;
+    struct T_uderror_ind *ue;
+    unsigned char dest[sizeof(struct sockaddr_in6)];
+    size_t dlen = 0;
+    mblk_t *bp;
+
+    memcpy(&ur, mp->b_rptr, sizeof(ur));
+    if (ur.DEST_length > 0 && (size_t)ur.DEST_length <= sizeof(dest) &&
+        tl_range_ok(mp, ur.DEST_offset, ur.DEST_length)) {
+        dlen = (size_t)ur.DEST_length;
+        memcpy(dest, mp->b_rptr + ur.DEST_offset, dlen);
+    }
+    bp = tl_prim(mp, M_PROTO, sizeof(*ue), sizeof(dest));
+    if (bp == NULL)
+        return;
+    ue = (struct T_uderror_ind *)(void *)bp->b_rptr;
+    ue->PRIM_type = T_UDERROR_IND;
+    ue->ERROR_type = error;
+    if (dlen > 0) {
+        ue->DEST_length = (t_scalar_t)dlen;
+        ue->DEST_offset = tl_append(bp, dest, dlen);
+    }
+    qreply(q, bp);
+}
+
+/*
+ * T_UNITDATA_REQ in the put procedure: not bound is M_ERROR(EPROTO) (as
+ * ticlts); DEST not a sockaddr of the bound family, or options malformed,
+ * T_UDERROR_IND(EINVAL); data beyond TSDU_size T_UDERROR_IND(EMSGSIZE).
+ * A good unit is queued for the service procedure.
+ */
+void udp_unitdata_req(queue_t *q, mblk_t *mp)
+{
+    struct udp_ep *ep = q->q_ptr;
+    struct T_unitdata_req ur;
+    int state, family, n = 0;
+
+    if ((size_t)(mp->b_wptr - mp->b_rptr) < sizeof(ur)) {
+        tl_merror(q, mp);
+        return;
+    }
+    memcpy(&ur, mp->b_rptr, sizeof(ur));
+    pthread_mutex_lock(&ep->lk);
+    state = ep->state;
+    family = ep->family;
+    pthread_mutex_unlock(&ep->lk);
+    if (state != TS_IDLE) {
+        tl_merror(q, mp);
+        return;
+    }
+    if (ur.DEST_length <= 0 || !tl_range_ok(mp, ur.DEST_offset, ur.DEST_length) ||
+        udp_addr_family(mp->b_rptr + ur.DEST_offset, (size_t)ur.DEST_length) != family ||
+        !tl_range_ok(mp, ur.OPT_offset, ur.OPT_length) ||
+        !tl_opts_ok(mp->b_rptr + ur.OPT_offset, (size_t)ur.OPT_length)) {
+        udp_uderror(q, mp, EINVAL);
+        return;
+    }
+    if (msgdsize(mp) > (family == AF_INET6 ? UDP_TSDU6 : UDP_TSDU4)) {
+        udp_uderror(q, mp, EMSGSIZE);
+        return;
+    }
+    for (mblk_t *b = mp->b_cont; b != NULL; b = b->b_cont)
+        n++;
+    if (n > UDP_IOVMAX && !pullupmsg(mp->b_cont, -1)) {
+        udp_uderror(q, mp, ENOSR);
+        return;
+    }
+    putq(q, mp);
+}
+
+/*
+ * The write service procedure: send the queued units, UDP_BATCH per
+ * sendmmsg.  EAGAIN (send buffer full): put the rest back, arm EPOLLOUT,
+ * return.  A unit the kernel refuses gets T_UDERROR_IND with the errno; an
+ * error left pending by an earlier ICMP message (ECONNREFUSED and the like,
+ * reported already from the error queue) is skipped once.
+ */
+int udp_wsrv(queue_t *q)
+{
+    struct udp_ep *ep = q->q_ptr;
+    mblk_t *v[UDP_BATCH];
+    struct mmsghdr mh[UDP_BATCH];
+    struct iovec iov[UDP_BATCH][UDP_IOVMAX];
+    int fd = udp_io_get(ep);
+
+    if (fd < 0) {
+        flushq(q, FLUSHDATA); /* unbound while queued */
+        return 0;
+    }
+    for (;;) {
+        int n = 0, sent = 0, retried = 0;
+        mblk_t *mp;
+        while (n < UDP_BATCH && (mp = getq(q)) != NULL) {
+            struct T_unitdata_req ur;
+            int k = 0;
+            if (mp->b_datap->db_type != M_PROTO) { /* only units are queued */
+                freemsg(mp);
+                continue;
+            }
+            memcpy(&ur, mp->b_rptr, sizeof(ur));
+            for (mblk_t *b = mp->b_cont; b != NULL; b = b->b_cont) {
+                if (b->b_wptr > b->b_rptr) {
+                    iov[n][k].iov_base = b->b_rptr;
+                    iov[n][k].iov_len = (size_t)(b->b_wptr - b->b_rptr);
+                    k++;
+                }
+            }
+            memset(&mh[n], 0, sizeof(mh[n]));
+            mh[n].msg_hdr.msg_name = mp->b_rptr + ur.DEST_offset;
+            mh[n].msg_hdr.msg_namelen = (socklen_t)ur.DEST_length;
+            mh[n].msg_hdr.msg_iov = iov[n];
+            mh[n].msg_hdr.msg_iovlen = (size_t)k;
+            v[n++] = mp;
+        }
+        if (n == 0)
+            break;
+        while (sent < n) {
+            int r = sendmmsg(fd, mh + sent, (unsigned)(n - sent), MSG_DONTWAIT);
+            if (r > 0) {
+                for (int i = sent; i < sent + r; i++)
+                    freemsg(v[i]);
+                sent += r;
+                retried = 0;
+                continue;
+            }
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                for (int i = n - 1; i >= sent; i--)
+                    putbq(q, v[i]);
+                inet_io_want_out(&ep->io);
+                goto out;
+            }
+            if (!retried && (errno == ECONNREFUSED || errno == EHOSTUNREACH ||
+                             errno == ENETUNREACH || errno == EHOSTDOWN)) {
+                retried = 1; /* an earlier datagram's error, now consumed */
+                continue;
+            }
+            udp_uderror(q, v[sent], errno);
+            sent++;
+            retried = 0;
+        }
+    }
+out:
+    udp_io_put(ep);
+    return 0;
+}
+
+/* The read side's T_UDERROR_IND for an ICMP error on the error queue:
+ * DEST the original destination, ERROR_type the errno (ECONNREFUSED for an
+ * unreachable port).  Reads until the error queue is empty. */
+static void udp_errqueue(queue_t *q, int fd)
+{
+    for (;;) {
+        struct sockaddr_in6 dest;
+        unsigned char data[64];
+        union {
+            struct cmsghdr h;
+            unsigned char b[512];
+        } ctl;
+        struct iovec iov = {.iov_base = data, .iov_len = sizeof(data)};
+        struct msghdr m = {.msg_name = &dest,
+                           .msg_namelen = sizeof(dest),
+                           .msg_iov = &iov,
+                           .msg_iovlen = 1,
+                           .msg_control = ctl.b,
+                           .msg_controllen = sizeof(ctl.b)};
+        struct sock_extended_err ee;
+        struct T_uderror_ind *ue;
+        int found = 0;
+        mblk_t *bp;
+
+        if (recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+            return;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c != NULL; c = CMSG_NXTHDR(&m, c)) {
+            if ((c->cmsg_level == SOL_IP && c->cmsg_type == IP_RECVERR) ||
+                (c->cmsg_level == SOL_IPV6 && c->cmsg_type == IPV6_RECVERR)) {
+                memcpy(&ee, CMSG_DATA(c), sizeof(ee));
+                found = 1;
+            }
+        }
+        if (!found)
+            continue;
+        bp = tl_prim(NULL, M_PROTO, sizeof(*ue), sizeof(dest));
+        if (bp == NULL)
+            continue; /* out of memory: the indication is lost */
+        ue = (struct T_uderror_ind *)(void *)bp->b_rptr;
+        ue->PRIM_type = T_UDERROR_IND;
+        ue->ERROR_type = (t_scalar_t)ee.ee_errno;
+        if (m.msg_namelen > 0 && m.msg_namelen <= sizeof(dest)) {
+            ue->DEST_length = (t_scalar_t)m.msg_namelen;
+            ue->DEST_offset = tl_append(bp, &dest, m.msg_namelen);
+        }
+        putnext(q, bp);
+    }
+}
+
+/* A T_UNITDATA_IND for a datagram of len bytes at p from src; NULL when out
+ * of memory (the datagram is dropped, as the kernel would). */
+static mblk_t *udp_unitdata_ind(const void *src, socklen_t slen, const unsigned char *p,
+                                size_t len)
+{
+    struct T_unitdata_ind *ui;
+    mblk_t *bp = tl_prim(NULL, M_PROTO, sizeof(*ui), sizeof(struct sockaddr_in6));
+    mblk_t *dp;
+
+    if (bp == NULL)
+        return NULL;
+    ui = (struct T_unitdata_ind *)(void *)bp->b_rptr;
+    ui->PRIM_type = T_UNITDATA_IND;
+    ui->SRC_length = (t_scalar_t)slen;
+    ui->SRC_offset = tl_append(bp, src, slen);
+    if (len > 0) {
+        dp = allocb(len, BPRI_MED);
+        if (dp == NULL) {
+            freemsg(bp);
+            return NULL;
+        }
+        memcpy(dp->b_wptr, p, len);
+        dp->b_wptr += len;
+        bp->b_cont = dp;
+    }
+    return bp;
+}
+
+/*
+ * The read service procedure: enabled by the epoll thread (readable, error)
+ * and by back-enabling.  Reads the error queue (when the epoll thread saw
+ * EPOLLERR, or a receive failed with a pending error), then datagrams, UDP_BATCH
+ * per recvmmsg, while the stream above accepts them; stops at EAGAIN (the
+ * next arrival is a new edge) or when flow controlled (back-enabling runs it
+ * again).  After UDP_ROUNDS it re-enables itself, to let others run.
+ */
+int udp_rsrv(queue_t *q)
+{
+    struct udp_ep *ep = q->q_ptr;
+    struct mmsghdr mh[UDP_BATCH];
+    struct iovec iov[UDP_BATCH];
+    struct sockaddr_in6 src[UDP_BATCH];
+    unsigned char *buf;
+    int fd = udp_io_get(ep), round;
+
+    if (fd < 0)
+        return 0;
+    buf = udp_rbuf();
+    if (atomic_exchange(&ep->io.err, 0))
+        udp_errqueue(q, fd);
+    for (round = 0; buf != NULL && round < UDP_ROUNDS; round++) {
+        int n;
+        if (!canputnext(q))
+            break;
+        for (int i = 0; i < UDP_BATCH; i++) {
+            iov[i].iov_base = buf + (size_t)i * UDP_SLOT;
+            iov[i].iov_len = UDP_SLOT;
+            memset(&mh[i], 0, sizeof(mh[i]));
+            mh[i].msg_hdr.msg_name = &src[i];
+            mh[i].msg_hdr.msg_namelen = sizeof(src[i]);
+            mh[i].msg_hdr.msg_iov = &iov[i];
+            mh[i].msg_hdr.msg_iovlen = 1;
+        }
+        n = recvmmsg(fd, mh, UDP_BATCH, MSG_DONTWAIT, NULL);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                break;
+            udp_errqueue(q, fd); /* a pending ICMP error, now consumed */
+            continue;
+        }
+        for (int i = 0; i < n; i++) {
+            mblk_t *bp = udp_unitdata_ind(&src[i], mh[i].msg_hdr.msg_namelen,
+                                          buf + (size_t)i * UDP_SLOT, mh[i].msg_len);
+            if (bp != NULL)
+                putnext(q, bp);
+        }
+        if (n < UDP_BATCH)
+            break;
+    }
+    if (round == UDP_ROUNDS)
+        qenable(q);
+    udp_io_put(ep);
+    return 0;
+}
+
