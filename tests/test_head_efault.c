@@ -77,15 +77,24 @@ static void pages_init(void)
 
 /* An address that was mapped a moment ago, far from where the kernel puts
  * new mappings (which work down from below the stack), so that no later
- * mmap of the library, the allocator or a sanitizer reuses it. */
+ * mmap of the library, the allocator or a sanitizer reuses it.  Candidates
+ * are taken only if nothing is mapped there (MAP_FIXED_NOREPLACE): the
+ * sanitizers reserve ranges of their own.  The first is TSan's low
+ * application range (ASan's shadow gap: taken, so skipped); the second was
+ * TSan's meta shadow, readable there. */
 static char *unmapped(void)
 {
-    if (p_unmap == NULL) {
-        p_unmap = mmap((void *)0x3f0000000000ULL, pg, PROT_NONE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        CHECK(p_unmap != MAP_FAILED);
-        munmap(p_unmap, pg);
+    static const uintptr_t cand[] = {0x006f00000000ULL, 0x3f0000000000ULL};
+    for (size_t i = 0; p_unmap == NULL && i < sizeof(cand) / sizeof(cand[0]); i++) {
+        void *m = mmap((void *)cand[i], pg, PROT_NONE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+        if (m == MAP_FAILED)
+            continue;
+        munmap(m, pg);
+        if (m == (void *)cand[i])
+            p_unmap = m;
     }
+    CHECK(p_unmap != NULL);
     return p_unmap;
 }
 
