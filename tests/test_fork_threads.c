@@ -10,7 +10,8 @@
  *        need: echo answers, srvmod passes every message in order, a held
  *        write is sent by the hold timer, a timeout and a bufcall fire; the
  *        child ends with no block outstanding.  Done twice (the grandchild
- *        of a child too; ust_fork_generation counts 0, 1, 2 down the line).
+ *        of a child too; ust_fork_generation counts 0, 1, 2 down the line,
+ *        and ust_getpid, cached per generation, is each process's own).
  *   F.2  Inherited streams are detached in the child: with messages queued
  *        both ways on a pipe with srvmod pushed, and on echo, the child's
  *        calls on the inherited descriptors fail with EIO (read, write,
@@ -108,6 +109,7 @@ static int child_services(void *arg)
 {
     int depth = (int)(long)arg;
     CHECK_EQ(ust_fork_generation(), 2 - depth); /* child 1, grandchild 2 */
+    CHECK_EQ(ust_getpid(), getpid());             /* the cached pid is the child's own */
     use_services();
     if (depth > 0) /* and the child's own child */
         CHECK_EQ(fk_run(child_services, (void *)(long)(depth - 1), CHILD_MS), 0);
@@ -117,6 +119,7 @@ static int child_services(void *arg)
 static void test_services(void)
 {
     CHECK_EQ(ust_fork_generation(), 0);
+    CHECK_EQ(ust_getpid(), getpid());
     use_services();
     /* A timeout pending at the fork is the parent's: it fires here only. */
     atomic_store(&fired, 0);

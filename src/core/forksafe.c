@@ -31,6 +31,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <unistd.h>
 #include <sys/cmn_err.h>
 
 #include "strcore.h"
@@ -136,4 +137,21 @@ int ust_fork_register(int rank, void (*prepare)(void), void (*parent)(void), voi
 unsigned ust_fork_generation(void)
 {
     return atomic_load_explicit(&fk_gen, memory_order_relaxed);
+}
+
+/* The process id with the fork generation it was read in (generation in the
+ * high half): one word, so a reader never pairs one's pid with another's
+ * generation. */
+static _Atomic unsigned long long fk_pid;
+
+pid_t ust_getpid(void)
+{
+    unsigned long long v = atomic_load_explicit(&fk_pid, memory_order_relaxed);
+    unsigned gen = ust_fork_generation();
+    if (v != 0 && (unsigned)(v >> 32) == gen)
+        return (pid_t)(unsigned)v;
+    pid_t pid = getpid();
+    atomic_store_explicit(&fk_pid, ((unsigned long long)gen << 32) | (unsigned)pid,
+                          memory_order_relaxed);
+    return pid;
 }

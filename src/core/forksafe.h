@@ -24,6 +24,8 @@
 #ifndef UST_FORKSAFE_H
 #define UST_FORKSAFE_H
 
+#include <sys/types.h> /* pid_t */
+
 enum ust_fork_rank {
     UST_FORK_HEAD_OPEN = 10,    /* src/head/sd_open.c: open streams, share table */
     UST_FORK_HEAD_HOLD = 20,    /* src/head/sd_hold.c: SNDHOLD timer table */
@@ -61,6 +63,15 @@ int ust_fork_register(int rank, void (*prepare)(void), void (*parent)(void), voi
  *   Context: any thread; a relaxed load.
  */
 unsigned ust_fork_generation(void);
+
+/*
+ * ust_getpid -- getpid(), read once per fork generation (no system call on
+ *   the open/close/ioctl paths that record the caller's credentials).  A
+ *   child made without the fork handlers (_Fork, a raw clone) sees its
+ *   parent's pid here: it cannot use the library anyway.
+ *   Context: any thread.
+ */
+pid_t ust_getpid(void);
 
 /* Core files' hooks, registered by ust_fork_init (forksafe.c). */
 void ust_fork_init(void);

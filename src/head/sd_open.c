@@ -97,7 +97,7 @@ void ust_sd_cred(cred_t *cr)
     cr->cr_gid = egid;
     cr->cr_ruid = ruid;
     cr->cr_rgid = rgid;
-    cr->cr_pid = getpid();
+    cr->cr_pid = ust_getpid(); /* cached per fork generation (forksafe.c) */
 }
 
 /* Locked halves of the list operations (tab_lock held). */
