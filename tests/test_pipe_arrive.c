@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h> /* FIONREAD */
 #include <time.h>
 #include <unistd.h>
 #include <ustreams.h>
@@ -496,9 +497,53 @@ static void test_pushpop_switch(void)
     closepipe(tp);
 }
 
+/* FIONREAD counts the data bytes of every message at the head: coalesced
+ * writes, a part-read one, putmsg's data (not its control part), a
+ * zero-length message (0); a bad pointer is EFAULT and changes nothing. */
+static void test_fionread(void)
+{
+    int p[2], n = -1;
+    char buf[64];
+    if (mkpipe(p))
+        return;
+    CHECK_EQ(strm_ioctl(p[1], FIONREAD, &n), 0);
+    CHECK_EQ(n, 0);
+    wr(p[0], "a");
+    wr(p[0], "bb");
+    wr(p[0], "ccc");
+    struct strbuf c = {.len = 3, .buf = "hdr"}, d = {.len = 5, .buf = "12345"};
+    CHECK_EQ(putmsg(p[0], &c, &d, 0), 0);
+    CHECK_EQ(strm_write(p[0], "", 0), 0); /* no SNDZERO: nothing sent */
+    CHECK_EQ(strm_ioctl(p[0], I_SWROPT, SNDZERO), 0);
+    CHECK_EQ(strm_write(p[0], "", 0), 0); /* a zero-length message: 0 bytes */
+    CHECK_EQ(strm_ioctl(p[1], FIONREAD, &n), 0);
+    CHECK_EQ(n, 11);
+    errno = 0;
+    CHECK_EQ(strm_ioctl(p[1], FIONREAD, (int *)8), -1);
+    CHECK_EQ(errno, EFAULT);
+    CHECK_EQ(strm_ioctl(p[1], I_NREAD, &n), 5); /* nothing consumed */
+    CHECK_EQ(rd(p[1], buf, 4), 4);               /* "abbc" */
+    CHECK_EQ(strm_ioctl(p[1], FIONREAD, &n), 0);
+    CHECK_EQ(n, 7);
+    CHECK_EQ(rd(p[1], buf, 63), 2); /* "cc", up to the protocol message */
+    CHECK_EQ(strm_ioctl(p[1], FIONREAD, &n), 0);
+    CHECK_EQ(n, 5);
+    char cb[8], db[8];
+    struct strbuf rc = {.maxlen = sizeof(cb), .buf = cb}, rdb = {.maxlen = sizeof(db), .buf = db};
+    int flags = 0;
+    CHECK_EQ(getmsg(p[1], &rc, &rdb, &flags), 0);
+    CHECK_EQ(strm_ioctl(p[1], FIONREAD, &n), 0);
+    CHECK_EQ(n, 0);
+    CHECK_EQ(strm_ioctl(p[1], I_NREAD, &n), 1); /* the zero-length message is still there */
+    CHECK_EQ(rd(p[1], buf, 63), 0);
+    CHECK_EQ(strm_ioctl(p[1], I_NREAD, &n), 0);
+    closepipe(p);
+}
+
 int main(void)
 {
     test_boundaries();
+    test_fionread();
     test_getmsg();
     test_zero_flush_sendfd();
     test_readiness_and_flow();

@@ -23,6 +23,7 @@
  *   wait.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -570,6 +571,10 @@ int ust_sd_ioctl(struct stdata *sd, unsigned long cmd, void *arg)
         int bytes = 0;
         r = ust_sd_nread(sd, &bytes);
         return put_int(arg, bytes) ? -EFAULT : r;
+    }
+    case FIONREAD: { /* ioctl(2)'s readable bytes: every message's data */
+        size_t bytes = ust_sd_fionread(sd);
+        return put_int(arg, bytes > INT_MAX ? INT_MAX : (int)bytes) ? -EFAULT : 0;
     }
     case I_SRDOPT:
         return ioc_srdopt(sd, v);

@@ -717,6 +717,25 @@ int ust_sd_peek_msg(struct stdata *sd, struct strpeek *pk)
 }
 
 /*
+ * ust_sd_fionread -- FIONREAD: the M_DATA bytes of every message at the
+ *   head (msgdsize of each, as Solaris' stream head counts them: control
+ *   parts are not data), a pipe's arrivals included.  Takes only the read
+ *   queue's lock; never blocks.
+ */
+size_t ust_sd_fionread(struct stdata *sd)
+{
+    queue_t *q = sd->sd_rq;
+    struct ust_qpriv *pv = ust_qpv(q);
+    size_t n = 0;
+    ust_sd_absorb(sd);
+    ust_lock(&pv->lock); /* queue lock: the list */
+    for (mblk_t *m = q->q_first; m; m = m->b_next)
+        n += msgdsize(m);
+    ust_unlock(&pv->lock);
+    return n;
+}
+
+/*
  * ust_sd_nread -- I_NREAD: the number of messages at the head; *bytes (if
  *   not NULL) the M_DATA bytes of the first.  Takes only the read queue's
  *   lock; never blocks.

@@ -24,7 +24,8 @@
  *   decides it.
  *
  *   The rules follow Solaris' strioctl: an M_ERROR error stops the ioctls,
- *   except that the read-side ones (I_PEEK, I_NREAD, I_ATMARK, I_RECVFD) are
+ *   except that the read-side ones (I_PEEK, I_NREAD, FIONREAD, I_ATMARK,
+ *   I_RECVFD) are
  *   stopped only by the read error; a hang-up stops only what must act
  *   below the head (ENXIO).  Unlike Solaris, the head's own options
  *   (I_S/GRDOPT, I_S/GWROPT, I_S/GERROPT, I_S/GETSIG, I_S/GETCLTIME) work in
@@ -108,6 +109,7 @@ static const struct {
     /* read side (Solaris: stopped by the read error only) */
     {I_PEEK, UST_RULE_RDERR, 0},
     {I_NREAD, UST_RULE_RDERR, 0},
+    {FIONREAD, UST_RULE_RDERR, 0},
     {I_ATMARK, UST_RULE_RDERR, 0},
     {I_RECVFD, UST_RULE_RDERR, 0},
     {I_E_RECVFD, UST_RULE_RDERR, 0},

@@ -34,6 +34,7 @@
 
 #include <stdint.h>
 #include <stropts.h>
+#include <sys/ioctl.h> /* FIONREAD */
 #include <sys/uio.h>
 #include <ustreams.h>
 
@@ -447,6 +448,8 @@ int ust_sd_peek_msg(struct stdata *sd, struct strpeek *pk);
 /* I_NREAD: number of messages; *bytes = data bytes of the first.  Takes only
  * the read queue's lock (sd_lock may or may not be held). */
 int ust_sd_nread(struct stdata *sd, int *bytes);
+/* FIONREAD: data bytes of all messages at the head.  Locks as I_NREAD. */
+size_t ust_sd_fionread(struct stdata *sd);
 /* Send M_READ (a long: the count wanted) downstream if SO_MREADON or RMREAD
  * asks for it: a reader is about to block.  sd_lock NOT held (taken briefly,
  * then the message is sent with a claim on sd_wq). */
