@@ -4,8 +4,10 @@
  * only <xti.h>.  It binds a transport endpoint, accepts each connection on
  * a new endpoint, echoes every TSDU back until the client releases the
  * connection (orderly release on ticotsord, or a disconnect), and serves
- * the next.  Built against an installed ustreams:
- *     cc -std=c11 xti_echo_server.c $(pkg-config --cflags --libs xnet)
+ * the next.  Built against an installed ustreams, with the client's
+ * echo_client() (its own main() left out):
+ *     cc -std=c11 xti_echo_server.c xti_echo_client.c -DXTI_ECHO_NO_MAIN \
+ *        $(pkg-config --cflags --libs xnet)
  *
  * ustreams streams live inside one process, so this server and
  * xti_echo_client.c are meant to be linked into one program; alone,
