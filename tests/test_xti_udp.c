@@ -5,8 +5,15 @@
  * t_sndudata / t_rcvudata with a plain kernel UDP socket as the peer (both
  * directions, zero-length and the largest datagrams, TBADDATA beyond), t_rcvuderr after a send to a closed
  * port (TLOOK, ECONNREFUSED), t_optmgmt of INET_IP IP_TTL written as a long.
+ * Then t_unbind/t_bind in a loop while a socket keeps sending to the port
+ * and the endpoint sends to a closed one: an unbind that timod's perimeter
+ * runs inside the read service procedure's putnext, on its thread, must not
+ * wait for that procedure's own socket claim (it hung there); every
+ * datagram read is one that was sent.
  */
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -111,6 +118,90 @@ static void t_basic(void)
     XCHECK_OK(t_close(fd));
 }
 
+static atomic_int churn_stop;
+
+/* Send numbered datagrams to port until told to stop. */
+static void *churn_sender(void *arg)
+{
+    unsigned short port = (unsigned short)(long)arg, sp;
+    int s = udpu_sock(AF_INET, &sp);
+    struct sockaddr_in to = udpu_v4(port);
+    unsigned n = 0;
+
+    while (s >= 0 && !atomic_load(&churn_stop)) {
+        char b[16];
+        int len = snprintf(b, sizeof(b), "d%u", n++);
+        sendto(s, b, (size_t)len, 0, (struct sockaddr *)&to, sizeof(to));
+        if (n % 8 == 0)
+            usleep(200); /* paced: the unbind loop must be able to catch up */
+    }
+    if (s >= 0)
+        close(s);
+    return NULL;
+}
+
+/* Take one event of fd, if any: a datagram (counted, checked) or an error. */
+static void churn_take(int fd, int *got, int *bad)
+{
+    char buf[32];
+    struct t_unitdata in = {.udata = {.maxlen = sizeof(buf), .buf = buf}};
+    int flags = 0;
+
+    if (t_rcvudata(fd, &in, &flags) == 0) {
+        ++*got;
+        *bad += in.udata.len < 2 || buf[0] != 'd';
+    } else if (t_errno == TLOOK && t_look(fd) == T_UDERR) {
+        struct t_uderr ue = {0};
+        XCHECK_OK(t_rcvuderr(fd, &ue));
+    } else {
+        CHECK_EQ(t_errno, TNODATA);
+    }
+}
+
+static void t_unbind_churn(void)
+{
+    unsigned short dead_port = 0;
+    int fd = t_open(UDPU_DEV, O_RDWR | O_NONBLOCK, NULL);
+    int ds = udpu_sock(AF_INET, &dead_port); /* a port, closed below */
+    struct sockaddr_in me = udpu_v4(0), bound, dead;
+    struct t_bind req = {.addr = {.len = sizeof(me), .buf = (char *)&me}};
+    struct t_bind ret = {.addr = {.maxlen = sizeof(bound), .buf = (char *)&bound}};
+    pthread_t th;
+    int got = 0, bad = 0;
+
+    if (!CHECK(fd >= 0) || !CHECK(ds >= 0))
+        return;
+    close(ds);
+    dead = udpu_v4(dead_port);
+    XCHECK_OK(t_bind(fd, &req, &ret));
+    me = bound; /* the same port at every bind */
+    XCHECK_OK(t_unbind(fd));
+    atomic_store(&churn_stop, 0);
+    CHECK_EQ(pthread_create(&th, NULL, churn_sender, (void *)(long)ntohs(bound.sin_port)), 0);
+    for (int i = 0; i < 300; i++) {
+        ret.addr.maxlen = sizeof(bound);
+        if (t_bind(fd, &req, &ret) < 0) {
+            CHECK(t_errno == TADDRBUSY); /* another program took the port */
+            break;
+        }
+        struct t_unitdata ud = {.addr = {.len = sizeof(dead), .buf = (char *)&dead},
+                                .udata = {.len = 1, .buf = "x"}};
+        t_sndudata(fd, &ud); /* an ICMP error for the read side's error queue */
+        for (int k = 0; k < 4; k++)
+            churn_take(fd, &got, &bad);
+        /* t_unbind refuses (TLOOK) while an event waits: take it, again */
+        int r, tries = 0;
+        while ((r = t_unbind(fd)) < 0 && t_errno == TLOOK && tries++ < 100000)
+            churn_take(fd, &got, &bad);
+        XCHECK_OK(r);
+    }
+    atomic_store(&churn_stop, 1);
+    pthread_join(th, NULL);
+    CHECK_EQ(bad, 0);
+    CHECK(got > 0); /* bound most of the time: some datagrams came in */
+    XCHECK_OK(t_close(fd));
+}
+
 int main(void)
 {
     int fds;
@@ -120,6 +211,9 @@ int main(void)
     CHECK_EQ(ustreams_quiesce(5000), 0);
     fds = udpu_nfds();
     t_basic();
+    CHECK_EQ(ustreams_quiesce(5000), 0);
+    CHECK_EQ(udpu_nfds(), fds);
+    t_unbind_churn();
     CHECK_EQ(ustreams_quiesce(5000), 0);
     CHECK_EQ(udpu_nfds(), fds);
     return xti_finish();

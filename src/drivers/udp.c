@@ -94,44 +94,96 @@ void ust_udp_register(void)
 /* I/O claims                                                                */
 /* ------------------------------------------------------------------------ */
 
+/* The claims this thread holds, innermost last.  A thread holds one across
+ * the putnext/qreply of a service procedure, and the perimeter above may run
+ * another thread's deferred put procedure inside that call -- a
+ * T_UNBIND_REQ of the same endpoint included -- which must not wait for the
+ * claim below it on its own stack. */
+#define UDP_MINE_MAX 8
+static _Thread_local struct udp_ep *udp_mine[UDP_MINE_MAX];
+static _Thread_local int udp_nmine;
+
 int udp_io_get(struct udp_ep *ep)
 {
     int fd;
 
+    if (udp_nmine == UDP_MINE_MAX)
+        return -1; /* deeper than any stack of modules: as if unbound */
     pthread_mutex_lock(&ep->lk);
     fd = ep->fd;
     if (fd >= 0)
         ep->io_users++;
     pthread_mutex_unlock(&ep->lk);
+    if (fd >= 0)
+        udp_mine[udp_nmine++] = ep;
     return fd;
+}
+
+int udp_io_valid(struct udp_ep *ep, int fd)
+{
+    pthread_mutex_lock(&ep->lk);
+    int ok = ep->fd == fd;
+    pthread_mutex_unlock(&ep->lk);
+    return ok;
 }
 
 void udp_io_put(struct udp_ep *ep)
 {
+    int dead = -1;
+
+    for (int i = udp_nmine - 1; i >= 0; i--)
+        if (udp_mine[i] == ep) {
+            memmove(&udp_mine[i], &udp_mine[i + 1], (size_t)(udp_nmine - 1 - i) * sizeof(ep));
+            udp_nmine--;
+            break;
+        }
     pthread_mutex_lock(&ep->lk);
-    if (--ep->io_users == 0)
+    if (--ep->io_users == 0) {
+        dead = ep->dead_fd;
+        ep->dead_fd = -1;
         pthread_cond_broadcast(&ep->cv);
+    }
     pthread_mutex_unlock(&ep->lk);
+    if (dead >= 0)
+        close(dead); /* given up under this claim (udp_sock_close) */
+}
+
+/* Claims of ep held by this thread. */
+static int udp_io_mine(const struct udp_ep *ep)
+{
+    int n = 0;
+    for (int i = 0; i < udp_nmine; i++)
+        n += udp_mine[i] == ep;
+    return n;
 }
 
 /* Take the socket away from ep (unbind, close): no I/O uses it afterwards,
- * and it is closed.  Caller holds no lock. */
+ * and it is closed -- at once, or, when this thread itself holds claims of
+ * ep further down its stack (an unbind run by the perimeter inside the
+ * service procedure's putnext), by the last of those claims' udp_io_put;
+ * the service procedure sees udp_io_valid fail and stops.  Either way it
+ * leaves epoll now, so a new bind may register its own socket.  Caller
+ * holds no lock; close never runs under a claim of its own endpoint. */
 static void udp_sock_close(struct udp_ep *ep)
 {
-    int fd;
+    int fd, own = udp_io_mine(ep);
 
     pthread_mutex_lock(&ep->lk);
     fd = ep->fd;
     ep->fd = -1;
     ep->state = TS_UNBND;
     ep->alen = 0;
-    while (ep->io_users > 0)
+    while (ep->io_users > own)
         pthread_cond_wait(&ep->cv, &ep->lk);
-    pthread_mutex_unlock(&ep->lk);
-    if (fd >= 0) {
-        inet_io_del(&ep->io);
-        close(fd);
+    if (fd >= 0 && own > 0) {
+        ep->dead_fd = fd;
+        fd = -2;
     }
+    pthread_mutex_unlock(&ep->lk);
+    if (fd != -1)
+        inet_io_del(&ep->io);
+    if (fd >= 0)
+        close(fd);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -152,6 +204,7 @@ static int udp_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *crp)
     ep->rq = q;
     ep->state = TS_UNBND;
     ep->fd = -1;
+    ep->dead_fd = -1;
     pthread_mutex_init(&ep->lk, NULL);
     pthread_cond_init(&ep->cv, NULL);
     pthread_mutex_lock(&udp_idlock);

@@ -13,7 +13,12 @@
  *   and drops the claim when it returns (udp_io_put).  Unbind and
  *   close set fd to -1 (no new claim), wait for io_users to drain, remove
  *   the socket from the epoll thread (inet_io_del) and only then close it,
- *   so a descriptor number is never used after it was closed.
+ *   so a descriptor number is never used after it was closed.  Claims held
+ *   across putnext/qreply are recorded per thread: an unbind that the
+ *   perimeter runs inside such a call on the same thread waits only for
+ *   the other threads' claims, and leaves the close to the claim below it
+ *   (dead_fd); after each putnext/qreply a service procedure checks
+ *   udp_io_valid and stops if its socket was taken away.
  */
 #ifndef UST_UDP_H
 #define UST_UDP_H
@@ -44,6 +49,8 @@ struct udp_ep {
     int fd;               /* LK: the socket, -1 when unbound */
     int family;           /* LK: AF_INET or AF_INET6 while bound */
     int io_users;         /* LK: I/O claims */
+    int dead_fd;          /* LK: the socket given up under a claim of the
+                           * unbinding thread: closed when the claims drain */
     struct sockaddr_in6 addr; /* LK: bound address (getsockname) */
     socklen_t alen;           /* LK */
     struct udp_optv opt[UDP_NOPTS]; /* LK: options negotiated while unbound */
@@ -72,5 +79,7 @@ int udp_rsrv(queue_t *q);
 /* udp.c: I/O claim (see above); -1 when unbound. */
 int udp_io_get(struct udp_ep *ep);
 void udp_io_put(struct udp_ep *ep);
+/* Whether fd, from a claim still held, is still ep's socket. */
+int udp_io_valid(struct udp_ep *ep, int fd);
 
 #endif /* UST_UDP_H */

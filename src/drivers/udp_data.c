@@ -205,6 +205,11 @@ int udp_wsrv(queue_t *q)
             udp_uderror(q, v[sent], errno);
             sent++;
             retried = 0;
+            if (!udp_io_valid(ep, fd)) { /* unbound inside the qreply */
+                while (sent < n)
+                    freemsg(v[sent++]);
+                goto out;
+            }
         }
     }
 out:
@@ -214,8 +219,9 @@ out:
 
 /* The read side's T_UDERROR_IND for an ICMP error on the error queue:
  * DEST the original destination, ERROR_type the errno (ECONNREFUSED for an
- * unreachable port).  Reads until the error queue is empty. */
-static void udp_errqueue(queue_t *q, int fd)
+ * unreachable port).  Reads until the error queue is empty.  Returns 0 if
+ * the socket was taken away inside a putnext (udp_io_valid), else 1. */
+static int udp_errqueue(queue_t *q, struct udp_ep *ep, int fd)
 {
     for (;;) {
         struct sockaddr_in6 dest;
@@ -237,7 +243,7 @@ static void udp_errqueue(queue_t *q, int fd)
         mblk_t *bp;
 
         if (recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
-            return;
+            return 1;
         for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c != NULL; c = CMSG_NXTHDR(&m, c)) {
             if ((c->cmsg_level == SOL_IP && c->cmsg_type == IP_RECVERR) ||
                 (c->cmsg_level == SOL_IPV6 && c->cmsg_type == IPV6_RECVERR)) {
@@ -258,6 +264,8 @@ static void udp_errqueue(queue_t *q, int fd)
             ue->DEST_offset = tl_append(bp, &dest, m.msg_namelen);
         }
         putnext(q, bp);
+        if (!udp_io_valid(ep, fd))
+            return 0;
     }
 }
 
@@ -309,8 +317,8 @@ int udp_rsrv(queue_t *q)
     if (fd < 0)
         return 0;
     buf = udp_rbuf();
-    if (atomic_exchange(&ep->io.err, 0))
-        udp_errqueue(q, fd);
+    if (atomic_exchange(&ep->io.err, 0) && !udp_errqueue(q, ep, fd))
+        goto out;
     for (round = 0; buf != NULL && round < UDP_ROUNDS; round++) {
         int n;
         if (!canputnext(q))
@@ -330,20 +338,25 @@ int udp_rsrv(queue_t *q)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 break;
-            udp_errqueue(q, fd); /* a pending ICMP error, now consumed */
+            if (!udp_errqueue(q, ep, fd)) /* a pending ICMP error, now consumed */
+                goto out;
             continue;
         }
         for (int i = 0; i < n; i++) {
             mblk_t *bp = udp_unitdata_ind(&src[i], mh[i].msg_hdr.msg_namelen,
                                           buf + (size_t)i * UDP_SLOT, mh[i].msg_len);
-            if (bp != NULL)
-                putnext(q, bp);
+            if (bp == NULL)
+                continue;
+            putnext(q, bp);
+            if (!udp_io_valid(ep, fd))
+                goto out; /* unbound inside the putnext: the rest is dropped */
         }
         if (n < UDP_BATCH)
             break;
     }
     if (round == UDP_ROUNDS)
         qenable(q);
+out:
     udp_io_put(ep);
     return 0;
 }
