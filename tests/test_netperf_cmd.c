@@ -9,9 +9,13 @@
  *   2. XTI TCP where "/dev/tcp" cannot be opened (the tcp provider is not in
  *      the build): exit 3 and "not available: " with t_open's reason, and
  *      nothing on stdout with --csv; where it can, as 1
- *   3. bad options: exit 2 with a message
- *   4. several iterations: iterations between MIN and MAX, the interval
- *      half-width present
+ *   3. several iterations: iterations between MIN and MAX, the interval
+ *      half-width present; the plain report says whether it was met
+ *   4. the XTI TCP code (t_listen, t_accept onto an unbound endpoint,
+ *      t_connect, t_snd/t_rcv, t_sndrel/t_rcvrel) over /dev/ticotsord with
+ *      --xti-dev, whether or not /dev/tcp exists: as 1; --xti-dev of the
+ *      wrong service type (/dev/ticots): exit 1 with the reason
+ *   5. bad options: exit 2 with a message, nothing on stdout
  */
 #include <limits.h>
 #include <stdio.h>
@@ -142,6 +146,26 @@ static void test_iterations(void)
     CHECK(strstr(out, "confidence interval") != NULL);
 }
 
+static void test_xti_dev(void)
+{
+    char out[2048], err[2048];
+    static const char *const tests[] = {"TCP_STREAM", "TCP_RR"};
+    for (int i = 0; i < 2; i++) {
+        char args[256];
+        snprintf(args, sizeof(args),
+                 "-t %s --api xti --xti-dev /dev/ticotsord -l 0.05 -i 1 --warmup 0 --csv",
+                 tests[i]);
+        int st = netperf(args, out, sizeof(out), err, sizeof(err));
+        if (!CHECK_EQ(st, 0))
+            fprintf(stderr, "  netperf %s: %s", args, err);
+        check_csv(out, tests[i], "xti", i ? "1" : "1024", 1);
+    }
+    int st = netperf("-t TCP_RR --api xti --xti-dev /dev/ticots -l 0.05 -i 1", out, sizeof(out),
+                     err, sizeof(err));
+    CHECK_EQ(st, 1);
+    CHECK(strstr(err, "T_COTS_ORD") != NULL);
+}
+
 static void test_bad_options(void)
 {
     static const char *const bad[] = {"-t FOO",   "--api nosuch", "-m 70000",  "-m 0",
@@ -163,6 +187,7 @@ int main(int argc, char **argv)
     tool_run_init(argv[0]);
     test_runs();
     test_iterations();
+    test_xti_dev();
     test_bad_options();
     return CHECK_RESULT();
 }

@@ -7,7 +7,7 @@
  *
  *   ustreams netperf [-t TEST] [--api xti|sock] [-m SIZE] [-l SECONDS]
  *            [-i MAX[,MIN]] [-I LEVEL[,WIDTH]] [-s BUFFER] [-4|-6]
- *            [--warmup SECONDS] [--csv] [-v]
+ *            [--warmup SECONDS] [--csv] [-v] [--xti-dev DEV]
  *
  * Method (netperf's, as used in seed 002): a point is measured in
  * iterations of -l seconds each, repeated until the LEVEL % confidence
@@ -29,6 +29,9 @@
  * Both APIs get the same buffer size (-s, default 131072; 0: the system's
  * default): SO_SNDBUF/SO_RCVBUF for sockets, XTI_SNDBUF/XTI_RCVBUF through
  * t_optmgmt for XTI.  Receives use a 64 KiB buffer in the stream tests.
+ * --xti-dev DEV runs the XTI side over another provider (T_CLTS for UDP,
+ * T_COTS_ORD for TCP) with the addresses it chooses: over /dev/ticlts and
+ * /dev/ticotsord, the XTI code runs where the Internet providers do not.
  *
  * Principles of operation
  *   - The two loops share one struct shared: counters each written by one
@@ -578,13 +581,19 @@ int ust_cmd_netperf(int argc, char **argv)
         return NP_EXIT_USAGE;
     signal(SIGPIPE, SIG_IGN);
     memset(&res, 0, sizeof(res));
+    if (o.xti_dev && o.api == &np_api_xti)
+        np_xti_use(o.xti_dev);
+    const char *over = "sockets";
+    if (o.api == &np_api_xti)
+        over = o.xti_dev ? o.xti_dev : np_is_udp(&o) ? "/dev/udp" : "/dev/tcp";
     if (!o.csv)
-        printf("netperf: %s over %s, %s, %zu-byte %s, buffers %d, %g s x %d..%d iterations, "
+        printf("netperf: %s over %s%s, %s, %zu-byte %s, buffers %d, %g s x %d..%d iterations, "
                "%d %% CI +-%g %%\n",
-               np_test_names[o.test], o.api == &np_api_xti ? (np_is_udp(&o) ? "XTI /dev/udp"
-                                                                      : "XTI /dev/tcp")
-                                                         : "sockets",
-               o.family == AF_INET6 ? "::1" : "127.0.0.1", o.size,
+               np_test_names[o.test], o.api == &np_api_xti ? "XTI " : "", over,
+               o.xti_dev && o.api == &np_api_xti ? "its own addresses"
+               : o.family == AF_INET6               ? "::1"
+                                                    : "127.0.0.1",
+               o.size,
                np_is_rr(&o) ? "requests and responses" : "messages", o.buf, o.len, o.min_iter,
                o.max_iter, o.level, o.width / 2);
     fflush(stdout);

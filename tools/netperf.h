@@ -83,6 +83,13 @@ struct np_api {
 extern const struct np_api np_api_xti;
 extern const struct np_api np_api_sock;
 
+/* --xti-dev DEV: the XTI API opens DEV instead of "/dev/udp" or "/dev/tcp"
+ * and binds with no address, taking the one the provider gives (for the
+ * loopback transports, /dev/ticlts and /dev/ticotsord, whose addresses are
+ * not sockaddrs): the XTI code can then be run where the Internet
+ * providers are not built.  Called before any endpoint is made. */
+void np_xti_use(const char *dev);
+
 /* The statistics of the repetitions of one point (tools/netperf_stats.c). */
 struct np_stats {
     int n;         /* samples */
@@ -120,6 +127,7 @@ struct np_opts {
     int family;      /* -4/-6 */
     double warmup;
     int csv, verbose;
+    const char *xti_dev; /* --xti-dev, or NULL */
 };
 
 static inline int np_is_rr(const struct np_opts *o)

@@ -25,7 +25,7 @@ void ust_usage_netperf(FILE *f)
     fprintf(f,
             "usage: ustreams netperf [-t TEST] [--api xti|sock] [-m SIZE] [-l SECONDS]\n"
             "                        [-i MAX[,MIN]] [-I LEVEL[,WIDTH]] [-s BUFFER] [-4|-6]\n"
-            "                        [--warmup SECONDS] [--csv] [-v]\n"
+            "                        [--warmup SECONDS] [--csv] [-v] [--xti-dev DEV]\n"
             "  TEST: UDP_STREAM (default), UDP_RR, TCP_STREAM, TCP_RR, on 127.0.0.1 (-6: ::1)\n"
             "  --api xti (default): libxnet on /dev/udp, /dev/tcp; sock: kernel sockets\n"
             "  -m SIZE message (RR: request and response) size, default 1024 (RR: 1)\n"
@@ -33,6 +33,7 @@ void ust_usage_netperf(FILE *f)
             "  -I LEVEL[,WIDTH] stop when the LEVEL %% (95 or 99) confidence interval is\n"
             "     within +-WIDTH/2 %% of the mean (default 99,5)\n"
             "  -s BUFFER send and receive buffer bytes, both APIs (default 131072; 0: system's)\n"
+            "  --xti-dev DEV XTI over DEV (e.g. /dev/ticotsord), bound where it chooses\n"
             "  exit: 0 measured, 1 failed, 2 bad options, 3 transport not available\n");
 }
 
@@ -69,7 +70,7 @@ static int parse_pair(const char *s, double *a, double *b)
     return *end ? -1 : 0;
 }
 
-enum { OPT_API = 256, OPT_CSV, OPT_WARMUP };
+enum { OPT_API = 256, OPT_CSV, OPT_WARMUP, OPT_XTI_DEV };
 
 /* 0, or -1 (the message printed). */
 int np_parse_args(int argc, char **argv, struct np_opts *o)
@@ -77,6 +78,7 @@ int np_parse_args(int argc, char **argv, struct np_opts *o)
     static const struct option longopts[] = {
         {"api", required_argument, NULL, OPT_API},   {"csv", no_argument, NULL, OPT_CSV},
         {"warmup", required_argument, NULL, OPT_WARMUP}, {"help", no_argument, NULL, 'h'},
+        {"xti-dev", required_argument, NULL, OPT_XTI_DEV},
         {NULL, 0, NULL, 0},
     };
     long long v;
@@ -152,6 +154,9 @@ int np_parse_args(int argc, char **argv, struct np_opts *o)
             if (parse_pair(optarg, &a, &a) < 0 || !(a >= 0 && a <= 60))
                 return bad("warm-up", optarg);
             o->warmup = a;
+            break;
+        case OPT_XTI_DEV:
+            o->xti_dev = optarg;
             break;
         case 'h':
             ust_usage_netperf(stdout);

@@ -32,6 +32,15 @@
 #define UDP_DEV "/dev/udp"
 #define TCP_DEV "/dev/tcp"
 
+/* --xti-dev: another provider, addressed as it chooses (NULL: the Internet
+ * providers above).  Set before any endpoint is made. */
+static const char *other_dev;
+
+void np_xti_use(const char *dev)
+{
+    other_dev = dev;
+}
+
 static _Thread_local char last[NP_ERRLEN];
 
 /* "what: <t_errno text>[: <errno text>]" into buf. */
@@ -60,10 +69,10 @@ static void loopback(int family, struct np_addr *a)
     }
 }
 
-/* t_open dev, expecting one of the service types st1/st2.  The descriptor,
+/* t_open dev, expecting the service type st.  The descriptor,
  * NP_EXIT_UNAVAILABLE with err when the provider cannot be opened at all,
  * or -1 with err. */
-static int open_dev(const char *dev, int st1, int st2, char *err)
+static int open_dev(const char *dev, int st, char *err)
 {
     struct t_info info;
     int fd = t_open(dev, O_RDWR, &info);
@@ -73,9 +82,9 @@ static int open_dev(const char *dev, int st1, int st2, char *err)
         snprintf(err, NP_ERRLEN, "%s: %.160s", dev, why);
         return -NP_EXIT_UNAVAILABLE;
     }
-    if (info.servtype != st1 && info.servtype != st2) {
-        snprintf(err, NP_ERRLEN, "%s: service type %d, not the expected %d", dev,
-                 (int)info.servtype, st1);
+    if (info.servtype != st) {
+        snprintf(err, NP_ERRLEN, "%s: service type %d, not the %s these tests need", dev,
+                 (int)info.servtype, st == T_CLTS ? "T_CLTS" : "T_COTS_ORD (orderly release)");
         t_close(fd);
         return -1;
     }
@@ -121,6 +130,8 @@ static int bind_to(int fd, int family, unsigned qlen, struct np_addr *bound, cha
 {
     struct np_addr me, got;
     loopback(family, &me);
+    if (other_dev)
+        me.len = 0; /* the provider chooses (its addresses are not sockaddrs) */
     struct t_bind req = {.addr = {.len = me.len, .buf = (char *)&me.ss}, .qlen = qlen};
     struct t_bind ret = {.addr = {.maxlen = sizeof(got.ss), .buf = (char *)&got.ss}};
     if (t_bind(fd, &req, &ret) < 0) {
@@ -142,7 +153,7 @@ static int bind_to(int fd, int family, unsigned qlen, struct np_addr *bound, cha
 
 static int x_dg_open(int family, int buf, int *ep, struct np_addr *bound, char *err)
 {
-    int fd = open_dev(UDP_DEV, T_CLTS, T_CLTS, err);
+    int fd = open_dev(other_dev ? other_dev : UDP_DEV, T_CLTS, err);
     if (fd < 0)
         return fd == -NP_EXIT_UNAVAILABLE ? NP_EXIT_UNAVAILABLE : -1;
     if (set_buffers(fd, buf, err) < 0 || bind_to(fd, family, 0, bound, err) < 0) {
@@ -211,7 +222,7 @@ static ssize_t x_dg_recv(int ep, void *data, size_t len)
 
 static int x_st_open(int family, int buf, unsigned qlen, struct np_addr *bound, char *err)
 {
-    int fd = open_dev(TCP_DEV, T_COTS_ORD, T_COTS, err);
+    int fd = open_dev(other_dev ? other_dev : TCP_DEV, T_COTS_ORD, err);
     if (fd < 0)
         return fd;
     if (set_buffers(fd, buf, err) < 0 || bind_to(fd, family, qlen, bound, err) < 0) {
@@ -232,6 +243,7 @@ static int x_st_listen(int family, int buf, int *ep, struct np_addr *bound, char
 
 static int x_st_accept(int lep, int family, int buf, int *ep, char *err)
 {
+    (void)family;
     struct sockaddr_storage peer;
     char opt[512], udata[64];
     struct t_call call = {.addr = {.maxlen = sizeof(peer), .buf = (char *)&peer},
@@ -241,14 +253,20 @@ static int x_st_accept(int lep, int family, int buf, int *ep, char *err)
         xti_reason(err, "t_listen");
         return -1;
     }
-    /* Accept onto a new endpoint, bound and sized like the others. */
-    int fd = x_st_open(family, buf, 0, NULL, err);
+    /* Accept onto a new, unbound endpoint (XNS 5 allows T_UNBND: it takes
+     * the connection's address; a provider over kernel sockets attaches the
+     * accepted socket to it), then size its buffers as the others'. */
+    int fd = open_dev(other_dev ? other_dev : TCP_DEV, T_COTS_ORD, err);
     if (fd < 0)
         return -1;
     call.opt.len = 0;
     call.udata.len = 0;
     if (t_accept(lep, fd, &call) < 0) {
         xti_reason(err, "t_accept");
+        t_close(fd);
+        return -1;
+    }
+    if (set_buffers(fd, buf, err) < 0) {
         t_close(fd);
         return -1;
     }
