@@ -45,10 +45,11 @@
  *     (client) releases its direction (t_sndrel, shutdown), the peer sees
  *     the release, releases its own and closes, and the sender reads to the
  *     peer's release.
- *   - A loop that fails, an interval in which nothing moved (a lost UDP_RR
- *     datagram stalls the exchange, as in netperf) or an end that does not
- *     come within 5 s: the reason is printed and the process leaves with
- *     _exit(1), without waiting for threads that may be blocked for good.
+ *   - A loop that fails, an iteration in which nothing moved for 2 s (a
+ *     lost UDP_RR datagram stalls the exchange, as in netperf) or an end
+ *     that does not come within 5 s: the reason is printed and the process
+ *     leaves with _exit(1), without waiting for threads that may be blocked
+ *     for good.
  *
  * Exit status: 0 measured; 1 the test failed; 2 bad options; 3 the
  * transport cannot be opened ("not available: ..."; for XTI TCP, a build
@@ -71,6 +72,7 @@
 
 #define RECV_BUF 65536   /* receive size of the stream tests */
 #define END_WAIT 5.0     /* seconds the end may take */
+#define STALL_S 2.0      /* seconds without progress that are a stall */
 
 /* What the two loops share.  Each counter is written by one thread. */
 struct shared {
@@ -477,7 +479,13 @@ static int measure(const struct np_opts *o, struct shared *sh, struct result *re
     for (int it = 0; it < o->max_iter; it++) {
         sleep_s(o->len);
         t1 = now_s();
-        m1 = atomic_load(&sh->rx_msgs);
+        /* Nothing yet (a machine too loaded to run us, or a stall): wait
+         * up to STALL_S before calling it a stall. */
+        while ((m1 = atomic_load(&sh->rx_msgs)) == m0 && t1 - t0 < STALL_S &&
+               !atomic_load(&sh->failed)) {
+            sleep_s(0.01);
+            t1 = now_s();
+        }
         b1 = atomic_load(&sh->rx_bytes);
         s1 = atomic_load(&sh->tx_msgs);
         if (atomic_load(&sh->failed)) {
