@@ -12,7 +12,9 @@
 #   make bench             venv, build, build/bench_micro --quick, then the perftest sweep
 #                          (bench/README.md): writes of 1 B to 64 KiB (QUICK=1: to 4 KiB),
 #                          REPEAT=N runs per point; installs libzmq3-dev for the ZeroMQ
-#                          peer if missing (as root with apt-get; BENCH_ZMQ_INSTALL=no: never)
+#                          peer if missing (as root with apt-get; BENCH_ZMQ_INSTALL=no: never);
+#                          then the netperf sweep (XTI against sockets, ~2 min; QUICK=1 fewer
+#                          sizes).  make bench-netperf: the netperf sweep alone
 #   make venv              .venv with bench/requirements.txt (matplotlib, for the charts)
 #   make fuzz              build-fuzz/ (clang, libFuzzer, ASan+UBSan): run each
 #                          tests/fuzz/fuzz_*.c target FUZZ_SECONDS (default 60) from its
@@ -78,6 +80,12 @@ BENCH_SWEEP ?= QUICK="$(QUICK)" FULL="$(FULL)" $(VENV)/bin/python bench/sweep.py
 # with apt-get (as fuzz-build does for clang); otherwise, or if that fails, the
 # peer is left out and the report says so.  BENCH_ZMQ_INSTALL=no never installs.
 BENCH_ZMQ_INSTALL ?= yes
+# BENCH_NETPERF is the command run after the pipe sweep: bench/netperf_sweep.py,
+# `build/ustreams netperf` over XTI (/dev/udp, /dev/tcp) and over sockets, with
+# bench_xti_open; results beside the pipe sweep's (bench/results/<date>/netperf*,
+# bench/results/latest-netperf.md).  QUICK=1 runs fewer sizes.  Empty: skipped.
+BENCH_NETPERF ?= QUICK="$(QUICK)" $(VENV)/bin/python bench/netperf_sweep.py \
+                 --netperf "$(BUILD)/ustreams netperf" --xti-open $(BUILD)/bench_xti_open
 
 EXAMPLES      := $(wildcard examples/*.c)
 EXAMPLE_FLAGS ?= -std=c11 -Wall -Wextra -O2 -g $(if $(filter ON,$(WERROR)),-Werror)
@@ -86,7 +94,7 @@ FORMAT_DIRS := include src tests tools bench examples
 CLANG_FORMAT ?= clang-format
 
 .PHONY: all configure test test-main test-asan tsan fuzz fuzz-build install examples bench \
-        bench-zmq bench-build bench-micro bench-sweep venv format clean distclean
+        bench-zmq bench-build bench-micro bench-sweep bench-netperf venv format clean distclean
 
 all: configure
 	$(CMAKE) --build $(BUILD)
@@ -175,7 +183,13 @@ examples:
 	    $(CC) $(EXAMPLE_FLAGS) $$src $$extra $$f -Wl,-rpath,"$(STAGE)/lib" -o $$out; \
 	done
 
+# The netperf sweep after the pipe sweep, not beside it (two sweeps at once
+# would measure each other); `make bench-netperf` runs it alone.
 bench: bench-micro bench-sweep
+	@$(MAKE) --no-print-directory bench-netperf
+
+bench-netperf: bench-build $(BENCH_DEPS)
+	$(if $(strip $(BENCH_NETPERF)),$(BENCH_NETPERF),@true)
 
 bench-zmq:
 	@if [ "$(BENCH_ZMQ_INSTALL)" != no ] && ! $(PKG_CONFIG) --exists libzmq 2>/dev/null; then \

@@ -3,7 +3,8 @@
 (writes/s against log2 size), delay (microseconds per write against size,
 with each least-squares line), throughput (bytes/s, log-log) and improvement
 (% of writes/s over the base series).  Needs matplotlib (the venv of
-bench/requirements.txt); without it, no charts."""
+bench/requirements.txt); without it, no charts.  The helpers pyplot,
+size_axis and save serve bench/netperf_sweep.py's charts too."""
 
 import os
 import sys
@@ -13,18 +14,44 @@ def size_label(s):
     return f"{s // 1024}K" if s >= 1024 else str(s)
 
 
+def pyplot(who="sweep"):
+    """matplotlib.pyplot with the Agg backend, or None (said on stderr)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        return plt
+    except ImportError:
+        print(f"{who}: matplotlib not available: no charts (make venv)", file=sys.stderr)
+        return None
+
+
+def size_axis(ax, sizes, xlabel="write size (bytes)"):
+    """A log2 x axis ticked at the sizes, with a grid."""
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sizes)
+    ax.set_xticklabels([size_label(s) for s in sizes], fontsize=8)
+    ax.set_xlabel(xlabel)
+    ax.grid(True, which="both", alpha=0.3)
+
+
+def save(plt, fig, outdir, name, made):
+    """Write fig as outdir/name (PNG), close it, append the path to made."""
+    path = os.path.join(outdir, name)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    made.append(path)
+
+
 def charts(med, labels, sizes, fits, outdir, ratio, base, fit_max, markers, colors):
     """Draw the four charts into outdir; returns the paths made ([] without
     matplotlib).  med[(label, size)] are the medians, fits[label] the delay
     line (intercept ns, slope ns/B), ratio(med, a, b, size, key) a ratio of
     two medians, base the label the improvement chart is relative to,
     fit_max the largest size of the delay chart."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("sweep: matplotlib not available: no charts (make venv)", file=sys.stderr)
+    plt = pyplot()
+    if plt is None:
         return []
 
     def series_pts(label, fn):
@@ -37,20 +64,12 @@ def charts(med, labels, sizes, fits, outdir, ratio, base, fit_max, markers, colo
         return xs, ys
 
     def log2_axis(ax):
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(sizes)
-        ax.set_xticklabels([size_label(s) for s in sizes], fontsize=8)
-        ax.set_xlabel("write size (bytes)")
-        ax.grid(True, which="both", alpha=0.3)
+        size_axis(ax, sizes)
 
     made = []
 
-    def save(fig, name):
-        path = os.path.join(outdir, name)
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        made.append(path)
+    def save_fig(fig, name):
+        save(plt, fig, outdir, name, made)
 
     def log_chart(value, ylabel, title, name):
         """One line per series of value(row, size) against log2 size, log y."""
@@ -65,7 +84,7 @@ def charts(med, labels, sizes, fits, outdir, ratio, base, fit_max, markers, colo
         ax.set_ylabel(ylabel)
         ax.set_title(title)
         ax.legend(fontsize=8)
-        save(fig, name)
+        save_fig(fig, name)
 
     # performance: writes/s against log size
     log_chart(lambda r, s: r["writes_per_s"], "writes per second",
@@ -95,7 +114,7 @@ def charts(med, labels, sizes, fits, outdir, ratio, base, fit_max, markers, colo
     ax.set_title(f"Delay: time per write, sizes ≤ {fit_top} B "
                  "(least squares: intercept + slope)")
     ax.legend(fontsize=8)
-    save(fig, "delay.png")
+    save_fig(fig, "delay.png")
 
     # throughput: log bytes/s against log size
     log_chart(lambda r, s: r["writes_per_s"] * s, "bytes per second",
@@ -120,5 +139,5 @@ def charts(med, labels, sizes, fits, outdir, ratio, base, fit_max, markers, colo
     ax.set_ylabel(f"% improvement in writes/s over {base}")
     ax.set_title(f"Improvement over {base}")
     ax.legend(fontsize=8)
-    save(fig, "improvement.png")
+    save_fig(fig, "improvement.png")
     return made

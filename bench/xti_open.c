@@ -6,6 +6,13 @@
  * side in one run (DESIGN.md "Measuring": timings are a report, never a
  * test).  Prints ns per endpoint and the ratio; --csv FILE also writes them.
  *
+ * The Internet providers too: "/dev/udp" and, when it opens (the tcp
+ * provider is in the build), "/dev/tcp", each bound to 127.0.0.1 port 0,
+ * against socket(AF_INET) + bind to the same address (SOCK_DGRAM,
+ * SOCK_STREAM); their endpoint is a stream plus a kernel socket.  A provider
+ * that cannot be opened is printed as "not available" and left out of the
+ * CSV (a missing row, not a number).
+ *
  *   bench_xti_open [-n ITER] [--csv FILE]
  */
 #include <arpa/inet.h>
@@ -36,6 +43,34 @@ static double run_xti(const char *prov, int iter)
         int fd = t_open(prov, O_RDWR, NULL);
         if (fd < 0 || t_bind(fd, NULL, NULL) < 0) {
             t_error(prov);
+            return -1;
+        }
+        t_close(fd);
+    }
+    return (now() - t0) * 1e9 / iter;
+}
+
+/* ns per t_open + t_bind to 127.0.0.1 port 0 + t_close on an Internet
+ * provider, or -1 if it cannot be opened (quiet: the caller says so) or
+ * fails (said here). */
+static double run_xti_inet(const char *prov, int iter)
+{
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    struct t_bind req = {.addr = {.len = sizeof(a), .buf = (char *)&a}};
+    double t0 = now();
+    for (int i = 0; i < iter; i++) {
+        int fd = t_open(prov, O_RDWR, NULL);
+        if (fd < 0) {
+            if (i > 0)
+                t_error(prov);
+            return -1;
+        }
+        if (t_bind(fd, &req, NULL) < 0) {
+            t_error(prov);
+            t_close(fd);
             return -1;
         }
         t_close(fd);
@@ -91,7 +126,7 @@ int main(int argc, char **argv)
     int iter = 20000;
     const char *csv = NULL;
     static const char *provs[] = {"/dev/ticlts", "/dev/ticots", "/dev/ticotsord"};
-    double x[3], udp, tcp, unx, raw;
+    double x[3], udp, tcp, unx, raw, iudp, itcp;
 
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-n") && i + 1 < argc)
@@ -112,6 +147,9 @@ int main(int argc, char **argv)
     raw = run_raw(provs[0], iter);
     for (int i = 0; i < 3; i++)
         x[i] = run_xti(provs[i], iter);
+    run_xti_inet("/dev/udp", iter / 10 + 1); /* its epoll thread starts on the first bind */
+    iudp = run_xti_inet("/dev/udp", iter);
+    itcp = run_xti_inet("/dev/tcp", iter);
     printf("%-36s %10s %8s\n", "endpoint (open + bind + close)", "ns/op", "ratio");
     printf("%-36s %10.0f %8s\n", "socket+bind AF_INET SOCK_DGRAM", udp, "1.00");
     printf("%-36s %10.0f %8.2f\n", "socket+bind AF_INET SOCK_STREAM", tcp, tcp / udp);
@@ -124,6 +162,15 @@ int main(int argc, char **argv)
            x[0] - raw, (x[0] - raw) / udp);
     printf("t_open+t_bind ticlts / socket+bind udp: %.2f; ticotsord / tcp: %.2f\n", x[0] / udp,
            x[2] / tcp);
+    const char *inet[2] = {"/dev/udp", "/dev/tcp"};
+    double iv[2] = {iudp, itcp}, sv[2] = {udp, tcp};
+    for (int i = 0; i < 2; i++) {
+        if (iv[i] < 0)
+            printf("t_open+t_bind %-8s 127.0.0.1   not available\n", inet[i]);
+        else
+            printf("t_open+t_bind %-8s 127.0.0.1 %10.0f ns = %.2f x socket+bind %s\n", inet[i],
+                   iv[i], iv[i] / sv[i], i ? "SOCK_STREAM" : "SOCK_DGRAM");
+    }
     if (csv) {
         FILE *f = fopen(csv, "w");
         if (f) {
@@ -131,6 +178,10 @@ int main(int argc, char **argv)
                     udp, tcp, unx, raw);
             for (int i = 0; i < 3; i++)
                 fprintf(f, "xti_%s,%.1f\n", provs[i] + 5, x[i]);
+            if (iudp >= 0)
+                fprintf(f, "xti_udp,%.1f\n", iudp);
+            if (itcp >= 0)
+                fprintf(f, "xti_tcp,%.1f\n", itcp);
             fclose(f);
         }
     }

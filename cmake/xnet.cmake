@@ -9,6 +9,7 @@
 #                            program: -I include, <xti.h> only, linked with libxnet
 #   test_xti_compile_shared -> the same, linked with the shared libxnet (--as-needed)
 #   bench/xti_open.c      -> bench_xti_open, linked with xnet_static
+#   tools/netperf_xti.c   -> the ustreams command is linked with xnet_static
 file(GLOB XNET_SOURCES CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/src/xti/*.c")
 
 add_library(xnet_obj OBJECT ${XNET_SOURCES})
@@ -57,6 +58,9 @@ target_link_options(xti_plain_prog_shared PRIVATE -Wl,--as-needed)
 add_test(NAME test_xti_compile_shared COMMAND xti_plain_prog_shared)
 set_tests_properties(test_xti_compile_shared PROPERTIES TIMEOUT 60 ENVIRONMENT "USTREAMS_TEST=1"
                      SKIP_RETURN_CODE 77 LABELS unit)
+
+# `ustreams netperf` (tools/netperf_xti.c) runs XTI over /dev/udp and /dev/tcp.
+target_link_libraries(ustreams_cmd PRIVATE xnet_static m)
 
 if(EXISTS "${PROJECT_SOURCE_DIR}/bench/xti_open.c" AND TARGET bench_xti_open)
     target_link_libraries(bench_xti_open PRIVATE xnet_static)

@@ -21,7 +21,7 @@
 #include "check.h"
 #include "tool_run.h"
 
-static const char *const subs[] = {"autopush", "fattach", "fdetach", "perftest",
+static const char *const subs[] = {"autopush", "fattach", "fdetach", "netperf", "perftest",
                                    "scls",     "strace",  "strerr",  "strinfo"};
 
 /* The output of command, or NULL; *st its exit status. */

@@ -7,8 +7,8 @@
  *   ustreams help | --help | -h        the list of subcommands, exit 0
  *   ustreams help SUBCOMMAND           the same as SUBCOMMAND --help
  *
- * Subcommands: autopush, fattach, fdetach, perftest, scls, strace, strerr,
- * strinfo (tools/NAME.c, see commands.h).  Installed under that name only, so
+ * Subcommands: autopush, fattach, fdetach, netperf, perftest, scls, strace,
+ * strerr, strinfo (tools/NAME.c, see commands.h).  Installed under that name only, so
  * that no tool hides a system command (strace(1) above all); a few names no
  * system package uses are also installed as links to this program (scls,
  * strerr, strinfo: see CMakeLists.txt), and invoked so it runs that
@@ -62,6 +62,7 @@ static const struct subcommand subcommands[] = {
     {"autopush", ust_cmd_autopush, ust_usage_autopush, "check and show autopush configuration"},
     {"fattach", cmd_fattach, usage_fattach, "(per process: see ustreams fattach --help)"},
     {"fdetach", cmd_fattach, usage_fdetach, "(per process: see ustreams fdetach --help)"},
+    {"netperf", ust_cmd_netperf, ust_usage_netperf, "UDP/TCP benchmark, XTI against sockets"},
     {"perftest", ust_cmd_perftest, ust_usage_perftest, "pipe throughput benchmark"},
     {"scls", ust_cmd_scls, ust_usage_scls, "list the drivers and modules"},
     {"strace", ust_cmd_strace, ust_usage_strace, "print STREAMS trace messages"},
