@@ -3,8 +3,9 @@
  * inet_io.h -- private to the providers over kernel sockets (udp.c, later
  * tcp.c): one epoll thread watches every endpoint's non-blocking socket and
  * turns readiness into qenable, so the I/O itself is done by the endpoint's
- * service procedures (on a scheduler thread or at a caller's exit), never on
- * the epoll thread.
+ * service procedures: those it enabled run on the epoll thread right after
+ * each batch of events (as at the end of a library call), others on a
+ * scheduler thread or at a caller's exit.
  *
  *   readable or error (EPOLLIN, EPOLLERR, EPOLLHUP)  -> qenable(rq)
  *                                  (EPOLLERR also sets io->err first)
@@ -16,7 +17,8 @@
  *
  * Locking: io_lock (inet_io.c) guards the list of registrations and the
  * thread's round counter; it is a leaf under which only epoll_ctl, write to
- * the wake-up eventfd and qenable are called.  qenable may be called from
+ * the wake-up eventfd and qenable are called (the epoll thread runs the
+ * service procedures after releasing it).  qenable may be called from
  * any thread on a queue pair that still exists; inet_io_del guarantees the
  * epoll thread no longer touches the registration (nor its queues) when it
  * returns.  fork: rank UST_FORK_DRIVER; the child closes the inherited epoll
@@ -59,8 +61,8 @@ void inet_io_want_out(struct inet_io *io);
 /*
  * inet_io_del -- stop watching; on return the epoll thread holds no
  *   reference to io or its queues (a round in progress is waited out).
- *   The caller then closes the socket.  Context: may block briefly; not on
- *   the epoll thread.
+ *   The caller then closes the socket.  Context: may block briefly; on the
+ *   epoll thread (a service procedure it runs) it does not wait.
  */
 void inet_io_del(struct inet_io *io);
 
