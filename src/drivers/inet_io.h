@@ -8,6 +8,7 @@
  *
  *   readable or error (EPOLLIN, EPOLLERR, EPOLLHUP)  -> qenable(rq)
  *                                  (EPOLLERR also sets io->err first)
+ *   urgent data (EPOLLPRI, tcp)    -> io->pri set, qenable(rq)
  *   writable (EPOLLOUT, armed by inet_io_want_out)   -> disarm, qenable(WR(rq))
  *
  * Sockets are registered edge-triggered: a service procedure reads until
@@ -27,6 +28,7 @@
 #define UST_INET_IO_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/stream.h>
 
@@ -37,6 +39,7 @@ struct inet_io {
     int out;                     /* io_lock: EPOLLOUT armed */
     int gone;                    /* io_lock: being deleted: the thread skips it */
     atomic_int err;              /* set by the thread on EPOLLERR, taken by the reader */
+    atomic_int pri;              /* set by the thread on EPOLLPRI (urgent data), taken by the reader */
 };
 
 /* inet_io_init -- register the fork hooks.  Context: the provider's
@@ -63,5 +66,17 @@ void inet_io_want_out(struct inet_io *io);
  *   the epoll thread.
  */
 void inet_io_del(struct inet_io *io);
+
+/* --- inet_addr.c: what the providers over kernel sockets share --- */
+
+/* The family of an address of len bytes at p (AF_INET, AF_INET6), or 0 if it
+ * is not a struct sockaddr_in / sockaddr_in6 of exactly that length (the XTI
+ * Internet appendix's netbuf). */
+int inet_addr_family(const unsigned char *p, size_t len);
+
+/* The TPI error of a failed bind(2) with errno err: EADDRINUSE TADDRBUSY,
+ * EACCES/EPERM TACCES, EADDRNOTAVAIL/EAFNOSUPPORT/EINVAL TBADADDR, else
+ * TSYSERR (the caller passes err as UNIX_error). */
+long inet_bind_error(int err);
 
 #endif /* UST_INET_IO_H */

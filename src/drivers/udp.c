@@ -265,40 +265,6 @@ static void udp_addr_req(queue_t *q, mblk_t *mp)
     qreply(q, bp);
 }
 
-/* The family of an address of len bytes at p (AF_INET, AF_INET6), or 0 if it
- * is not a sockaddr_in / sockaddr_in6 of exactly that length. */
-int udp_addr_family(const unsigned char *p, size_t len)
-{
-    sa_family_t f;
-
-    if (len < sizeof(f))
-        return 0;
-    memcpy(&f, p, sizeof(f));
-    if (f == AF_INET && len == sizeof(struct sockaddr_in))
-        return AF_INET;
-    if (f == AF_INET6 && len == sizeof(struct sockaddr_in6))
-        return AF_INET6;
-    return 0;
-}
-
-/* The TPI error of a failed bind(2). */
-static t_scalar_t udp_bind_error(int err)
-{
-    switch (err) {
-    case EADDRINUSE:
-        return TADDRBUSY;
-    case EACCES:
-    case EPERM:
-        return TACCES;
-    case EADDRNOTAVAIL:
-    case EAFNOSUPPORT:
-    case EINVAL:
-        return TBADADDR;
-    default:
-        return TSYSERR;
-    }
-}
-
 /*
  * T_BIND_REQ (TS_UNBND only): ADDR_length 0 binds INADDR_ANY port 0 (the
  * kernel chooses); otherwise a struct sockaddr_in or sockaddr_in6 of exactly
@@ -339,7 +305,7 @@ static void udp_bind_req(queue_t *q, mblk_t *mp)
         salen = sizeof(any);
         family = AF_INET;
     } else if (br.ADDR_length < 0 || !tl_range_ok(mp, br.ADDR_offset, br.ADDR_length) ||
-               (family = udp_addr_family(mp->b_rptr + br.ADDR_offset,
+               (family = inet_addr_family(mp->b_rptr + br.ADDR_offset,
                                          (size_t)br.ADDR_length)) == 0) {
         err = TBADADDR;
         goto fail;
@@ -360,7 +326,7 @@ static void udp_bind_req(queue_t *q, mblk_t *mp)
     udp_opt_apply(ep, fd, family);
     if (bind(fd, (struct sockaddr *)&sa, salen) < 0) {
         uerr = errno;
-        err = udp_bind_error(uerr);
+        err = (t_scalar_t)inet_bind_error(uerr);
         goto fail;
     }
     salen = sizeof(sa);

@@ -59,10 +59,6 @@ void udp_opt_apply(struct udp_ep *ep, int fd, int family);
 #define UDP_TSDU4 65507 /* largest UDP payload over IPv4: TSDU_size */
 #define UDP_TSDU6 65527 /* ... over IPv6 (no jumbograms) */
 
-/* udp.c: the family of an address of len bytes at p (AF_INET, AF_INET6),
- * or 0 if it is not a sockaddr_in / sockaddr_in6 of exactly that length. */
-int udp_addr_family(const unsigned char *p, size_t len);
-
 /* udp_data.c: T_UNITDATA_REQ from the put procedure; the write and read
  * service procedures (contracts at their definitions). */
 void udp_unitdata_req(queue_t *q, mblk_t *mp);

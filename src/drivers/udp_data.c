@@ -115,7 +115,7 @@ void udp_unitdata_req(queue_t *q, mblk_t *mp)
         return;
     }
     if (ur.DEST_length <= 0 || !tl_range_ok(mp, ur.DEST_offset, ur.DEST_length) ||
-        udp_addr_family(mp->b_rptr + ur.DEST_offset, (size_t)ur.DEST_length) != family ||
+        inet_addr_family(mp->b_rptr + ur.DEST_offset, (size_t)ur.DEST_length) != family ||
         !tl_range_ok(mp, ur.OPT_offset, ur.OPT_length) ||
         !tl_opts_ok(mp->b_rptr + ur.OPT_offset, (size_t)ur.OPT_length)) {
         udp_uderror(q, mp, EINVAL);
