@@ -28,6 +28,7 @@ static void builtin_register_all(void)
     ust_log_register(); /* issue 4: log driver */
     ust_tl_register();  /* issue 11: ticlts, ticots, ticotsord */
     ust_udp_register(); /* issue 12: udp */
+    ust_tcp_register(); /* issue 12: tcp */
 }
 
 void ust_builtin_register(void)
