@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tcp_util.h -- helpers of the tcp provider tests (test_tcp.c,
- * test_xti_tcp.c, test_tcp_stress.c): plain kernel TCP sockets as peers on
+ * test_xti_tcp.c, test_xti_tcp_stress.c): plain kernel TCP sockets as peers on
  * 127.0.0.1 / ::1, a checksum, raw TPI connection set-up.  Loopback
  * addresses and the descriptor count come from udp_util.h.
  */

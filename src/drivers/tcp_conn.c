@@ -131,6 +131,7 @@ void tcp_conn_req(queue_t *q, mblk_t *mp)
     struct sockaddr_in6 dest, local;
     socklen_t dlen = 0, llen = 0;
     int family = 0, efamily, state, fd = -1, old = -1, remake = 0, anyport = 0, uerr = 0, rc;
+    int queued;
     t_scalar_t err = 0;
 
     if ((size_t)(mp->b_wptr - mp->b_rptr) < sizeof(cr)) {
@@ -139,6 +140,7 @@ void tcp_conn_req(queue_t *q, mblk_t *mp)
     }
     memcpy(&cr, mp->b_rptr, sizeof(cr));
     pthread_mutex_lock(&ep->sw);
+    queued = qsize(q) > 0;
     pthread_mutex_lock(&ep->lk);
     state = ep->state;
     efamily = ep->family;
@@ -154,7 +156,7 @@ void tcp_conn_req(queue_t *q, mblk_t *mp)
         err = TBADOPT;
     else if (msgdsize(mp->b_cont) > 0)
         err = TBADDATA;
-    else if (q->q_first != NULL)
+    else if (queued)
         err = TSYSERR, uerr = EBUSY;
     if (err == 0) {
         ep->state = TS_WACK_CREQ;
@@ -401,14 +403,16 @@ void tcp_conn_res(queue_t *q, mblk_t *mp)
         if (a == NULL) {
             err = TBADF;
         } else {
+            int queued;
             pthread_mutex_lock(&a->sw);
+            queued = qsize(WR(a->rq)) > 0;
             pthread_mutex_lock(&a->lk);
             astate = a->state;
             if (astate != TS_UNBND && astate != TS_IDLE)
                 err = TOUTSTATE;
             else if (a->qlen > 0)
                 err = TRESQLEN;
-            else if (WR(a->rq)->q_first != NULL)
+            else if (queued)
                 err = TSYSERR, uerr = EBUSY;
             else
                 a->state = TS_WACK_CRES; /* reserved: its own primitives wait their turn */
