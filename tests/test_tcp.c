@@ -3,8 +3,10 @@
  * test_tcp.c -- the tcp TPI provider over kernel sockets (src/drivers/tcp*.c,
  * docs/TPI.md "tcp"), raw TPI over putmsg/getmsg on 127.0.0.1 and ::1 only.
  *   1.  T_INFO_ACK values; every primitive in the wrong state gets its
- *       T_ERROR_ACK(TOUTSTATE) or M_ERROR(EPROTO); short and malformed
- *       primitives (TSYSERR/EINVAL, EPROTO), bad lengths and offsets.
+ *       T_ERROR_ACK(TOUTSTATE) or M_ERROR(EPROTO) -- in TS_UNBND, TS_IDLE,
+ *       TS_WCON_CREQ (a connect held by a full accept queue, then
+ *       abandoned), TS_WRES_CIND, TS_WIND_ORDREL, TS_WREQ_ORDREL; short and
+ *       malformed primitives (TSYSERR/EINVAL, EPROTO), bad lengths, offsets.
  *   2.  Binding: port 0 (kernel's), explicit port, in use (TADDRBUSY), bad
  *       addresses (TBADADDR), listener's CONIND_number, T_ADDR_ACK, unbind.
  *   3.  Connect to a closed port: T_OK_ACK, T_DISCON_IND(ECONNREFUSED); the
@@ -558,6 +560,115 @@ static int tpi_sock_pair(int family, int *s)
     return fd;
 }
 
+/* A plain listener whose accept queue is full (listen(0) and one
+ * connection waiting in it): a further connect stays in progress. */
+static int full_listener(unsigned short *port, int *held)
+{
+    int len, s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in6 a = tcpu_addr(AF_INET, 0, &len);
+    socklen_t sl = sizeof(a);
+
+    if (s < 0 || bind(s, (struct sockaddr *)&a, (socklen_t)len) < 0 || listen(s, 0) < 0 ||
+        getsockname(s, (struct sockaddr *)&a, &sl) < 0)
+        return -1;
+    *port = tcpu_port(&a);
+    *held = tcpu_connect(&a, len);
+    return s;
+}
+
+/* Every acknowledged primitive in the states a connection goes through:
+ * TOUTSTATE where TPI forbids it (TS_WCON_CREQ, TS_WRES_CIND,
+ * TS_WIND_ORDREL, TS_WREQ_ORDREL, TS_IDLE). */
+static void t_state_table(void)
+{
+    unsigned short port = 0;
+    int held = -1, ls = full_listener(&port, &held), len, blen, fd, l, s;
+    struct sockaddr_in6 dest = tcpu_addr(AF_INET, port, &len), ba, la;
+    struct tlu_msg m;
+
+    if (!CHECK(ls >= 0) || !CHECK(held >= 0))
+        return;
+    /* TS_IDLE */
+    fd = tcpu_bound(AF_INET, 0, &ba, &blen);
+    CHECK_EQ(tlu_conn_res(fd, 0, 1), 0);
+    CHECK(tlu_err(fd, T_CONN_RES, TOUTSTATE, 0));
+    CHECK_EQ(tlu_discon_req(fd, -1), 0);
+    CHECK(tlu_err(fd, T_DISCON_REQ, TOUTSTATE, 0));
+    CHECK_EQ(tlu_data(fd, "idle", 4, 0, 0), 0); /* discarded */
+    CHECK(tlu_quiet(fd, 20));
+    /* TS_WCON_CREQ: the listener's queue is full, the connect waits */
+    CHECK_EQ(tlu_conn_req(fd, &dest, len), 0);
+    CHECK(tlu_ok(fd, T_CONN_REQ));
+    CHECK_EQ(tlu_state(fd), TS_WCON_CREQ);
+    CHECK_EQ(tlu_conn_req(fd, &dest, len), 0);
+    CHECK(tlu_err(fd, T_CONN_REQ, TOUTSTATE, 0));
+    CHECK_EQ(tlu_bind(fd, NULL, 0, 0, NULL, NULL, NULL), TOUTSTATE);
+    CHECK_EQ(tlu_req(fd, T_UNBIND_REQ), 0);
+    CHECK(tlu_err(fd, T_UNBIND_REQ, TOUTSTATE, 0));
+    CHECK_EQ(tlu_conn_res(fd, 0, 1), 0);
+    CHECK(tlu_err(fd, T_CONN_RES, TOUTSTATE, 0));
+    /* the connector abandons: T_DISCON_REQ in TS_WCON_CREQ */
+    CHECK_EQ(tlu_discon_req(fd, -1), 0);
+    CHECK(tlu_ok(fd, T_DISCON_REQ));
+    CHECK_EQ(tlu_state(fd), TS_IDLE);
+    CHECK(tlu_quiet(fd, 50)); /* no T_CONN_CON, no T_DISCON_IND after it */
+    CHECK_EQ(strm_close(fd), 0);
+    close(held);
+    close(ls);
+
+    /* TS_WRES_CIND */
+    l = tcpu_bound(AF_INET, 2, &la, &blen);
+    s = tcpu_connect(&la, blen);
+    CHECK(s >= 0);
+    CHECK(tlu_conn_ind(l) > 0);
+    CHECK_EQ(tlu_state(l), TS_WRES_CIND);
+    CHECK_EQ(tlu_conn_req(l, &la, blen), 0);
+    CHECK(tlu_err(l, T_CONN_REQ, TOUTSTATE, 0));
+    CHECK_EQ(tlu_req(l, T_UNBIND_REQ), 0);
+    CHECK(tlu_err(l, T_UNBIND_REQ, TOUTSTATE, 0));
+    CHECK_EQ(tlu_bind(l, NULL, 0, 0, NULL, NULL, NULL), TOUTSTATE);
+    CHECK_EQ(tlu_data(l, "x", 1, 0, 0), 0); /* no data on a listener */
+    CHECK(tlu_merror(l));
+    CHECK_EQ(strm_close(l), 0);
+    {
+        char c;
+        CHECK_EQ(recv(s, &c, 1, 0), -1); /* the pending connection was reset */
+        CHECK_EQ(errno, ECONNRESET);
+    }
+    close(s);
+
+    /* TS_WIND_ORDREL and TS_WREQ_ORDREL */
+    fd = tpi_sock_pair(AF_INET, &s);
+    CHECK_EQ(tlu_req(fd, T_ORDREL_REQ), 0);
+    CHECK_EQ(tlu_state(fd), TS_WIND_ORDREL);
+    CHECK_EQ(tlu_conn_req(fd, &dest, len), 0);
+    CHECK(tlu_err(fd, T_CONN_REQ, TOUTSTATE, 0));
+    CHECK_EQ(tlu_req(fd, T_UNBIND_REQ), 0);
+    CHECK(tlu_err(fd, T_UNBIND_REQ, TOUTSTATE, 0));
+    CHECK_EQ(tlu_conn_res(fd, 0, 1), 0);
+    CHECK(tlu_err(fd, T_CONN_RES, TOUTSTATE, 0));
+    CHECK_EQ(tlu_discon_req(fd, -1), 0); /* allowed: abort */
+    CHECK(tlu_ok(fd, T_DISCON_REQ));
+    CHECK_EQ(strm_close(fd), 0);
+    close(s);
+    fd = tpi_sock_pair(AF_INET, &s);
+    CHECK_EQ(shutdown(s, SHUT_WR), 0);
+    CHECK_EQ(tlu_get(fd, &m), T_ORDREL_IND);
+    CHECK_EQ(tlu_state(fd), TS_WREQ_ORDREL);
+    CHECK_EQ(tlu_conn_req(fd, &dest, len), 0);
+    CHECK(tlu_err(fd, T_CONN_REQ, TOUTSTATE, 0));
+    CHECK_EQ(tlu_req(fd, T_UNBIND_REQ), 0);
+    CHECK(tlu_err(fd, T_UNBIND_REQ, TOUTSTATE, 0));
+    CHECK_EQ(tlu_bind(fd, NULL, 0, 0, NULL, NULL, NULL), TOUTSTATE);
+    CHECK_EQ(tlu_req(fd, T_ORDREL_REQ), 0);
+    CHECK_EQ(tlu_state(fd), TS_IDLE);
+    CHECK_EQ(tlu_req(fd, T_UNBIND_REQ), 0);
+    CHECK(tlu_ok(fd, T_UNBIND_REQ));
+    CHECK_EQ(tlu_state(fd), TS_UNBND);
+    CHECK_EQ(strm_close(fd), 0);
+    close(s);
+}
+
 static void t_expedited(void)
 {
     int s, fd = tpi_sock_pair(AF_INET, &s), mark = 0;
@@ -905,6 +1016,7 @@ int main(void)
     } else {
         printf("no ::1 here: IPv6 cases not run\n");
     }
+    t_state_table();
     t_expedited();
     t_ordrel(AF_INET);
     t_reset();

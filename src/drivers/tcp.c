@@ -414,6 +414,8 @@ static void tcp_addr_req(queue_t *q, mblk_t *mp)
  * sockaddr_in6 of exactly its size (else TBADADDR), port 0 meaning "any".
  * CONIND_number > 0 makes a listener: listen(2) with the number granted
  * (at most TCP_QLEN_MAX).  The ack holds the bound address (getsockname).
+ * Errors: TBADADDR, TADDRBUSY (EADDRINUSE), TNOADDR (no port left when
+ * the kernel chooses), TACCES, TSYSERR.
  */
 static void tcp_bind_req(queue_t *q, mblk_t *mp)
 {
@@ -458,6 +460,9 @@ static void tcp_bind_req(queue_t *q, mblk_t *mp)
     }
     qlen = br.CONIND_number > TCP_QLEN_MAX ? TCP_QLEN_MAX : br.CONIND_number;
     fd = tcp_sock_new(ep, family, &sa, salen, &err, &uerr);
+    if (fd < 0 && uerr == EADDRINUSE &&
+        (br.ADDR_length == 0 || tcp_port_of(mp->b_rptr + br.ADDR_offset) == 0))
+        err = TNOADDR; /* no port left to choose */
     if (fd < 0)
         goto fail;
     if (qlen > 0 && listen(fd, (int)qlen) < 0) {
