@@ -43,9 +43,8 @@
 #define UDP_LOWAT (64 * 1024)
 
 static int udp_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *crp);
-static int udp_close(queue_t *q, int oflag, cred_t *crp);
-static int udp_rput(queue_t *q, mblk_t *mp);
-static int udp_wput(queue_t *q, mblk_t *mp);
+
+const struct udp_kind udp_kind_udp = {.type = SOCK_DGRAM, .tsdu4 = UDP_TSDU4, .tsdu6 = UDP_TSDU6};
 
 static struct module_info udp_minfo = {
     .mi_idnum = UDP_ID,
@@ -140,16 +139,22 @@ static void udp_sock_close(struct udp_ep *ep)
 
 static int udp_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *crp)
 {
-    struct udp_ep *ep;
-
     (void)oflag;
     (void)crp;
+    return udp_open_kind(q, devp, sflag, &udp_kind_udp);
+}
+
+int udp_open_kind(queue_t *q, dev_t *devp, int sflag, const struct udp_kind *k)
+{
+    struct udp_ep *ep;
+
     if (q->q_ptr != NULL)
         return 0;
     if (sflag != CLONEOPEN && sflag != DRVOPEN)
         return ENXIO;
     ep = kmem_zalloc(sizeof(*ep), KM_SLEEP);
     ep->rq = q;
+    ep->kind = k;
     ep->state = TS_UNBND;
     ep->fd = -1;
     pthread_mutex_init(&ep->lk, NULL);
@@ -168,7 +173,7 @@ static int udp_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *crp)
 
 /* Close: the socket goes first (no more readiness, no I/O), then the
  * procedures; units still queued are freed with the queues. */
-static int udp_close(queue_t *q, int oflag, cred_t *crp)
+int udp_close(queue_t *q, int oflag, cred_t *crp)
 {
     struct udp_ep *ep = q->q_ptr;
 
@@ -188,10 +193,15 @@ static int udp_close(queue_t *q, int oflag, cred_t *crp)
 /* Information, addresses, binding                                           */
 /* ------------------------------------------------------------------------ */
 
+t_scalar_t udp_tsdu(const struct udp_ep *ep, int family)
+{
+    return family == AF_INET6 ? ep->kind->tsdu6 : ep->kind->tsdu4;
+}
+
 /* Under ep->lk. */
 static void udp_info_fill(const struct udp_ep *ep, struct T_info_ack *ia)
 {
-    t_scalar_t tsdu = ep->fd >= 0 && ep->family == AF_INET6 ? UDP_TSDU6 : UDP_TSDU4;
+    t_scalar_t tsdu = udp_tsdu(ep, ep->fd >= 0 ? ep->family : AF_INET);
 
     ia->PRIM_type = T_INFO_ACK;
     ia->TSDU_size = tsdu;
@@ -265,10 +275,23 @@ static void udp_addr_req(queue_t *q, mblk_t *mp)
     qreply(q, bp);
 }
 
+/* The port field of a sockaddr_in / sockaddr_in6 (the same offset). */
+static unsigned short udp_port_get(const struct sockaddr_in6 *a)
+{
+    return ntohs(a->sin6_port);
+}
+
+static void udp_port_set(struct sockaddr_in6 *a, unsigned short port)
+{
+    a->sin6_port = htons(port);
+}
+
 /*
  * T_BIND_REQ (TS_UNBND only): ADDR_length 0 binds INADDR_ANY port 0 (the
  * kernel chooses); otherwise a struct sockaddr_in or sockaddr_in6 of exactly
- * its size (else TBADADDR).  The socket is made here, options negotiated
+ * its size (else TBADADDR).  rawip: the port field is the IP protocol of
+ * the raw socket (0: ICMP, ICMPv6; above 255 or IPPROTO_RAW TBADADDR),
+ * reported back in the bound address.  The socket is made here, options negotiated
  * before are set on it, and the bound address (getsockname) is returned.
  */
 static void udp_bind_req(queue_t *q, mblk_t *mp)
@@ -279,7 +302,7 @@ static void udp_bind_req(queue_t *q, mblk_t *mp)
     struct sockaddr_in6 sa;
     struct sockaddr_in any = {.sin_family = AF_INET};
     socklen_t salen;
-    int family, fd = -1, one = 1, state;
+    int family, fd = -1, one = 1, state, proto = 0;
     t_scalar_t err = 0, uerr = 0;
     mblk_t *bp;
 
@@ -313,7 +336,18 @@ static void udp_bind_req(queue_t *q, mblk_t *mp)
         salen = (socklen_t)br.ADDR_length;
         memcpy(&sa, mp->b_rptr + br.ADDR_offset, salen);
     }
-    fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (ep->kind->type == SOCK_RAW) {
+        /* rawip: the port field names the IP protocol (0: ICMP / ICMPv6) */
+        proto = udp_port_get(&sa);
+        if (proto == 0)
+            proto = family == AF_INET6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP;
+        if (proto > 255 || proto == IPPROTO_RAW) {
+            err = TBADADDR;
+            goto fail;
+        }
+        udp_port_set(&sa, 0);
+    }
+    fd = socket(family, ep->kind->type | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
     if (fd < 0) {
         err = TSYSERR;
         uerr = errno;
@@ -335,6 +369,8 @@ static void udp_bind_req(queue_t *q, mblk_t *mp)
         uerr = errno;
         goto fail;
     }
+    if (proto != 0)
+        udp_port_set(&sa, (unsigned short)proto); /* rawip: reported as bound */
     bp = tl_prim(NULL, M_PCPROTO, sizeof(*ba), sizeof(sa));
     if (bp == NULL) {
         err = TSYSERR;
@@ -350,6 +386,7 @@ static void udp_bind_req(queue_t *q, mblk_t *mp)
     pthread_mutex_lock(&ep->lk);
     ep->fd = fd;
     ep->family = family;
+    ep->proto = proto;
     memcpy(&ep->addr, &sa, salen);
     ep->alen = salen;
     ep->state = TS_IDLE;
@@ -396,7 +433,7 @@ static void udp_unbind_req(queue_t *q, mblk_t *mp)
 }
 
 /* Nothing is put here from below; pass along whatever is. */
-static int udp_rput(queue_t *q, mblk_t *mp)
+int udp_rput(queue_t *q, mblk_t *mp)
 {
     putnext(q, mp);
     return 0;
@@ -459,7 +496,7 @@ static void udp_wproto(queue_t *q, mblk_t *mp)
     }
 }
 
-static int udp_wput(queue_t *q, mblk_t *mp)
+int udp_wput(queue_t *q, mblk_t *mp)
 {
     switch (mp->b_datap->db_type) {
     case M_PROTO:

@@ -121,7 +121,7 @@ void udp_unitdata_req(queue_t *q, mblk_t *mp)
         udp_uderror(q, mp, EINVAL);
         return;
     }
-    if (msgdsize(mp) > (family == AF_INET6 ? UDP_TSDU6 : UDP_TSDU4)) {
+    if (msgdsize(mp) > (size_t)udp_tsdu(ep, family)) {
         udp_uderror(q, mp, EMSGSIZE);
         return;
     }
@@ -304,10 +304,13 @@ int udp_rsrv(queue_t *q)
     struct iovec iov[UDP_BATCH];
     struct sockaddr_in6 src[UDP_BATCH];
     unsigned char *buf;
-    int fd = udp_io_get(ep), round;
+    int fd = udp_io_get(ep), round, strip4;
 
     if (fd < 0)
         return 0;
+    pthread_mutex_lock(&ep->lk);
+    strip4 = ep->kind->type == SOCK_RAW && ep->family == AF_INET;
+    pthread_mutex_unlock(&ep->lk);
     buf = udp_rbuf();
     if (atomic_exchange(&ep->io.err, 0))
         udp_errqueue(q, fd);
@@ -334,8 +337,16 @@ int udp_rsrv(queue_t *q)
             continue;
         }
         for (int i = 0; i < n; i++) {
-            mblk_t *bp = udp_unitdata_ind(&src[i], mh[i].msg_hdr.msg_namelen,
-                                          buf + (size_t)i * UDP_SLOT, mh[i].msg_len);
+            unsigned char *p = buf + (size_t)i * UDP_SLOT;
+            size_t len = mh[i].msg_len;
+            if (strip4) { /* rawip over IPv4: the kernel gives the IP header too */
+                size_t hl = len > 0 ? (size_t)(p[0] & 0x0f) * 4 : 0;
+                if (hl < 20 || hl > len)
+                    continue; /* not an IPv4 datagram: dropped */
+                p += hl;
+                len -= hl;
+            }
+            mblk_t *bp = udp_unitdata_ind(&src[i], mh[i].msg_hdr.msg_namelen, p, len);
             if (bp != NULL)
                 putnext(q, bp);
         }

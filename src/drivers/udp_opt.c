@@ -199,6 +199,12 @@ static t_uscalar_t udp_negotiate(struct udp_ep *ep, int i, long v, int fd, int f
     return *got == v ? T_SUCCESS : T_PARTSUCCESS;
 }
 
+/* Whether UDP_CHECKSUM does not apply: IPv6 (always checksummed), rawip. */
+static int udp_nocsum(const struct udp_ep *ep, int family, int fd)
+{
+    return ep->kind->type == SOCK_RAW || (family == AF_INET6 && fd >= 0);
+}
+
 /* Every option of level (T_ALLOPT) or all (level ~0): current, default or
  * reset to the default. */
 static void udp_optall(struct udp_ep *ep, t_uscalar_t level, t_scalar_t flags, int fd, int family,
@@ -217,7 +223,7 @@ static void udp_optall(struct udp_ep *ep, t_uscalar_t level, t_scalar_t flags, i
             st = udp_negotiate(ep, i, udp_default(i), fd, family, &got);
             v = got;
         }
-        if (udp_opts[i].kind == K_CSUM && family == AF_INET6 && fd >= 0)
+        if (udp_opts[i].kind == K_CSUM && udp_nocsum(ep, family, fd))
             st = T_NOTSUPPORT;
         udp_optout(bp, i, st, v, 0, worst);
     }
@@ -266,7 +272,7 @@ static int udp_optwalk(struct udp_ep *ep, const unsigned char *p, size_t len, t_
             } else {
                 return TBADOPT;
             }
-            if (udp_opts[i].kind == K_CSUM && family == AF_INET6 && fd >= 0) {
+            if (udp_opts[i].kind == K_CSUM && udp_nocsum(ep, family, fd)) {
                 st = T_NOTSUPPORT;
                 got = T_YES;
             } else if (flags == T_CHECK) {
