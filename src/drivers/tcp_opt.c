@@ -229,14 +229,7 @@ static void tcp_optout(mblk_t *bp, int i, t_uscalar_t status, const struct tcp_v
     } else {
         if (vlen == 0)
             vlen = tcp_opts[i].kind == K_UCHAR ? 1 : sizeof(t_uscalar_t);
-        if (vlen == 1) {
-            val[0] = (unsigned char)v->a;
-        } else if (vlen == sizeof(t_uscalar_t)) {
-            t_uscalar_t u = (t_uscalar_t)v->a;
-            memcpy(val, &u, sizeof(u));
-        } else {
-            memcpy(val, &v->a, sizeof(v->a));
-        }
+        inet_optval_put(val, v->a, vlen);
     }
     tl_optput(bp, tcp_opts[i].level, tcp_opts[i].name, status, val, vlen, worst);
 }
@@ -331,15 +324,7 @@ static int tcp_optval(int i, const unsigned char *vp, size_t vlen, struct tcp_va
         memcpy(s, vp, sizeof(s));
         v->a = s[0];
         v->b = s[1];
-    } else if (vlen == 1) {
-        v->a = vp[0];
-    } else if (vlen == sizeof(t_uscalar_t)) {
-        t_uscalar_t u;
-        memcpy(&u, vp, sizeof(u));
-        v->a = (long)u;
-    } else if (vlen == sizeof(long)) {
-        memcpy(&v->a, vp, sizeof(v->a));
-    } else {
+    } else if (inet_optval_get(vp, vlen, &v->a) != 0) {
         return TBADOPT;
     }
     return 0;
