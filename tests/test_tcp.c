@@ -24,8 +24,10 @@
  *   9.  Options: TCP_NODELAY, TCP_MAXSEG (read-only), TCP_KEEPALIVE,
  *       XTI_LINGER, XTI_SNDBUF, IP_TTL as a long, T_NOTSUPPORT, TBADFLAG,
  *       TBADOPT.
- *   10. Close: queued data is delivered, then EOF (graceful); XTI_LINGER
- *       l_onoff with l_linger 0 resets the peer.
+ *   10. Close: queued data is delivered, then EOF (graceful); a
+ *       non-blocking stream with a full write queue closes at once, the
+ *       peer gets a prefix in order and EOF; XTI_LINGER l_onoff with
+ *       l_linger 0 resets the peer.
  *   11. fork(): the child's copies are closed, the parent's endpoint works.
  *   Each case ends with everything closed; no blocks, no extra descriptors.
  */
@@ -918,6 +920,37 @@ static void t_close_linger(void)
     got = tcpu_read_full(s, buf, sizeof(buf));
     CHECK_EQ(got, sizeof(buf));
     CHECK_EQ(recv(s, &c, 1, 0), 0);
+    close(s);
+
+    /* a non-blocking stream closed with its write queue full: close does
+     * not wait; the peer gets a prefix of what was written, in order, then
+     * EOF (graceful) */
+    fd = tpi_sock_pair(AF_INET, &s);
+    {
+        long sent = 0, got = 0;
+        unsigned char chunk[16384];
+        ssize_t r;
+        int bad = 0;
+        CHECK_EQ(strm_fcntl(fd, F_SETFL, O_NONBLOCK), 0);
+        for (int i = 0; i < 4096; i++) {
+            for (size_t k = 0; k < sizeof(chunk); k++)
+                chunk[k] = tcpu_pat((uint64_t)sent + k, 5);
+            r = strm_write(fd, chunk, sizeof(chunk));
+            if (r < 0)
+                break;
+            sent += r;
+        }
+        CHECK_EQ(errno, EAGAIN);
+        CHECK_EQ(strm_close(fd), 0);
+        while ((r = recv(s, chunk, sizeof(chunk), 0)) > 0) {
+            for (ssize_t k = 0; k < r && !bad; k++)
+                bad = chunk[k] != tcpu_pat((uint64_t)(got + k), 5);
+            got += r;
+        }
+        CHECK_EQ(r, 0);
+        CHECK(!bad);
+        CHECK(got > 0 && got <= sent);
+    }
     close(s);
 
     /* l_onoff with l_linger 0: the peer is reset */

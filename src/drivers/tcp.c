@@ -277,9 +277,10 @@ static int tcp_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *crp)
 
 /*
  * Close: no listener may use us as acceptor any more (closing, refs
- * drained); what the write queue holds is sent as far as the socket takes
- * it (the stream head waited for the queue to drain first, up to its close
- * time); then the socket is closed -- gracefully, or with RST when
+ * drained); what the write queue still holds is sent as far as the socket
+ * takes it without blocking (tcp_close_out: the stream head waited for the
+ * queue to drain first, unless non-blocking, up to its close time); then
+ * the socket is closed -- gracefully, or with RST when
  * XTI_LINGER set l_onoff with l_linger 0 (SO_LINGER, the kernel's) or the
  * connection was never accepted (pending indications are reset).
  */
@@ -302,7 +303,8 @@ static int tcp_close(queue_t *q, int oflag, cred_t *crp)
     }
     pthread_mutex_unlock(&tcp_glock);
     pthread_mutex_lock(&ep->sw);
-    fd = tcp_sock_take(ep);
+    fd = tcp_sock_take(ep); /* the service procedures leave the queues alone now */
+    tcp_close_out(WR(q), ep, fd);
     pthread_mutex_lock(&ep->lk);
     lfd = ep->lfd;
     ep->lfd = -1;

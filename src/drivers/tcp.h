@@ -144,6 +144,12 @@ int tcp_connect_done(queue_t *q, struct tcp_ep *ep, int fd);
 void tcp_data_req(queue_t *q, mblk_t *mp, t_scalar_t prim);
 int tcp_wsrv(queue_t *q);
 int tcp_rsrv(queue_t *q);
+/* Close: what the write queue q still holds (the stream head's close-time
+ * drain was cut short: a non-blocking stream, or its close time passed)
+ * goes to the socket fd, taken from ep already, as far as it takes it
+ * without blocking; the rest is discarded with the queue.  Nothing is sent
+ * after a disconnect or when XTI_LINGER asked for an abortive close. */
+void tcp_close_out(queue_t *q, struct tcp_ep *ep, int fd);
 
 /* --- tcp_opt.c --- */
 void tcp_optmgmt_req(queue_t *q, mblk_t *mp);

@@ -303,6 +303,59 @@ out:
     return 0;
 }
 
+void tcp_close_out(queue_t *q, struct tcp_ep *ep, int fd)
+{
+    struct linger l = {0, 0};
+    socklen_t len = sizeof(l);
+    int state, dead;
+    mblk_t *mp;
+
+    pthread_mutex_lock(&ep->lk);
+    state = ep->state;
+    dead = ep->dead || ep->werr != 0;
+    pthread_mutex_unlock(&ep->lk);
+    if (fd < 0 || dead || (state != TS_DATA_XFER && state != TS_WIND_ORDREL &&
+                           state != TS_WREQ_ORDREL && state != TS_IDLE))
+        return;
+    if (getsockopt(fd, SOL_SOCKET, SO_LINGER, &l, &len) == 0 && l.l_onoff && l.l_linger == 0)
+        return; /* an abortive close: nothing more is sent */
+    while ((mp = getq(q)) != NULL) {
+        ssize_t r = 0;
+        if (mp->b_datap->db_type != M_DATA) {
+            t_scalar_t prim;
+            memcpy(&prim, mp->b_rptr, sizeof(prim));
+            if (prim == T_EXDATA_REQ) {
+                mblk_t *b = mp->b_cont;
+                while (b->b_wptr == b->b_rptr)
+                    b = b->b_cont;
+                r = send(fd, b->b_rptr, 1, MSG_OOB | MSG_DONTWAIT | MSG_NOSIGNAL);
+            } else {
+                shutdown(fd, SHUT_WR);
+            }
+            freemsg(mp);
+            if (r < 0)
+                return;
+            continue;
+        }
+        for (mblk_t *b = mp; b != NULL && r >= 0; b = b->b_cont) {
+            size_t off = 0, n = (size_t)(b->b_wptr - b->b_rptr);
+            while (off < n) {
+                r = send(fd, b->b_rptr + off, n - off, MSG_DONTWAIT | MSG_NOSIGNAL);
+                if (r < 0 && errno == EINTR)
+                    continue;
+                if (r <= 0)
+                    break;
+                off += (size_t)r;
+            }
+            if (off < n)
+                r = -1; /* the socket is full: the rest is discarded */
+        }
+        freemsg(mp);
+        if (r < 0)
+            return;
+    }
+}
+
 /* Under nothing: the connection is broken with err (T_DISCON_IND), if it
  * still is connected. */
 static void tcp_broken(queue_t *q, struct tcp_ep *ep, int err)
