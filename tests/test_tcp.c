@@ -29,11 +29,15 @@
  *       peer gets a prefix in order and EOF; XTI_LINGER l_onoff with
  *       l_linger 0 resets the peer.
  *   11. fork(): the child's copies are closed, the parent's endpoint works.
+ *   12. A listener out of descriptors (EMFILE, in a child with a lowered
+ *       limit): the waiting connection is indicated once descriptors are
+ *       free again, with no new connection to wake it.
  *   Each case ends with everything closed; no blocks, no extra descriptors.
  */
 #include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/tihdr.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1029,6 +1033,54 @@ static void t_fork(void)
     close(s);
 }
 
+/* A listener out of descriptors: accept4 fails (EMFILE) while connections
+ * wait in the kernel; once descriptors are free again they are indicated
+ * (the provider retries: no new readiness would come).  In a child, whose
+ * descriptor limit is lowered. */
+static int child_emfile(void *p)
+{
+    struct sockaddr_in6 la;
+    int lalen, l = tcpu_bound(AF_INET, 4, &la, &lalen), c[2], nfill = 0;
+    static int fill[4096];
+    struct rlimit old, rl;
+    struct tlu_msg m;
+
+    (void)p;
+    /* every descriptor taken but one, which the connecting socket takes */
+    CHECK_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+    rl = old;
+    rl.rlim_cur = 0;
+    for (int fd = 0; fd < 4096; fd++)
+        if (fcntl(fd, F_GETFD) >= 0)
+            rl.rlim_cur = (rlim_t)fd + 1;
+    rl.rlim_cur += 16;
+    CHECK_EQ(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    while (nfill < 4096 && (fill[nfill] = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+        nfill++;
+    CHECK(nfill > 0 && nfill < 4096);
+    close(fill[--nfill]);
+    c[0] = tcpu_connect(&la, lalen);
+    CHECK(c[0] >= 0);
+    CHECK(tlu_quiet(l, 300)); /* accept4 fails: EMFILE */
+    while (nfill > 0)
+        close(fill[--nfill]);
+    CHECK_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+    /* no new connection arrives, yet the waiting one is indicated */
+    CHECK_EQ(tlu_get(l, &m), T_CONN_IND);
+    c[1] = tcpu_connect(&la, lalen);
+    CHECK(c[1] >= 0);
+    CHECK_EQ(tlu_get(l, &m), T_CONN_IND);
+    close(c[0]);
+    close(c[1]);
+    CHECK_EQ(strm_close(l), 0);
+    return FK_CHILD_FAILED();
+}
+
+static void t_emfile(void)
+{
+    CHECK_EQ(fk_run(child_emfile, NULL, 20000), 0);
+}
+
 int main(void)
 {
     int fds;
@@ -1056,6 +1108,7 @@ int main(void)
     t_options();
     t_close_linger();
     t_fork();
+    t_emfile();
     CHECK_EQ(ustreams_quiesce(5000), 0);
     CHECK_EQ(udpu_nfds(), fds);
     CHECK_NO_BLOCKS();

@@ -314,6 +314,7 @@ static int tcp_close(queue_t *q, int oflag, cred_t *crp)
     pthread_mutex_unlock(&ep->sw);
     tcp_sock_close(fd, 0);
     tcp_sock_close(lfd, 0);
+    tcp_accept_cancel(ep);
     qprocsoff(q);
     q->q_ptr = NULL;
     WR(q)->q_ptr = NULL;

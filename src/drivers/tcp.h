@@ -96,6 +96,7 @@ struct tcp_ep {
     struct tcp_conind *ind;    /* LK: listener: outstanding indications, oldest first */
     t_uscalar_t nind;          /* LK: their number */
     t_scalar_t seq;            /* LK: last SEQ_number */
+    timeout_id_t acc_tid;      /* LK: listener: the last retry of accept4 armed (out of descriptors) */
     struct tcp_optv opt[TCP_NOPTS]; /* LK: options to set on the next socket */
     struct inet_io io; /* registration of fd with the epoll thread */
 };
@@ -133,8 +134,14 @@ void tcp_ind_free(struct tcp_ep *ep);
  * listening socket installed.  Takes ep->sw; no I/O claim held. */
 void tcp_relisten(struct tcp_ep *ep);
 /* Read service part: a listener takes connections from the kernel's accept
- * queue as T_CONN_IND while it has room for them (qlen, canputnext). */
+ * queue as T_CONN_IND while it has room for them (qlen, canputnext).  When
+ * accept4 fails for want of resources (EMFILE, ENFILE, ENOBUFS, ENOMEM) it
+ * tries again TCP_ACCEPT_RETRY later (a timeout): no new readiness edge
+ * would come for the connections already queued. */
 void tcp_accept_ind(queue_t *q, struct tcp_ep *ep, int fd);
+/* Close, after the socket was taken (no read service procedure arms
+ * another): cancel the last retry armed (waits for one running). */
+void tcp_accept_cancel(struct tcp_ep *ep);
 /* Read service part: a connector in TS_WCON_CREQ learns the outcome of its
  * connect: T_CONN_CON or T_DISCON_IND(errno).  Returns 1 when connected. */
 int tcp_connect_done(queue_t *q, struct tcp_ep *ep, int fd);

@@ -309,6 +309,28 @@ int tcp_connect_done(queue_t *q, struct tcp_ep *ep, int fd)
     return 1;
 }
 
+#define TCP_ACCEPT_RETRY 100000 /* microseconds */
+
+/* The retry's timeout (arg: the listener's read queue): accept again.  It
+ * touches nothing of the endpoint, so a recorded id that has fired needs no
+ * bookkeeping: close cancels the last one armed (waiting if it runs). */
+static void tcp_accept_retry(void *arg)
+{
+    qenable((queue_t *)arg);
+}
+
+void tcp_accept_cancel(struct tcp_ep *ep)
+{
+    timeout_id_t tid;
+
+    pthread_mutex_lock(&ep->lk);
+    tid = ep->acc_tid;
+    ep->acc_tid = 0;
+    pthread_mutex_unlock(&ep->lk);
+    if (tid != 0)
+        quntimeout(ep->rq, tid);
+}
+
 void tcp_accept_ind(queue_t *q, struct tcp_ep *ep, int fd)
 {
     for (;;) {
@@ -326,9 +348,21 @@ void tcp_accept_ind(queue_t *q, struct tcp_ep *ep, int fd)
             return; /* an answer (T_CONN_RES, T_DISCON_REQ) or back-enabling resumes */
         nfd = accept4(fd, (struct sockaddr *)&sa, &salen, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (nfd < 0) {
-            if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
+            int err = errno;
+            if (err == EINTR || err == ECONNABORTED || err == EPROTO)
                 continue;
-            return; /* EAGAIN: the next connection is a new edge; else see docs */
+            if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+                /* a new retry replaces the last (fired, or about to) */
+                timeout_id_t tid = qtimeout(q, tcp_accept_retry, q,
+                                            drv_usectohz(TCP_ACCEPT_RETRY)), old;
+                pthread_mutex_lock(&ep->lk);
+                old = ep->acc_tid;
+                ep->acc_tid = tid;
+                pthread_mutex_unlock(&ep->lk);
+                if (old != 0)
+                    quntimeout(q, old);
+            }
+            return; /* EAGAIN: the next connection is a new edge */
         }
         bp = tl_prim(NULL, M_PROTO, sizeof(*ci), sizeof(sa));
         ind = kmem_alloc(sizeof(*ind), KM_NOSLEEP);
