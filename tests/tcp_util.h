@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tcp_util.h -- helpers of the tcp provider tests (test_tcp.c,
- * test_xti_tcp.c, test_xti_tcp_stress.c): plain kernel TCP sockets as peers on
+ * test_tcp_data.c, test_xti_tcp.c, test_xti_tcp_stress.c): plain kernel TCP sockets as peers on
  * 127.0.0.1 / ::1, a checksum, raw TPI connection set-up.  Loopback
  * addresses and the descriptor count come from udp_util.h.
  */
@@ -191,6 +191,66 @@ static inline int tcpu_tpi_expect(int fd, const void *want, int len)
         got += m.dlen;
     }
     return 1;
+}
+
+/* A TPI endpoint connected to a plain socket (*s); the TPI fd. */
+static inline int tcpu_sock_pair(int family, int *s)
+{
+    unsigned short lport = 0;
+    int ls = tcpu_listener(family, &lport), len, blen, fd;
+    struct sockaddr_in6 dest = tcpu_addr(family, lport, &len), ba;
+
+    *s = -1;
+    if (!CHECK(ls >= 0))
+        return -1;
+    fd = tcpu_bound(family, 0, &ba, &blen);
+    CHECK(tcpu_tpi_connect(fd, &dest, len));
+    *s = tcpu_accept(ls);
+    CHECK(*s >= 0);
+    close(ls);
+    return fd;
+}
+
+/* One option request; the ack's MGMT_flags (or -TLI_error), the first
+ * returned value (4 bytes, or the struct) into *out. */
+static inline int tcpu_optreq(int fd, t_scalar_t flags, t_uscalar_t level, t_uscalar_t name, const void *v,
+                              int vlen, void *out, int outlen, t_uscalar_t *status)
+{
+    struct {
+        struct T_optmgmt_req r;
+        struct t_opthdr h;
+        unsigned char v[32];
+    } b;
+    struct tlu_msg m;
+    int r;
+
+    memset(&b, 0, sizeof(b));
+    b.r.PRIM_type = T_OPTMGMT_REQ;
+    b.r.MGMT_flags = flags;
+    b.r.OPT_offset = sizeof(b.r);
+    b.r.OPT_length = (t_scalar_t)(sizeof(b.h) + (size_t)vlen);
+    b.h.len = sizeof(b.h) + (t_uscalar_t)vlen;
+    b.h.level = level;
+    b.h.name = name;
+    if (vlen > 0)
+        memcpy(b.v, v, (size_t)vlen);
+    if (tlu_put(fd, &b, (int)(sizeof(b.r) + sizeof(b.h)) + vlen, NULL, -1, 0) != 0)
+        return -1000;
+    r = tlu_get(fd, &m);
+    if (r == T_ERROR_ACK)
+        return -m.c.p.error_ack.TLI_error;
+    if (!CHECK_EQ(r, T_OPTMGMT_ACK))
+        return -1000;
+    if (m.c.p.optmgmt_ack.OPT_length >= (t_scalar_t)sizeof(struct t_opthdr)) {
+        struct t_opthdr h;
+        memcpy(&h, m.c.b + m.c.p.optmgmt_ack.OPT_offset, sizeof(h));
+        if (status)
+            *status = h.status;
+        if (out)
+            memcpy(out, m.c.b + m.c.p.optmgmt_ack.OPT_offset + sizeof(h),
+                   (size_t)outlen < h.len - sizeof(h) ? (size_t)outlen : h.len - sizeof(h));
+    }
+    return m.c.p.optmgmt_ack.MGMT_flags;
 }
 
 #endif /* UST_TEST_TCP_UTIL_H */
