@@ -28,6 +28,8 @@ static void builtin_register_all(void)
     ust_log_register(); /* issue 4: log driver */
     ust_tl_register();  /* issue 11: ticlts, ticots, ticotsord */
     ust_udp_register(); /* issue 12: udp */
+    ust_tcp_register(); /* issue 12: tcp */
+    ust_rawip_register(); /* issue 12: rawip (after udp) */
 }
 
 void ust_builtin_register(void)

@@ -27,6 +27,8 @@ void ust_mux_register(void);     /* src/drivers/mux.c */
 void ust_log_register(void);     /* src/drivers/log.c (issue 4: log driver) */
 void ust_tl_register(void);      /* src/drivers/tl.c (issue 11: TPI loopback) */
 void ust_udp_register(void);     /* src/drivers/udp.c (issue 12: udp over kernel sockets) */
+void ust_tcp_register(void);     /* src/drivers/tcp.c (issue 12: tcp over kernel sockets) */
+void ust_rawip_register(void);   /* src/drivers/rawip.c (issue 12: raw IP over kernel sockets) */
 void ust_nullmod_register(void); /* src/modules/nullmod.c */
 void ust_srvmod_register(void);  /* src/modules/srvmod.c */
 void ust_pipemod_register(void); /* src/modules/pipemod.c */

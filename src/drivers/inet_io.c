@@ -6,7 +6,7 @@
  * Principles of operation
  *   One thread, started on the first registration, waits in epoll_wait and
  *   for each ready socket qenables the endpoint's read queue (readable,
- *   error) or write queue (writable; EPOLLOUT is armed only while a send is
+ *   urgent data, error) or write queue (writable; EPOLLOUT is armed only while a send is
  *   blocked, and disarmed when it fires).  Each batch of events is one
  *   library call of the thread (ust_call_begin/ust_call_end): the queues it
  *   enabled run on this thread, with the executive's claims, once io_lock
@@ -70,10 +70,12 @@ static void *io_thread(void *arg)
                 continue;
             if (ev[i].events & EPOLLERR)
                 atomic_store(&io->err, 1);
-            if (ev[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+            if (ev[i].events & EPOLLPRI)
+                atomic_store(&io->pri, 1);
+            if (ev[i].events & (EPOLLIN | EPOLLPRI | EPOLLERR | EPOLLHUP))
                 qenable(io->rq);
             if ((ev[i].events & EPOLLOUT) && io->out) {
-                struct epoll_event e = {.events = EPOLLIN | EPOLLET, .data.ptr = io};
+                struct epoll_event e = {.events = EPOLLIN | EPOLLPRI | EPOLLET, .data.ptr = io};
                 io->out = 0;
                 epoll_ctl(epfd, EPOLL_CTL_MOD, io->fd, &e);
                 qenable(WR(io->rq));
@@ -158,7 +160,7 @@ fail:
 
 int inet_io_add(struct inet_io *io, int fd, queue_t *rq)
 {
-    struct epoll_event e = {.events = EPOLLIN | EPOLLET, .data.ptr = io};
+    struct epoll_event e = {.events = EPOLLIN | EPOLLPRI | EPOLLET, .data.ptr = io};
     int rc;
 
     pthread_mutex_lock(&io_lock);
@@ -169,6 +171,7 @@ int inet_io_add(struct inet_io *io, int fd, queue_t *rq)
         io->out = 0;
         io->gone = 0;
         atomic_store(&io->err, 0);
+        atomic_store(&io->pri, 0);
         if (epoll_ctl(io_epfd, EPOLL_CTL_ADD, fd, &e) < 0) {
             rc = errno;
         } else {
@@ -184,7 +187,7 @@ int inet_io_add(struct inet_io *io, int fd, queue_t *rq)
 
 void inet_io_want_out(struct inet_io *io)
 {
-    struct epoll_event e = {.events = EPOLLIN | EPOLLOUT | EPOLLET, .data.ptr = io};
+    struct epoll_event e = {.events = EPOLLIN | EPOLLPRI | EPOLLOUT | EPOLLET, .data.ptr = io};
 
     pthread_mutex_lock(&io_lock);
     if (!io->out && !io->gone) {

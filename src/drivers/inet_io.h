@@ -9,6 +9,7 @@
  *
  *   readable or error (EPOLLIN, EPOLLERR, EPOLLHUP)  -> qenable(rq)
  *                                  (EPOLLERR also sets io->err first)
+ *   urgent data (EPOLLPRI, tcp)    -> io->pri set, qenable(rq)
  *   writable (EPOLLOUT, armed by inet_io_want_out)   -> disarm, qenable(WR(rq))
  *
  * Sockets are registered edge-triggered: a service procedure reads until
@@ -29,6 +30,7 @@
 #define UST_INET_IO_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/stream.h>
 
@@ -39,6 +41,7 @@ struct inet_io {
     int out;                     /* io_lock: EPOLLOUT armed */
     int gone;                    /* io_lock: being deleted: the thread skips it */
     atomic_int err;              /* set by the thread on EPOLLERR, taken by the reader */
+    atomic_int pri;              /* set by the thread on EPOLLPRI (urgent data), taken by the reader */
 };
 
 /* inet_io_init -- register the fork hooks.  Context: the provider's
@@ -65,5 +68,25 @@ void inet_io_want_out(struct inet_io *io);
  *   epoll thread (a service procedure it runs) it does not wait.
  */
 void inet_io_del(struct inet_io *io);
+
+/* --- inet_addr.c: addresses, shared by the providers over kernel sockets --- */
+
+/* The family of an address of len bytes at p (AF_INET, AF_INET6), or 0 if it
+ * is not a struct sockaddr_in / sockaddr_in6 of exactly that length (the XTI
+ * Internet appendix's netbuf). */
+int inet_addr_family(const unsigned char *p, size_t len);
+
+/* The TPI error of a failed bind(2) with errno err: EADDRINUSE TADDRBUSY,
+ * EACCES/EPERM TACCES, EADDRNOTAVAIL/EAFNOSUPPORT/EINVAL TBADADDR, else
+ * TSYSERR (the caller passes err as UNIX_error). */
+long inet_bind_error(int err);
+
+/* --- inet_opt.c: scalar option values of udp_opt.c and tcp_opt.c --- */
+
+/* The value of vlen bytes at vp -- 1 (unsigned char), 4 (t_uscalar_t) or
+ * sizeof(long) -- into *v; 0, or -1 for any other length (TBADOPT). */
+int inet_optval_get(const unsigned char *vp, size_t vlen, long *v);
+/* v written in vlen bytes (1, 4 or sizeof(long)) at out. */
+void inet_optval_put(unsigned char *out, long v, size_t vlen);
 
 #endif /* UST_INET_IO_H */

@@ -43,9 +43,8 @@
 #define UDP_LOWAT (64 * 1024)
 
 static int udp_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *crp);
-static int udp_close(queue_t *q, int oflag, cred_t *crp);
-static int udp_rput(queue_t *q, mblk_t *mp);
-static int udp_wput(queue_t *q, mblk_t *mp);
+
+const struct udp_kind udp_kind_udp = {.type = SOCK_DGRAM, .tsdu4 = UDP_TSDU4, .tsdu6 = UDP_TSDU6};
 
 static struct module_info udp_minfo = {
     .mi_idnum = UDP_ID,
@@ -192,16 +191,22 @@ static void udp_sock_close(struct udp_ep *ep)
 
 static int udp_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *crp)
 {
-    struct udp_ep *ep;
-
     (void)oflag;
     (void)crp;
+    return udp_open_kind(q, devp, sflag, &udp_kind_udp);
+}
+
+int udp_open_kind(queue_t *q, dev_t *devp, int sflag, const struct udp_kind *k)
+{
+    struct udp_ep *ep;
+
     if (q->q_ptr != NULL)
         return 0;
     if (sflag != CLONEOPEN && sflag != DRVOPEN)
         return ENXIO;
     ep = kmem_zalloc(sizeof(*ep), KM_SLEEP);
     ep->rq = q;
+    ep->kind = k;
     ep->state = TS_UNBND;
     ep->fd = -1;
     ep->dead_fd = -1;
@@ -221,7 +226,7 @@ static int udp_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *crp)
 
 /* Close: the socket goes first (no more readiness, no I/O), then the
  * procedures; units still queued are freed with the queues. */
-static int udp_close(queue_t *q, int oflag, cred_t *crp)
+int udp_close(queue_t *q, int oflag, cred_t *crp)
 {
     struct udp_ep *ep = q->q_ptr;
 
@@ -241,10 +246,15 @@ static int udp_close(queue_t *q, int oflag, cred_t *crp)
 /* Information, addresses, binding                                           */
 /* ------------------------------------------------------------------------ */
 
+t_scalar_t udp_tsdu(const struct udp_ep *ep, int family)
+{
+    return family == AF_INET6 ? ep->kind->tsdu6 : ep->kind->tsdu4;
+}
+
 /* Under ep->lk. */
 static void udp_info_fill(const struct udp_ep *ep, struct T_info_ack *ia)
 {
-    t_scalar_t tsdu = ep->fd >= 0 && ep->family == AF_INET6 ? UDP_TSDU6 : UDP_TSDU4;
+    t_scalar_t tsdu = udp_tsdu(ep, ep->fd >= 0 ? ep->family : AF_INET);
 
     ia->PRIM_type = T_INFO_ACK;
     ia->TSDU_size = tsdu;
@@ -318,44 +328,23 @@ static void udp_addr_req(queue_t *q, mblk_t *mp)
     qreply(q, bp);
 }
 
-/* The family of an address of len bytes at p (AF_INET, AF_INET6), or 0 if it
- * is not a sockaddr_in / sockaddr_in6 of exactly that length. */
-int udp_addr_family(const unsigned char *p, size_t len)
+/* The port field of a sockaddr_in / sockaddr_in6 (the same offset). */
+static unsigned short udp_port_get(const struct sockaddr_in6 *a)
 {
-    sa_family_t f;
-
-    if (len < sizeof(f))
-        return 0;
-    memcpy(&f, p, sizeof(f));
-    if (f == AF_INET && len == sizeof(struct sockaddr_in))
-        return AF_INET;
-    if (f == AF_INET6 && len == sizeof(struct sockaddr_in6))
-        return AF_INET6;
-    return 0;
+    return ntohs(a->sin6_port);
 }
 
-/* The TPI error of a failed bind(2). */
-static t_scalar_t udp_bind_error(int err)
+static void udp_port_set(struct sockaddr_in6 *a, unsigned short port)
 {
-    switch (err) {
-    case EADDRINUSE:
-        return TADDRBUSY;
-    case EACCES:
-    case EPERM:
-        return TACCES;
-    case EADDRNOTAVAIL:
-    case EAFNOSUPPORT:
-    case EINVAL:
-        return TBADADDR;
-    default:
-        return TSYSERR;
-    }
+    a->sin6_port = htons(port);
 }
 
 /*
  * T_BIND_REQ (TS_UNBND only): ADDR_length 0 binds INADDR_ANY port 0 (the
  * kernel chooses); otherwise a struct sockaddr_in or sockaddr_in6 of exactly
- * its size (else TBADADDR).  The socket is made here, options negotiated
+ * its size (else TBADADDR).  rawip: the port field is the IP protocol of
+ * the raw socket (0: ICMP, ICMPv6; above 255 or IPPROTO_RAW TBADADDR),
+ * reported back in the bound address.  The socket is made here, options negotiated
  * before are set on it, and the bound address (getsockname) is returned.
  */
 static void udp_bind_req(queue_t *q, mblk_t *mp)
@@ -366,7 +355,7 @@ static void udp_bind_req(queue_t *q, mblk_t *mp)
     struct sockaddr_in6 sa;
     struct sockaddr_in any = {.sin_family = AF_INET};
     socklen_t salen;
-    int family, fd = -1, one = 1, state;
+    int family, fd = -1, one = 1, state, proto = 0;
     t_scalar_t err = 0, uerr = 0;
     mblk_t *bp;
 
@@ -392,7 +381,7 @@ static void udp_bind_req(queue_t *q, mblk_t *mp)
         salen = sizeof(any);
         family = AF_INET;
     } else if (br.ADDR_length < 0 || !tl_range_ok(mp, br.ADDR_offset, br.ADDR_length) ||
-               (family = udp_addr_family(mp->b_rptr + br.ADDR_offset,
+               (family = inet_addr_family(mp->b_rptr + br.ADDR_offset,
                                          (size_t)br.ADDR_length)) == 0) {
         err = TBADADDR;
         goto fail;
@@ -400,7 +389,18 @@ static void udp_bind_req(queue_t *q, mblk_t *mp)
         salen = (socklen_t)br.ADDR_length;
         memcpy(&sa, mp->b_rptr + br.ADDR_offset, salen);
     }
-    fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (ep->kind->type == SOCK_RAW) {
+        /* rawip: the port field names the IP protocol (0: ICMP / ICMPv6) */
+        proto = udp_port_get(&sa);
+        if (proto == 0)
+            proto = family == AF_INET6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP;
+        if (proto > 255 || proto == IPPROTO_RAW) {
+            err = TBADADDR;
+            goto fail;
+        }
+        udp_port_set(&sa, 0);
+    }
+    fd = socket(family, ep->kind->type | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
     if (fd < 0) {
         err = TSYSERR;
         uerr = errno;
@@ -413,7 +413,7 @@ static void udp_bind_req(queue_t *q, mblk_t *mp)
     udp_opt_apply(ep, fd, family);
     if (bind(fd, (struct sockaddr *)&sa, salen) < 0) {
         uerr = errno;
-        err = udp_bind_error(uerr);
+        err = (t_scalar_t)inet_bind_error(uerr);
         goto fail;
     }
     salen = sizeof(sa);
@@ -422,6 +422,8 @@ static void udp_bind_req(queue_t *q, mblk_t *mp)
         uerr = errno;
         goto fail;
     }
+    if (proto != 0)
+        udp_port_set(&sa, (unsigned short)proto); /* rawip: reported as bound */
     bp = tl_prim(NULL, M_PCPROTO, sizeof(*ba), sizeof(sa));
     if (bp == NULL) {
         err = TSYSERR;
@@ -437,6 +439,7 @@ static void udp_bind_req(queue_t *q, mblk_t *mp)
     pthread_mutex_lock(&ep->lk);
     ep->fd = fd;
     ep->family = family;
+    ep->proto = proto;
     memcpy(&ep->addr, &sa, salen);
     ep->alen = salen;
     ep->state = TS_IDLE;
@@ -483,7 +486,7 @@ static void udp_unbind_req(queue_t *q, mblk_t *mp)
 }
 
 /* Nothing is put here from below; pass along whatever is. */
-static int udp_rput(queue_t *q, mblk_t *mp)
+int udp_rput(queue_t *q, mblk_t *mp)
 {
     putnext(q, mp);
     return 0;
@@ -546,7 +549,7 @@ static void udp_wproto(queue_t *q, mblk_t *mp)
     }
 }
 
-static int udp_wput(queue_t *q, mblk_t *mp)
+int udp_wput(queue_t *q, mblk_t *mp)
 {
     switch (mp->b_datap->db_type) {
     case M_PROTO:

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * udp.h -- private to the udp TPI provider (udp.c, udp_data.c, udp_opt.c): the
- * endpoint and its lock legend.  docs/TPI.md "udp" describes the provider.
+ * udp.h -- private to the udp TPI provider (udp.c, udp_data.c, udp_opt.c)
+ * and to rawip.c, which is the same provider over raw sockets: the
+ * endpoint and its lock legend.  docs/TPI.md "udp" and "rawip" describe
+ * them.
  *
  * Locking
  *   ep->lk guards the fields marked LK.  It is a leaf: held only around
@@ -34,6 +36,13 @@
 #define UDP_OPT_MAX 512 /* OPT_size */
 #define UDP_NOPTS 8     /* the options of udp_opt.c */
 
+/* What a device of this driver is: "udp" (udp.c) or "rawip" (rawip.c). */
+struct udp_kind {
+    int type;              /* SOCK_DGRAM or SOCK_RAW */
+    t_scalar_t tsdu4, tsdu6; /* TSDU_size over IPv4 (and unbound), over IPv6 */
+};
+extern const struct udp_kind udp_kind_udp;
+
 /* A value negotiated before the socket existed, applied at bind. */
 struct udp_optv {
     int set;
@@ -42,12 +51,14 @@ struct udp_optv {
 
 struct udp_ep {
     queue_t *rq;          /* fixed */
+    const struct udp_kind *kind; /* fixed */
     t_uscalar_t id;       /* fixed: ACCEPTOR_id (unused by T_CLTS, answered) */
     pthread_mutex_t lk;
     pthread_cond_t cv;    /* with lk: io_users fell to 0 */
     int state;            /* LK: TS_UNBND or TS_IDLE */
     int fd;               /* LK: the socket, -1 when unbound */
     int family;           /* LK: AF_INET or AF_INET6 while bound */
+    int proto;            /* LK: rawip: the IP protocol while bound */
     int io_users;         /* LK: I/O claims */
     int dead_fd;          /* LK: the socket given up under a claim of the
                            * unbinding thread: closed when the claims drain */
@@ -66,9 +77,15 @@ void udp_opt_apply(struct udp_ep *ep, int fd, int family);
 #define UDP_TSDU4 65507 /* largest UDP payload over IPv4: TSDU_size */
 #define UDP_TSDU6 65527 /* ... over IPv6 (no jumbograms) */
 
-/* udp.c: the family of an address of len bytes at p (AF_INET, AF_INET6),
- * or 0 if it is not a sockaddr_in / sockaddr_in6 of exactly that length. */
-int udp_addr_family(const unsigned char *p, size_t len);
+/* udp.c: TSDU_size of ep's kind for family. */
+t_scalar_t udp_tsdu(const struct udp_ep *ep, int family);
+
+/* udp.c: the procedures rawip.c shares: open an endpoint of kind k (its
+ * qi_qopen calls this), close, the put procedures. */
+int udp_open_kind(queue_t *q, dev_t *devp, int sflag, const struct udp_kind *k);
+int udp_close(queue_t *q, int oflag, cred_t *crp);
+int udp_rput(queue_t *q, mblk_t *mp);
+int udp_wput(queue_t *q, mblk_t *mp);
 
 /* udp_data.c: T_UNITDATA_REQ from the put procedure; the write and read
  * service procedures (contracts at their definitions). */

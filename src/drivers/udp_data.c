@@ -115,13 +115,13 @@ void udp_unitdata_req(queue_t *q, mblk_t *mp)
         return;
     }
     if (ur.DEST_length <= 0 || !tl_range_ok(mp, ur.DEST_offset, ur.DEST_length) ||
-        udp_addr_family(mp->b_rptr + ur.DEST_offset, (size_t)ur.DEST_length) != family ||
+        inet_addr_family(mp->b_rptr + ur.DEST_offset, (size_t)ur.DEST_length) != family ||
         !tl_range_ok(mp, ur.OPT_offset, ur.OPT_length) ||
         !tl_opts_ok(mp->b_rptr + ur.OPT_offset, (size_t)ur.OPT_length)) {
         udp_uderror(q, mp, EINVAL);
         return;
     }
-    if (msgdsize(mp) > (family == AF_INET6 ? UDP_TSDU6 : UDP_TSDU4)) {
+    if (msgdsize(mp) > (size_t)udp_tsdu(ep, family)) {
         udp_uderror(q, mp, EMSGSIZE);
         return;
     }
@@ -312,10 +312,13 @@ int udp_rsrv(queue_t *q)
     struct iovec iov[UDP_BATCH];
     struct sockaddr_in6 src[UDP_BATCH];
     unsigned char *buf;
-    int fd = udp_io_get(ep), round;
+    int fd = udp_io_get(ep), round, strip4;
 
     if (fd < 0)
         return 0;
+    pthread_mutex_lock(&ep->lk);
+    strip4 = ep->kind->type == SOCK_RAW && ep->family == AF_INET;
+    pthread_mutex_unlock(&ep->lk);
     buf = udp_rbuf();
     if (atomic_exchange(&ep->io.err, 0) && !udp_errqueue(q, ep, fd))
         goto out;
@@ -343,8 +346,16 @@ int udp_rsrv(queue_t *q)
             continue;
         }
         for (int i = 0; i < n; i++) {
-            mblk_t *bp = udp_unitdata_ind(&src[i], mh[i].msg_hdr.msg_namelen,
-                                          buf + (size_t)i * UDP_SLOT, mh[i].msg_len);
+            unsigned char *p = buf + (size_t)i * UDP_SLOT;
+            size_t len = mh[i].msg_len;
+            if (strip4) { /* rawip over IPv4: the kernel gives the IP header too */
+                size_t hl = len > 0 ? (size_t)(p[0] & 0x0f) * 4 : 0;
+                if (hl < 20 || hl > len)
+                    continue; /* not an IPv4 datagram: dropped */
+                p += hl;
+                len -= hl;
+            }
+            mblk_t *bp = udp_unitdata_ind(&src[i], mh[i].msg_hdr.msg_namelen, p, len);
             if (bp == NULL)
                 continue;
             putnext(q, bp);

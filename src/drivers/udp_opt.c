@@ -149,14 +149,7 @@ static void udp_optout(mblk_t *bp, int i, t_uscalar_t status, long v, size_t vle
 
     if (vlen == 0)
         vlen = udp_opts[i].kind == K_UCHAR ? 1 : sizeof(t_uscalar_t);
-    if (vlen == 1) {
-        val[0] = (unsigned char)v;
-    } else if (vlen == sizeof(t_uscalar_t)) {
-        t_uscalar_t u = (t_uscalar_t)v;
-        memcpy(val, &u, sizeof(u));
-    } else {
-        memcpy(val, &v, sizeof(v));
-    }
+    inet_optval_put(val, v, vlen);
     tl_optput(bp, udp_opts[i].level, udp_opts[i].name, status, val, vlen, worst);
 }
 
@@ -199,6 +192,12 @@ static t_uscalar_t udp_negotiate(struct udp_ep *ep, int i, long v, int fd, int f
     return *got == v ? T_SUCCESS : T_PARTSUCCESS;
 }
 
+/* Whether UDP_CHECKSUM does not apply: IPv6 (always checksummed), rawip. */
+static int udp_nocsum(const struct udp_ep *ep, int family, int fd)
+{
+    return ep->kind->type == SOCK_RAW || (family == AF_INET6 && fd >= 0);
+}
+
 /* Every option of level (T_ALLOPT) or all (level ~0): current, default or
  * reset to the default. */
 static void udp_optall(struct udp_ep *ep, t_uscalar_t level, t_scalar_t flags, int fd, int family,
@@ -217,7 +216,7 @@ static void udp_optall(struct udp_ep *ep, t_uscalar_t level, t_scalar_t flags, i
             st = udp_negotiate(ep, i, udp_default(i), fd, family, &got);
             v = got;
         }
-        if (udp_opts[i].kind == K_CSUM && family == AF_INET6 && fd >= 0)
+        if (udp_opts[i].kind == K_CSUM && udp_nocsum(ep, family, fd))
             st = T_NOTSUPPORT;
         udp_optout(bp, i, st, v, 0, worst);
     }
@@ -254,19 +253,9 @@ static int udp_optwalk(struct udp_ep *ep, const unsigned char *p, size_t len, t_
         } else {
             long v, got;
             t_uscalar_t st;
-            const unsigned char *vp = p + at + sizeof(oh);
-            if (vlen == 1) {
-                v = vp[0];
-            } else if (vlen == sizeof(t_uscalar_t)) {
-                t_uscalar_t u;
-                memcpy(&u, vp, sizeof(u));
-                v = (long)u;
-            } else if (vlen == sizeof(long)) {
-                memcpy(&v, vp, sizeof(v));
-            } else {
+            if (inet_optval_get(p + at + sizeof(oh), vlen, &v) != 0)
                 return TBADOPT;
-            }
-            if (udp_opts[i].kind == K_CSUM && family == AF_INET6 && fd >= 0) {
+            if (udp_opts[i].kind == K_CSUM && udp_nocsum(ep, family, fd)) {
                 st = T_NOTSUPPORT;
                 got = T_YES;
             } else if (flags == T_CHECK) {
