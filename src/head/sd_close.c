@@ -199,7 +199,7 @@ void ust_sd_drop_stale(int fd, struct stdata *sd)
      * by whoever drops the other references meanwhile (wait_calls). */
     atomic_fetch_add(&sd->sd_calls, 1);
     ust_sd_tab_lock();
-    left = ust_sd_forget_fd(fd, sd);
+    left = ust_sd_forget_stale_fd(fd, sd);
     ust_sd_tab_unlock();
     if (left > 0)
         ust_sd_passfp_cycle(sd, left); /* ends the call */

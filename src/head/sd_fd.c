@@ -435,6 +435,24 @@ int ust_sd_forget_fd(int fd, struct stdata *sd)
     return atomic_fetch_sub(&sd->sd_refs, 1) - 1;
 }
 
+int ust_sd_forget_stale_fd(int fd, struct stdata *sd)
+{
+    /* The caller found the slot stale before taking tab_lock.  Meanwhile the
+     * stream may have been closed, its head reused for a new stream and fd
+     * reused for the new U, entered in the same slot (table_enter takes
+     * tab_lock after sd_uino is set): the same (fd, sd) pair, valid again.
+     * Checked again under tab_lock, such a slot stays. */
+    ust_lock(&tab_lock);
+    struct stdata **s = slot(fd, 0);
+    if (!s || __atomic_load_n(s, __ATOMIC_ACQUIRE) != sd || ust_sd_fd_is(fd, sd)) {
+        ust_unlock(&tab_lock);
+        return -EBADF; /* not sd's slot, or a valid one */
+    }
+    __atomic_store_n(s, NULL, __ATOMIC_RELEASE);
+    ust_unlock(&tab_lock);
+    return atomic_fetch_sub(&sd->sd_refs, 1) - 1;
+}
+
 /* Drop every slot of sd whose number no longer names U. */
 static void drop_stale_slots(struct stdata *sd)
 {

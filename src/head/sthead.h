@@ -255,6 +255,9 @@ int ust_sd_fd_is(int fd, struct stdata *sd);
 /* Remove fd from the table without closing it (the number is no longer the
  * stream's); returns the references left, or -EBADF if fd is not sd's slot. */
 int ust_sd_forget_fd(int fd, struct stdata *sd);
+/* ust_sd_forget_fd of a slot found stale, if it still is under the table's
+ * lock (fstat identity): -EBADF leaves a slot that names sd's U again. */
+int ust_sd_forget_stale_fd(int fd, struct stdata *sd);
 /* ust_sd_get, then make sure fd still names the stream: a slot left by
  * close(2) is dropped (the stream released if it was its last descriptor) and
  * fd is treated as the descriptor it now is.  For the calls that may already
@@ -265,7 +268,8 @@ struct stdata *ust_sd_get_checked(int fd, int *err);
 struct stdata *ust_sd_recheck(int fd, struct stdata *sd, int *err);
 /* Drop the stale slot fd of sd (sd_close.c): forget it and, if it was the
  * last descriptor, release the stream without the close-time wait.  Takes
- * tab_lock; call with no lock held. */
+ * tab_lock, under which it checks the slot's identity again (a new stream
+ * may have the same head and descriptor by then); call with no lock held. */
 void ust_sd_drop_stale(int fd, struct stdata *sd);
 /* Release sd, which has no descriptor left (sd_close.c): as a non-blocking
  * last close (no close-time wait: nobody is there to wait). */
