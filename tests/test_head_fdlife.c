@@ -33,6 +33,7 @@
 
 #include "check.h"
 #include "harness.h"
+#include "sthead.h" /* ust_sd_peek, ust_sd_drop_stale: the late drop below */
 
 /* A module that counts its closes (MT level D_MP, no service procedure). */
 static atomic_int fdl_closes;
@@ -125,6 +126,28 @@ static void test_close_reuse_ioctl(void)
     CHECK(hung_up(p[0]));
     CHECK_EQ(close(nul), 0);
     CHECK_EQ(strm_close(p[0]), 0);
+}
+
+/* F.1, the late drop: a thread found (fd, sd) stale, and before it dropped
+ * the slot the stream was closed and a new one made with the same head and
+ * descriptor (heads are reused; the kernel gives the lowest number).  The
+ * drop must see that the slot names its stream again and leave it. */
+static void test_late_drop(void)
+{
+    int p[2];
+    char c;
+    CHECK_EQ(strm_pipe(p), 0);
+    struct stdata *sd = ust_sd_peek(p[0]);
+    CHECK(sd != NULL);
+    ust_sd_drop_stale(p[0], sd); /* as if decided before this stream was made */
+    CHECK_EQ(ust_sd_peek(p[0]), sd);
+    CHECK_EQ(isastream(p[0]), 1);
+    CHECK_EQ(strm_write(p[0], "y", 1), 1);
+    CHECK_EQ(strm_read(p[1], &c, 1), 1);
+    CHECK(c == 'y');
+    CHECK(!hung_up(p[1]));
+    CHECK_EQ(strm_close(p[0]), 0);
+    CHECK_EQ(strm_close(p[1]), 0);
 }
 
 /* F.2 */
@@ -291,6 +314,7 @@ int main(void)
     CHECK_EQ(register_strmod(&fdl_fmod), 0);
     test_close_reuse();
     test_close_reuse_ioctl();
+    test_late_drop();
     test_orphan_released();
     test_dup2();
     test_library_reuse();
