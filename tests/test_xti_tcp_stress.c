@@ -9,8 +9,17 @@
  * checksummed in order, on every connection; sizes of the sends vary; the
  * receivers are slowed now and then so that flow control is met both
  * ways.  Time-outs are hang guards only.
+ *
+ * Then disconnect churn: an XTI client connects to a plain socket server
+ * that floods it, reads a little, and disconnects (t_snddis) or unbinds
+ * while the data keeps coming, CHURN times.  The read service procedure is
+ * then often inside its putnext through timod when the T_DISCON_REQ comes,
+ * and timod's perimeter may run that put procedure inside the putnext, on
+ * the service procedure's thread: taking the socket must not wait for the
+ * claim below it on that stack (it hung there).
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -105,6 +114,75 @@ static void *receiver(void *p)
     return NULL;
 }
 
+#define CHURN 150
+
+static atomic_int flood_stop;
+
+/* Accept connections on the listener ls and write to each until it goes. */
+static void *flooder(void *p)
+{
+    int ls = (int)(intptr_t)p;
+    static char chunk[16384];
+
+    memset(chunk, 'f', sizeof(chunk));
+    while (!atomic_load(&flood_stop)) {
+        struct pollfd pf = {.fd = ls, .events = POLLIN};
+        if (poll(&pf, 1, 50) != 1)
+            continue;
+        int s = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
+        if (s < 0)
+            continue;
+        while (!atomic_load(&flood_stop) && send(s, chunk, sizeof(chunk), MSG_NOSIGNAL) > 0)
+            ;
+        close(s);
+    }
+    return NULL;
+}
+
+static void t_disconnect_churn(void)
+{
+    unsigned short port = 0;
+    int len, ls = tcpu_listener(AF_INET, &port);
+    struct sockaddr_in6 a = tcpu_addr(AF_INET, port, &len);
+    struct xti_addr to;
+    pthread_t th;
+    char buf[4096];
+    int flags, done = 0;
+
+    if (!CHECK(ls >= 0))
+        return;
+    memcpy(to.buf, &a, (size_t)len);
+    to.len = (unsigned)len;
+    atomic_store(&flood_stop, 0);
+    CHECK_EQ(pthread_create(&th, NULL, flooder, (void *)(intptr_t)ls), 0);
+    for (int i = 0; i < CHURN; i++) {
+        int fd = xti_bound(TCPU_DEV, 0, NULL, 0, NULL);
+        if (fd < 0)
+            break;
+        if (xti_connect_to(fd, &to) < 0) {
+            CHECK(!"t_connect");
+            fprintf(stderr, "  t_connect: t_errno %d errno %d\n", t_errno, errno);
+            t_close(fd);
+            break;
+        }
+        for (int k = 0; k < 1 + i % 4; k++)
+            XCHECK_OK(t_rcv(fd, buf, sizeof(buf), &flags));
+        if (t_snddis(fd, NULL) < 0) { /* a disconnect came first: take it */
+            CHECK_EQ(t_errno, TLOOK);
+            CHECK_EQ(t_look(fd), T_DISCONNECT);
+            XCHECK_OK(t_rcvdis(fd, NULL));
+        }
+        if (i % 2) /* and an unbind right after, while data may still arrive */
+            XCHECK_OK(t_unbind(fd));
+        XCHECK_OK(t_close(fd));
+        done++;
+    }
+    atomic_store(&flood_stop, 1);
+    pthread_join(th, NULL);
+    close(ls);
+    CHECK_EQ(done, CHURN);
+}
+
 int main(void)
 {
     struct xti_addr la;
@@ -167,5 +245,6 @@ int main(void)
         XCHECK_OK(t_close(srv[i].fd));
     }
     XCHECK_OK(t_close(lis));
+    t_disconnect_churn();
     return xti_finish();
 }

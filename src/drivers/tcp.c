@@ -149,34 +149,83 @@ void tcp_ep_rele(struct tcp_ep *ep)
     pthread_mutex_unlock(&tcp_glock);
 }
 
+/* The claims this thread holds, innermost last, with the socket generation
+ * each was taken in.  A service procedure holds its claim across putnext,
+ * inside which the perimeter above may run another thread's deferred put
+ * procedure on this thread -- a T_CONN_RES, T_DISCON_REQ or T_UNBIND_REQ of
+ * the same endpoint included -- whose tcp_sock_take must not wait for the
+ * claim below it on its own stack. */
+#define TCP_MINE_MAX 8
+static _Thread_local struct {
+    struct tcp_ep *ep;
+    unsigned gen;
+} tcp_mine[TCP_MINE_MAX];
+static _Thread_local int tcp_nmine;
+
 int tcp_io_get(struct tcp_ep *ep)
 {
     int fd;
+    unsigned gen;
 
+    if (tcp_nmine == TCP_MINE_MAX)
+        return -1; /* deeper than any stack of modules: as if there were no socket */
     pthread_mutex_lock(&ep->lk);
     fd = ep->fd;
+    gen = ep->sock_gen;
     if (fd >= 0)
         ep->io_users++;
     pthread_mutex_unlock(&ep->lk);
+    if (fd >= 0) {
+        tcp_mine[tcp_nmine].ep = ep;
+        tcp_mine[tcp_nmine++].gen = gen;
+    }
     return fd;
 }
 
 void tcp_io_put(struct tcp_ep *ep)
 {
+    for (int i = tcp_nmine - 1; i >= 0; i--)
+        if (tcp_mine[i].ep == ep) {
+            for (int j = i; j + 1 < tcp_nmine; j++)
+                tcp_mine[j] = tcp_mine[j + 1];
+            tcp_nmine--;
+            break;
+        }
     pthread_mutex_lock(&ep->lk);
     if (--ep->io_users == 0)
         pthread_cond_broadcast(&ep->cv);
     pthread_mutex_unlock(&ep->lk);
 }
 
+int tcp_io_valid(struct tcp_ep *ep)
+{
+    unsigned gen = 0;
+    int found = 0;
+
+    for (int i = tcp_nmine - 1; i >= 0 && !found; i--)
+        if (tcp_mine[i].ep == ep) {
+            gen = tcp_mine[i].gen;
+            found = 1;
+        }
+    pthread_mutex_lock(&ep->lk);
+    int ok = found && ep->sock_gen == gen && ep->fd >= 0;
+    pthread_mutex_unlock(&ep->lk);
+    return ok;
+}
+
 int tcp_sock_take(struct tcp_ep *ep)
 {
-    int fd;
+    int fd, own = 0;
 
+    for (int i = 0; i < tcp_nmine; i++)
+        own += tcp_mine[i].ep == ep;
     pthread_mutex_lock(&ep->lk);
     fd = ep->fd;
     ep->fd = -1;
-    while (ep->io_users > 0)
+    ep->sock_gen++;
+    /* This thread's own claims are below it on the stack: the procedure
+     * holding them sees tcp_io_valid fail after its putnext and stops. */
+    while (ep->io_users > own)
         pthread_cond_wait(&ep->cv, &ep->lk);
     pthread_mutex_unlock(&ep->lk);
     if (fd >= 0)

@@ -22,7 +22,11 @@
  *   when done (tcp_io_put).  Only put procedures (T_CONN_REQ, T_CONN_RES,
  *   T_DISCON_REQ, T_UNBIND_REQ) and close replace or close the socket, after
  *   setting fd to -1 and waiting for io_users to drain (tcp_sock_take), so a
- *   service procedure never sees a descriptor closed under it.  A service
+ *   service procedure never sees a descriptor closed under it -- except
+ *   that a take on the thread that holds claims (a put procedure the
+ *   perimeter runs inside a service procedure's putnext) waits only for the
+ *   other threads': the claims are recorded per thread, and the service
+ *   procedure checks tcp_io_valid after each putnext.  A service
  *   procedure that finds the connection over (reset, refused) only records
  *   it (`dead`); the socket stays open until the next such primitive.
  * Invariant: ep->fd >= 0 exactly while it is registered with the epoll
@@ -82,6 +86,7 @@ struct tcp_ep {
     int lfd;             /* LK: listening socket set aside (accepted on itself), -1 */
     int family;          /* LK: AF_INET or AF_INET6 once bound */
     int io_users;        /* LK: I/O claims */
+    unsigned sock_gen;   /* LK: bumped by every tcp_sock_take (tcp_io_valid) */
     int anon;            /* LK: bound with ADDR_length 0 (the family may change) */
     int anyport;         /* LK: no port was asked for (or accepted): a new socket takes any */
     int used;            /* LK: fd has been connected (or tried): the next connection needs a new one */
@@ -106,6 +111,12 @@ struct tcp_ep {
 /* I/O claim (above); -1 when there is no socket. */
 int tcp_io_get(struct tcp_ep *ep);
 void tcp_io_put(struct tcp_ep *ep);
+/* Whether this thread's innermost claim of ep still covers ep's socket: 0
+ * once the socket was taken (tcp_sock_take), e.g. by a put procedure the
+ * perimeter ran inside the claimant's putnext.  Checked after every putnext
+ * made under a claim, before the socket is used again; the descriptor may
+ * already be closed then. */
+int tcp_io_valid(struct tcp_ep *ep);
 /* Take the socket away from ep: fd -1, claims drained, unregistered.
  * Returns the descriptor (the caller closes it), -1 if none.  Put
  * procedures and close only; no lock held. */

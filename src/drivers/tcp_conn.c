@@ -394,6 +394,8 @@ void tcp_accept_ind(queue_t *q, struct tcp_ep *ep, int fd)
         ep->state = TS_WRES_CIND;
         pthread_mutex_unlock(&ep->lk);
         putnext(q, bp);
+        if (!tcp_io_valid(ep))
+            return; /* an answer run inside the putnext took the socket */
     }
 }
 

@@ -538,7 +538,7 @@ int tcp_rsrv(queue_t *q)
     qlen = ep->qlen;
     pthread_mutex_unlock(&ep->lk);
     if (state == TS_WCON_CREQ) {
-        if (!tcp_connect_done(q, ep, fd))
+        if (!tcp_connect_done(q, ep, fd) || !tcp_io_valid(ep)) /* (its putnext) */
             goto out;
         state = TS_DATA_XFER;
     }
@@ -562,6 +562,8 @@ int tcp_rsrv(queue_t *q)
     }
     for (; round < TCP_ROUNDS; round++) {
         ssize_t r;
+        if (round > 0 && !tcp_io_valid(ep))
+            break; /* the socket was taken inside the last round's putnext */
         if (atomic_load(&ep->io.pri)) { /* urgent data signalled: is it next? */
             int u = tcp_urgent(q, fd);
             if (u < 0) {
@@ -570,6 +572,8 @@ int tcp_rsrv(queue_t *q)
             }
             if (u > 0)
                 atomic_store(&ep->io.pri, 0);
+            if (u > 0 && !tcp_io_valid(ep))
+                break;
         }
         if (!canputnext(q))
             break;
