@@ -394,44 +394,31 @@ static void tcp_info_fill(const struct tcp_ep *ep, struct T_info_ack *ia)
     ia->PROVIDER_flag = XPG4_1;
 }
 
-static void tcp_info_req(queue_t *q, mblk_t *mp)
+/* T_INFO_REQ and T_CAPABILITY_REQ: the ack from a snapshot (tl.c). */
+static void tcp_info_snapshot(queue_t *q, struct T_info_ack *ia)
 {
     struct tcp_ep *ep = q->q_ptr;
-    mblk_t *bp = tl_prim(mp, M_PCPROTO, sizeof(struct T_info_ack), 0);
 
-    if (bp == NULL)
-        return;
     pthread_mutex_lock(&ep->lk);
-    tcp_info_fill(ep, (struct T_info_ack *)(void *)bp->b_rptr);
+    tcp_info_fill(ep, ia);
     pthread_mutex_unlock(&ep->lk);
-    qreply(q, bp);
+}
+
+static void tcp_info_req(queue_t *q, mblk_t *mp)
+{
+    struct T_info_ack ia;
+
+    tcp_info_snapshot(q, &ia);
+    tl_info_reply(q, mp, &ia);
 }
 
 static void tcp_capability_req(queue_t *q, mblk_t *mp)
 {
-    struct tcp_ep *ep = q->q_ptr;
-    struct T_capability_req cr;
-    struct T_capability_ack *ca;
-    mblk_t *bp;
+    const struct tcp_ep *ep = q->q_ptr;
+    struct T_info_ack ia;
 
-    if ((size_t)(mp->b_wptr - mp->b_rptr) < sizeof(cr)) {
-        tl_error_ack(q, mp, T_CAPABILITY_REQ, TSYSERR, EINVAL);
-        return;
-    }
-    memcpy(&cr, mp->b_rptr, sizeof(cr));
-    bp = tl_prim(mp, M_PCPROTO, sizeof(*ca), 0);
-    if (bp == NULL)
-        return;
-    ca = (struct T_capability_ack *)(void *)bp->b_rptr;
-    ca->PRIM_type = T_CAPABILITY_ACK;
-    ca->CAP_bits1 = cr.CAP_bits1 & (TC1_INFO | TC1_ACCEPTOR_ID);
-    pthread_mutex_lock(&ep->lk);
-    if (ca->CAP_bits1 & TC1_INFO)
-        tcp_info_fill(ep, &ca->INFO_ack);
-    pthread_mutex_unlock(&ep->lk);
-    if (ca->CAP_bits1 & TC1_ACCEPTOR_ID)
-        ca->ACCEPTOR_id = ep->id;
-    qreply(q, bp);
+    tcp_info_snapshot(q, &ia);
+    tl_capability_reply(q, mp, &ia, ep->id);
 }
 
 /* T_ADDR_ACK: the local address while bound, the remote one while connected. */

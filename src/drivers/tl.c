@@ -224,6 +224,40 @@ t_scalar_t tl_append(mblk_t *bp, const void *p, size_t len)
     return off;
 }
 
+void tl_info_reply(queue_t *q, mblk_t *mp, const struct T_info_ack *ia)
+{
+    mblk_t *bp = tl_prim(mp, M_PCPROTO, sizeof(*ia), 0);
+
+    if (bp == NULL)
+        return;
+    memcpy(bp->b_rptr, ia, sizeof(*ia));
+    qreply(q, bp);
+}
+
+void tl_capability_reply(queue_t *q, mblk_t *mp, const struct T_info_ack *ia, t_uscalar_t id)
+{
+    struct T_capability_req cr;
+    struct T_capability_ack *ca;
+    mblk_t *bp;
+
+    if ((size_t)(mp->b_wptr - mp->b_rptr) < sizeof(cr)) {
+        tl_error_ack(q, mp, T_CAPABILITY_REQ, TSYSERR, EINVAL);
+        return;
+    }
+    memcpy(&cr, mp->b_rptr, sizeof(cr));
+    bp = tl_prim(mp, M_PCPROTO, sizeof(*ca), 0);
+    if (bp == NULL)
+        return;
+    ca = (struct T_capability_ack *)(void *)bp->b_rptr;
+    ca->PRIM_type = T_CAPABILITY_ACK;
+    ca->CAP_bits1 = cr.CAP_bits1 & (TC1_INFO | TC1_ACCEPTOR_ID);
+    if (ca->CAP_bits1 & TC1_INFO)
+        ca->INFO_ack = *ia;
+    if (ca->CAP_bits1 & TC1_ACCEPTOR_ID)
+        ca->ACCEPTOR_id = id;
+    qreply(q, bp);
+}
+
 void tl_ok_ack(queue_t *q, mblk_t *mp, t_scalar_t prim)
 {
     mblk_t *bp = tl_prim(mp, M_PCPROTO, sizeof(struct T_ok_ack), 0);
@@ -454,44 +488,31 @@ static void tl_info_fill(const struct tl_ep *ep, struct T_info_ack *ia)
     ia->PROVIDER_flag = SENDZERO | XPG4_1;
 }
 
-static void tl_info_req(queue_t *q, mblk_t *mp)
+/* T_INFO_REQ and T_CAPABILITY_REQ: the ack from a snapshot (tl.c). */
+static void tl_info_snapshot(queue_t *q, struct T_info_ack *ia)
 {
     struct tl_ep *ep = q->q_ptr;
-    mblk_t *bp = tl_prim(mp, M_PCPROTO, sizeof(struct T_info_ack), 0);
 
-    if (bp == NULL)
-        return;
     pthread_mutex_lock(&tl_lock);
-    tl_info_fill(ep, (struct T_info_ack *)(void *)bp->b_rptr);
+    tl_info_fill(ep, ia);
     pthread_mutex_unlock(&tl_lock);
-    qreply(q, bp);
+}
+
+static void tl_info_req(queue_t *q, mblk_t *mp)
+{
+    struct T_info_ack ia;
+
+    tl_info_snapshot(q, &ia);
+    tl_info_reply(q, mp, &ia);
 }
 
 static void tl_capability_req(queue_t *q, mblk_t *mp)
 {
-    struct tl_ep *ep = q->q_ptr;
-    struct T_capability_req cr;
-    struct T_capability_ack *ca;
-    mblk_t *bp;
+    const struct tl_ep *ep = q->q_ptr;
+    struct T_info_ack ia;
 
-    if ((size_t)(mp->b_wptr - mp->b_rptr) < sizeof(cr)) {
-        tl_error_ack(q, mp, T_CAPABILITY_REQ, TSYSERR, EINVAL);
-        return;
-    }
-    memcpy(&cr, mp->b_rptr, sizeof(cr));
-    bp = tl_prim(mp, M_PCPROTO, sizeof(*ca), 0);
-    if (bp == NULL)
-        return;
-    ca = (struct T_capability_ack *)(void *)bp->b_rptr;
-    ca->PRIM_type = T_CAPABILITY_ACK;
-    ca->CAP_bits1 = cr.CAP_bits1 & (TC1_INFO | TC1_ACCEPTOR_ID);
-    pthread_mutex_lock(&tl_lock);
-    if (ca->CAP_bits1 & TC1_INFO)
-        tl_info_fill(ep, &ca->INFO_ack);
-    pthread_mutex_unlock(&tl_lock);
-    if (ca->CAP_bits1 & TC1_ACCEPTOR_ID)
-        ca->ACCEPTOR_id = ep->id;
-    qreply(q, bp);
+    tl_info_snapshot(q, &ia);
+    tl_capability_reply(q, mp, &ia, ep->id);
 }
 
 static void tl_addr_req(queue_t *q, mblk_t *mp)

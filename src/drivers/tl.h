@@ -118,6 +118,11 @@ mblk_t *tl_prim(mblk_t *mp, int type, size_t size, size_t extra);
 /* Append len bytes at p to the primitive in bp; the offset where they went. */
 t_scalar_t tl_append(mblk_t *bp, const void *p, size_t len);
 /* Acks, sent up q's read side (q is the write queue); mp is consumed. */
+/* T_INFO_ACK with *ia (a snapshot the provider took under its lock). */
+void tl_info_reply(queue_t *q, mblk_t *mp, const struct T_info_ack *ia);
+/* T_CAPABILITY_ACK: of the bits asked, TC1_INFO (*ia) and TC1_ACCEPTOR_ID
+ * (id); a short request is T_ERROR_ACK(TSYSERR, EINVAL). */
+void tl_capability_reply(queue_t *q, mblk_t *mp, const struct T_info_ack *ia, t_uscalar_t id);
 void tl_ok_ack(queue_t *q, mblk_t *mp, t_scalar_t prim);
 void tl_error_ack(queue_t *q, mblk_t *mp, t_scalar_t prim, t_scalar_t tli, t_scalar_t unix_err);
 /* M_ERROR(EPROTO) up the stream: a non-acknowledged primitive was bad. */
