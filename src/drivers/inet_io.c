@@ -13,22 +13,20 @@
  *   is released -- the datagrams go up the stream with no hand-over to a
  *   scheduler thread (one context switch less per wake-up); what is beyond
  *   the call's budget goes to the scheduler threads.
- *   Deletion: events returned by one epoll_wait are handled under io_lock,
- *   and each handled batch ends a "round".  inet_io_del marks the
- *   registration gone and removes it from epoll under io_lock, then kicks
- *   the thread (eventfd) and waits for the round to advance: an event for
- *   it fetched before the removal is either handled already or will be seen
- *   gone.  So after inet_io_del nothing of the epoll thread refers to it.
- *   On the epoll thread itself (a service procedure it runs unbinds) no
- *   round is in progress: the events were handled before the procedures
- *   ran, so there is nothing to wait for.
+ *   Deletion: an event carries no pointer but the registration's id, a
+ *   slot of io_tab and that slot's generation, and the thread looks it up
+ *   under io_lock.  inet_io_del empties the slot and removes the socket
+ *   from epoll under io_lock: an event fetched before the removal then
+ *   finds the slot empty, or taken by a later registration with another
+ *   generation, and is dropped.  So inet_io_del returns at once, and
+ *   nothing of the epoll thread refers to the registration afterwards.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "forksafe.h"
@@ -36,15 +34,24 @@
 #include "strcore.h"
 
 #define IO_EVENTS 64
+#define IO_TAB_MIN 64
 
 static pthread_mutex_t io_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t io_cv = PTHREAD_COND_INITIALIZER; /* with io_lock: a round ended */
 static int io_epfd = -1;         /* io_lock: the epoll instance, -1 before the first add */
-static int io_wakefd = -1;       /* io_lock: eventfd that interrupts epoll_wait */
 static int io_started;           /* io_lock: the thread runs */
-static pthread_t io_tid;         /* io_lock: the thread, while io_started */
-static unsigned long io_round;   /* io_lock: rounds completed by the thread */
 static struct inet_io io_head = {.next = &io_head, .prev = &io_head}; /* io_lock */
+static struct inet_io **io_tab;  /* io_lock: registrations by slot, NULL when free */
+static uint32_t *io_gen;         /* io_lock: each slot's generation */
+static uint32_t io_tab_n;        /* io_lock: slots allocated */
+
+/* Under io_lock: the registration an event's id names, or NULL. */
+static struct inet_io *io_lookup(uint64_t id)
+{
+    uint32_t slot = (uint32_t)id;
+    if (slot >= io_tab_n || io_gen[slot] != (uint32_t)(id >> 32))
+        return NULL;
+    return io_tab[slot];
+}
 static pthread_once_t io_once = PTHREAD_ONCE_INIT;
 
 static void *io_thread(void *arg)
@@ -59,15 +66,9 @@ static void *io_thread(void *arg)
         ust_call_begin(); /* the enables below run here, at ust_call_end */
         pthread_mutex_lock(&io_lock);
         for (int i = 0; i < n; i++) {
-            struct inet_io *io = ev[i].data.ptr;
-            if (io == NULL) { /* the wake-up eventfd */
-                uint64_t v;
-                if (read(io_wakefd, &v, sizeof(v)) < 0)
-                    v = 0;
-                continue;
-            }
-            if (io->gone)
-                continue;
+            struct inet_io *io = io_lookup(ev[i].data.u64);
+            if (io == NULL)
+                continue; /* deleted since it was fetched */
             if (ev[i].events & EPOLLERR)
                 atomic_store(&io->err, 1);
             if (ev[i].events & EPOLLPRI)
@@ -75,14 +76,12 @@ static void *io_thread(void *arg)
             if (ev[i].events & (EPOLLIN | EPOLLPRI | EPOLLERR | EPOLLHUP))
                 qenable(io->rq);
             if ((ev[i].events & EPOLLOUT) && io->out) {
-                struct epoll_event e = {.events = EPOLLIN | EPOLLPRI | EPOLLET, .data.ptr = io};
+                struct epoll_event e = {.events = EPOLLIN | EPOLLPRI | EPOLLET, .data.u64 = io->id};
                 io->out = 0;
                 epoll_ctl(epfd, EPOLL_CTL_MOD, io->fd, &e);
                 qenable(WR(io->rq));
             }
         }
-        io_round++;
-        pthread_cond_broadcast(&io_cv);
         pthread_mutex_unlock(&io_lock);
         ust_call_end(); /* no lock held: the service procedures of the batch */
     }
@@ -109,11 +108,10 @@ static void io_fork_child(void)
     io_head.next = io_head.prev = &io_head;
     if (io_epfd >= 0)
         close(io_epfd);
-    if (io_wakefd >= 0)
-        close(io_wakefd);
-    io_epfd = io_wakefd = -1;
+    io_epfd = -1;
     io_started = 0;
-    pthread_cond_init(&io_cv, NULL);
+    for (uint32_t i = 0; i < io_tab_n; i++)
+        io_tab[i] = NULL;
     pthread_mutex_unlock(&io_lock);
 }
 
@@ -130,7 +128,6 @@ void inet_io_init(void)
 /* Under io_lock: the epoll instance and its thread exist; 0 or an errno. */
 static int io_start(void)
 {
-    struct epoll_event e = {.events = EPOLLIN, .data.ptr = NULL};
     pthread_t t;
     int rc;
 
@@ -139,33 +136,54 @@ static int io_start(void)
     io_epfd = epoll_create1(EPOLL_CLOEXEC);
     if (io_epfd < 0)
         return errno;
-    io_wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (io_wakefd < 0 || epoll_ctl(io_epfd, EPOLL_CTL_ADD, io_wakefd, &e) < 0) {
-        rc = errno;
-        goto fail;
-    }
+    /* joinable, like the executive's threads: never joined (it runs until exit) */
     rc = ust_thread_create(&t, NULL, io_thread, (void *)(intptr_t)io_epfd);
-    if (rc != 0)
-        goto fail;
-    io_tid = t; /* joinable, like the executive's threads: never joined (it runs until exit) */
+    if (rc != 0) {
+        close(io_epfd);
+        io_epfd = -1;
+        return rc;
+    }
     io_started = 1;
     return 0;
-fail:
-    if (io_wakefd >= 0)
-        close(io_wakefd);
-    close(io_epfd);
-    io_epfd = io_wakefd = -1;
-    return rc;
+}
+
+/* Under io_lock: a free slot of io_tab (grown as needed), or -1. */
+static int io_slot(void)
+{
+    for (uint32_t i = 0; i < io_tab_n; i++)
+        if (io_tab[i] == NULL)
+            return (int)i;
+    uint32_t n = io_tab_n ? 2 * io_tab_n : IO_TAB_MIN;
+    struct inet_io **t = realloc(io_tab, n * sizeof(*t));
+    if (t == NULL)
+        return -1;
+    io_tab = t;
+    uint32_t *g = realloc(io_gen, n * sizeof(*g));
+    if (g == NULL)
+        return -1; /* io_tab stays larger: harmless */
+    io_gen = g;
+    for (uint32_t i = io_tab_n; i < n; i++) {
+        io_tab[i] = NULL;
+        io_gen[i] = 0;
+    }
+    uint32_t first = io_tab_n;
+    io_tab_n = n;
+    return (int)first;
 }
 
 int inet_io_add(struct inet_io *io, int fd, queue_t *rq)
 {
-    struct epoll_event e = {.events = EPOLLIN | EPOLLPRI | EPOLLET, .data.ptr = io};
-    int rc;
+    struct epoll_event e = {.events = EPOLLIN | EPOLLPRI | EPOLLET};
+    int rc, slot = -1;
 
     pthread_mutex_lock(&io_lock);
     rc = io_start();
+    if (rc == 0 && (slot = io_slot()) < 0)
+        rc = ENOMEM;
     if (rc == 0) {
+        io->slot = (uint32_t)slot;
+        io->id = ((uint64_t)++io_gen[slot] << 32) | (uint32_t)slot;
+        e.data.u64 = io->id;
         io->rq = rq;
         io->fd = fd;
         io->out = 0;
@@ -175,6 +193,7 @@ int inet_io_add(struct inet_io *io, int fd, queue_t *rq)
         if (epoll_ctl(io_epfd, EPOLL_CTL_ADD, fd, &e) < 0) {
             rc = errno;
         } else {
+            io_tab[slot] = io;
             io->next = io_head.next;
             io->prev = &io_head;
             io_head.next->prev = io;
@@ -187,7 +206,7 @@ int inet_io_add(struct inet_io *io, int fd, queue_t *rq)
 
 void inet_io_want_out(struct inet_io *io)
 {
-    struct epoll_event e = {.events = EPOLLIN | EPOLLPRI | EPOLLOUT | EPOLLET, .data.ptr = io};
+    struct epoll_event e = {.events = EPOLLIN | EPOLLPRI | EPOLLOUT | EPOLLET, .data.u64 = io->id};
 
     pthread_mutex_lock(&io_lock);
     if (!io->out && !io->gone) {
@@ -199,22 +218,11 @@ void inet_io_want_out(struct inet_io *io)
 
 void inet_io_del(struct inet_io *io)
 {
-    uint64_t one = 1;
-    unsigned long r;
-
     pthread_mutex_lock(&io_lock);
     io->gone = 1;
+    io_tab[io->slot] = NULL; /* events still in flight find nothing */
     epoll_ctl(io_epfd, EPOLL_CTL_DEL, io->fd, NULL);
     io->prev->next = io->next;
     io->next->prev = io->prev;
-    r = io_round;
-    if (io_started && pthread_equal(pthread_self(), io_tid)) {
-        pthread_mutex_unlock(&io_lock); /* between rounds (above) */
-        return;
-    }
-    if (write(io_wakefd, &one, sizeof(one)) < 0)
-        one = 0;
-    while (io_round == r)
-        pthread_cond_wait(&io_cv, &io_lock);
     pthread_mutex_unlock(&io_lock);
 }

@@ -16,10 +16,10 @@
  * EAGAIN, or stops when its stream is flow controlled and resumes when it is
  * back-enabled (the kernel meanwhile queues, then drops, as for sockets).
  *
- * Locking: io_lock (inet_io.c) guards the list of registrations and the
- * thread's round counter; it is a leaf under which only epoll_ctl, write to
- * the wake-up eventfd and qenable are called (the epoll thread runs the
- * service procedures after releasing it).  qenable may be called from
+ * Locking: io_lock (inet_io.c) guards the list and the table of
+ * registrations; it is a leaf under which only epoll_ctl and qenable are
+ * called (the epoll thread runs the service procedures after releasing
+ * it).  qenable may be called from
  * any thread on a queue pair that still exists; inet_io_del guarantees the
  * epoll thread no longer touches the registration (nor its queues) when it
  * returns.  fork: rank UST_FORK_DRIVER; the child closes the inherited epoll
@@ -36,6 +36,8 @@
 
 struct inet_io {
     struct inet_io *next, *prev; /* io_lock: on the list of registrations */
+    uint64_t id;                 /* fixed while registered: slot | generation << 32 */
+    uint32_t slot;               /* fixed while registered: its slot of io_tab */
     queue_t *rq;                 /* fixed while registered */
     int fd;                      /* fixed while registered */
     int out;                     /* io_lock: EPOLLOUT armed */
@@ -63,9 +65,10 @@ void inet_io_want_out(struct inet_io *io);
 
 /*
  * inet_io_del -- stop watching; on return the epoll thread holds no
- *   reference to io or its queues (a round in progress is waited out).
- *   The caller then closes the socket.  Context: may block briefly; on the
- *   epoll thread (a service procedure it runs) it does not wait.
+ *   reference to io or its queues (its events carry ids, looked up under
+ *   io_lock, not pointers), so the caller may close the socket and free
+ *   io at once.  Context: any thread, the epoll thread included; never
+ *   waits for the thread.
  */
 void inet_io_del(struct inet_io *io);
 
