@@ -389,21 +389,8 @@ void tcp_optmgmt_req(queue_t *q, mblk_t *mp)
     int fd, family, err;
     mblk_t *bp;
 
-    if ((size_t)(mp->b_wptr - mp->b_rptr) < sizeof(r)) {
-        tl_error_ack(q, mp, T_OPTMGMT_REQ, TSYSERR, EINVAL);
+    if (tl_optmgmt_check(q, mp, TCP_OPT_MAX, &r) != 0)
         return;
-    }
-    memcpy(&r, mp->b_rptr, sizeof(r));
-    if (r.MGMT_flags != T_NEGOTIATE && r.MGMT_flags != T_CHECK && r.MGMT_flags != T_DEFAULT &&
-        r.MGMT_flags != T_CURRENT) {
-        tl_error_ack(q, mp, T_OPTMGMT_REQ, TBADFLAG, 0);
-        return;
-    }
-    if (!tl_range_ok(mp, r.OPT_offset, r.OPT_length) || r.OPT_length > TCP_OPT_MAX ||
-        !tl_opts_ok(mp->b_rptr + r.OPT_offset, (size_t)r.OPT_length)) {
-        tl_error_ack(q, mp, T_OPTMGMT_REQ, TBADOPT, 0);
-        return;
-    }
     room = ((size_t)r.OPT_length / sizeof(struct T_opthdr) + 1) * TCP_NOPTS *
            (sizeof(struct T_opthdr) + 2 * sizeof(long));
     bp = tl_prim(NULL, M_PCPROTO, sizeof(*oa), room);

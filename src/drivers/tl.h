@@ -156,6 +156,11 @@ void tl_clts_wake(struct tl_ep *ep, int closing);
 
 /* --- tl_opt.c --- */
 void tl_opts_default(struct tl_opts *o);
+/* The checks of a T_OPTMGMT_REQ that come before any option is looked at:
+ * its size (TSYSERR, EINVAL), MGMT_flags (TBADFLAG), the option list's
+ * place, length (at most opt_max) and form (TBADOPT).  0 with the request
+ * in *rp, or -1 with the T_ERROR_ACK sent (mp used). */
+int tl_optmgmt_check(queue_t *q, mblk_t *mp, t_scalar_t opt_max, struct T_optmgmt_req *rp);
 void tl_optmgmt_req(queue_t *q, mblk_t *mp);
 /* Append an option (T_opthdr with level, name, status, then vlen bytes of
  * val, padded to _TPI_ALIGN_TOPT) to bp, which has room; *worst becomes the

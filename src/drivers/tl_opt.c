@@ -249,6 +249,29 @@ static void tl_optapply(queue_t *q, const struct tl_opts *old, const struct tl_o
     }
 }
 
+int tl_optmgmt_check(queue_t *q, mblk_t *mp, t_scalar_t opt_max, struct T_optmgmt_req *rp)
+{
+    struct T_optmgmt_req r;
+
+    if ((size_t)(mp->b_wptr - mp->b_rptr) < sizeof(r)) {
+        tl_error_ack(q, mp, T_OPTMGMT_REQ, TSYSERR, EINVAL);
+        return -1;
+    }
+    memcpy(&r, mp->b_rptr, sizeof(r));
+    if (r.MGMT_flags != T_NEGOTIATE && r.MGMT_flags != T_CHECK && r.MGMT_flags != T_DEFAULT &&
+        r.MGMT_flags != T_CURRENT) {
+        tl_error_ack(q, mp, T_OPTMGMT_REQ, TBADFLAG, 0);
+        return -1;
+    }
+    if (!tl_range_ok(mp, r.OPT_offset, r.OPT_length) || r.OPT_length > opt_max ||
+        !tl_opts_ok(mp->b_rptr + r.OPT_offset, (size_t)r.OPT_length)) {
+        tl_error_ack(q, mp, T_OPTMGMT_REQ, TBADOPT, 0);
+        return -1;
+    }
+    *rp = r;
+    return 0;
+}
+
 void tl_optmgmt_req(queue_t *q, mblk_t *mp)
 {
     struct tl_ep *ep = q->q_ptr;
@@ -260,21 +283,8 @@ void tl_optmgmt_req(queue_t *q, mblk_t *mp)
     mblk_t *bp;
     int err = 0;
 
-    if ((size_t)(mp->b_wptr - mp->b_rptr) < sizeof(r)) {
-        tl_error_ack(q, mp, T_OPTMGMT_REQ, TSYSERR, EINVAL);
+    if (tl_optmgmt_check(q, mp, TL_OPT_MAX, &r) != 0)
         return;
-    }
-    memcpy(&r, mp->b_rptr, sizeof(r));
-    if (r.MGMT_flags != T_NEGOTIATE && r.MGMT_flags != T_CHECK && r.MGMT_flags != T_DEFAULT &&
-        r.MGMT_flags != T_CURRENT) {
-        tl_error_ack(q, mp, T_OPTMGMT_REQ, TBADFLAG, 0);
-        return;
-    }
-    if (!tl_range_ok(mp, r.OPT_offset, r.OPT_length) || r.OPT_length > TL_OPT_MAX ||
-        !tl_opts_ok(mp->b_rptr + r.OPT_offset, (size_t)r.OPT_length)) {
-        tl_error_ack(q, mp, T_OPTMGMT_REQ, TBADOPT, 0);
-        return;
-    }
     /* Each request option yields at most every option (T_ALLOPT). */
     room = ((size_t)r.OPT_length / sizeof(struct T_opthdr) + 1) * TL_NOPTS *
            (sizeof(struct T_opthdr) + sizeof(struct t_linger));
