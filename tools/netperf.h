@@ -143,5 +143,7 @@ static inline int np_is_udp(const struct np_opts *o)
 /* Parse the options of `ustreams netperf` into o (--help prints the usage
  * and exits 0).  0, or -1 with the message printed. */
 int np_parse_args(int argc, char **argv, struct np_opts *o);
+/* The loopback address of family (127.0.0.1 or ::1), port 0, in *a. */
+void np_loopback(int family, struct np_addr *a);
 
 #endif /* UST_TOOLS_NETPERF_H */

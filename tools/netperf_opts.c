@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include "commands.h"
 #include "netperf.h"
 
@@ -184,3 +187,19 @@ int np_parse_args(int argc, char **argv, struct np_opts *o)
     return 0;
 }
 
+
+void np_loopback(int family, struct np_addr *a)
+{
+    memset(a, 0, sizeof(*a));
+    if (family == AF_INET6) {
+        struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&a->ss;
+        s6->sin6_family = AF_INET6;
+        s6->sin6_addr = in6addr_loopback;
+        a->len = sizeof(*s6);
+    } else {
+        struct sockaddr_in *s4 = (struct sockaddr_in *)&a->ss;
+        s4->sin_family = AF_INET;
+        s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        a->len = sizeof(*s4);
+    }
+}

@@ -16,22 +16,6 @@
 
 #include "netperf.h"
 
-static void loopback(int family, struct np_addr *a)
-{
-    memset(a, 0, sizeof(*a));
-    if (family == AF_INET6) {
-        struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&a->ss;
-        s6->sin6_family = AF_INET6;
-        s6->sin6_addr = in6addr_loopback;
-        a->len = sizeof(*s6);
-    } else {
-        struct sockaddr_in *s4 = (struct sockaddr_in *)&a->ss;
-        s4->sin_family = AF_INET;
-        s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        a->len = sizeof(*s4);
-    }
-}
-
 static int set_buffers(int s, int buf)
 {
     if (buf <= 0)
@@ -53,7 +37,7 @@ static int bound_socket(int family, int type, int buf, struct np_addr *bound, ch
     what = "SO_SNDBUF/SO_RCVBUF";
     if (set_buffers(s, buf) < 0)
         goto fail;
-    loopback(family, bound);
+    np_loopback(family, bound);
     what = "bind";
     if (bind(s, (struct sockaddr *)&bound->ss, bound->len) < 0)
         goto fail;

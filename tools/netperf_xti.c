@@ -53,22 +53,6 @@ static void xti_reason(char *buf, const char *what)
         snprintf(buf, NP_ERRLEN, "%s: %s", what, t_strerror(te));
 }
 
-static void loopback(int family, struct np_addr *a)
-{
-    memset(a, 0, sizeof(*a));
-    if (family == AF_INET6) {
-        struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&a->ss;
-        s6->sin6_family = AF_INET6;
-        s6->sin6_addr = in6addr_loopback;
-        a->len = sizeof(*s6);
-    } else {
-        struct sockaddr_in *s4 = (struct sockaddr_in *)&a->ss;
-        s4->sin_family = AF_INET;
-        s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        a->len = sizeof(*s4);
-    }
-}
-
 /* t_open dev, expecting the service type st.  The descriptor,
  * NP_EXIT_UNAVAILABLE with err when the provider cannot be opened at all,
  * or -1 with err. */
@@ -129,7 +113,7 @@ static int set_buffers(int fd, int buf, char *err)
 static int bind_to(int fd, int family, unsigned qlen, struct np_addr *bound, char *err)
 {
     struct np_addr me, got;
-    loopback(family, &me);
+    np_loopback(family, &me);
     if (other_dev)
         me.len = 0; /* the provider chooses (its addresses are not sockaddrs) */
     struct t_bind req = {.addr = {.len = me.len, .buf = (char *)&me.ss}, .qlen = qlen};
