@@ -15,12 +15,14 @@
  *   ustreams perftest [-s SIZE] [-t SECONDS] [-i ITERATIONS] [-H] [-M] [-w] [-F]
  *            [-p COUNT] [-m MODULE] [-r] [-b|-n] [-q] [--csv]
  *            [--hiwat N] [--lowat N] [--peer IMPL] [--scale] [--warmup SECONDS]
+ *            [--no-cache] [--procs]
  *
  * Principles of operation
- *   - The writer loop and the reader loop are functions of (impl, fd, options,
- *     counters) and share nothing but one struct pair_state, which lives in a
- *     MAP_SHARED anonymous mapping: the loops could run in forked processes
- *     instead of threads without change.
+ *   - The writer loop and the reader loop are functions of (options, fd,
+ *     counters) and share nothing but one struct ust_perftest_pair
+ *     (tools/perftest_run.h), which lives in a MAP_SHARED anonymous mapping:
+ *     the loops run in forked processes (--procs, tools/perftest_procs.c) as
+ *     well as in threads, without change.
  *   - Each loop publishes its running totals with relaxed atomic stores (one
  *     writer per counter); the main thread samples them at the interval
  *     boundaries, so counting costs the loops no locked instruction.
@@ -31,8 +33,9 @@
  *   - For ustreams, when both ends are closed the program waits for the
  *     executive to go idle (ustreams_quiesce) and prints the outstanding block
  *     counters (ustreams_blockstats), which must be zero: a benchmark run is
- *     also a leak check.  Exit status 2 if they are not, or if the byte totals
- *     disagree, or a loop failed.
+ *     also a leak check (with --procs, the sum of both processes' counts).
+ *     Exit status 2 if they are not, or if the byte totals disagree, or a
+ *     loop failed.
  *
  * Options (the paper's letters):
  *   -s SIZE     bytes per write (default 64; K/M suffixes accepted)
@@ -52,7 +55,8 @@
  *   -n          non-blocking I/O, waiting in poll on EAGAIN
  *   -q          quiet: only the interval lines (and problems)
  *   --csv       one line per interval on stdout:
- *               impl,size,writes_per_s,reads_per_s,bytes_per_s,options
+ *               impl,size,writes_per_s,reads_per_s,bytes_per_s,options,mode
+ *               (mode: threads, or procs with --procs)
  *               (the block counters go to stderr as "blockstats: ...", the
  *               whole run's counts, warm-up and drain included, as "totals:
  *               writes=N reads=N bytes=N": what bench/sweep.py divides a
@@ -66,6 +70,22 @@
  *   --scale     run two pipes (two writer/reader pairs) at once; report the sum
  *   --no-cache  bypass the per-thread message block caches (their share)
  *   --warmup S  run S seconds before the first interval (default 0.05)
+ *   --procs     writer and reader processes instead of threads
+ *               (tools/perftest_procs.c): the pair is made in the parent,
+ *               then fork(); the child is the reader, the parent the writer
+ *               (a writer thread beside the main thread that samples the
+ *               counters, as in the threaded mode).  Each process closes the
+ *               end it does not use and sets up its own (-p, -H on the writer
+ *               end in the parent; -M, -w, --hiwat/--lowat on the reader end
+ *               in the child; -n in both); the counters are the same shared
+ *               mapping.  The CSV's last column says "procs" or "threads".
+ *               Refused for zmq-inproc (exit 2).  Exit status 3 when ustreams
+ *               pipes do not cross fork() in this build: the child's first
+ *               call on its inherited end fails with EIO.
+ *
+ * Exit status: 0 measured; 2 bad options or a failure (a loop or a process
+ * failed, the byte totals disagree, blocks outstanding, a hung reader
+ * process); 3 not available (above).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -91,9 +111,9 @@
 #include "sthead.h"
 #include "commands.h"
 #include "perftest.h"
+#include "perftest_run.h"
 
 #define FULL_DEFAULT 65536 /* -F buffer without --hiwat: the head's default hiwat */
-#define MAX_PAIRS 2
 
 /* ------------------------------------------------------------------------ */
 /* Implementations                                                          */
@@ -112,6 +132,7 @@ static int mk_ustreams(int *wfd, int *rfd)
 /* The ustreams pipe; its --hiwat is the head's read queue (set_watermarks). */
 static const struct ust_perftest_impl ustreams_impl = {
     "ustreams", 1, mk_ustreams, NULL, strm_read, strm_write, strm_close, strm_poll, strm_fcntl,
+    0,
 };
 
 /* --peer IMPL: the first is the default. */
@@ -130,44 +151,11 @@ static const struct ust_perftest_impl *const impls[] = {
 /* Options and counters                                                     */
 /* ------------------------------------------------------------------------ */
 
-struct opts {
-    const struct ust_perftest_impl *impl;
-    size_t size;     /* bytes per write */
-    double ttime;    /* seconds per interval */
-    int iters;       /* intervals */
-    double warmup;   /* seconds before the first interval */
-    int hold;        /* -H */
-    int mread;       /* -M */
-    int rfill;       /* -w */
-    int full;        /* -F */
-    int npush;       /* -p */
-    const char *module; /* -m */
-    int rw;          /* -r */
-    int nonblock;    /* -n */
-    long hiwat, lowat; /* --hiwat/--lowat, -1 unset */
-    int quiet;       /* -q */
-    int csv;         /* --csv */
-    int scale;       /* --scale: two pairs */
-};
-
 /* The full-read buffer size (-F). */
-static size_t full_size(const struct opts *o)
+static size_t full_size(const struct ust_perftest_opts *o)
 {
     return o->hiwat > 0 ? (size_t)o->hiwat : FULL_DEFAULT;
 }
-
-/* Running totals of one side, published by that side alone. */
-struct side_count {
-    _Alignas(64) atomic_llong ops; /* writes or reads done */
-    atomic_llong bytes;            /* bytes moved */
-    atomic_int err;                /* errno that ended the loop, 0 none */
-};
-
-/* Everything one writer/reader pair shares: in a MAP_SHARED mapping. */
-struct pair_state {
-    struct side_count w, r;
-    _Alignas(64) atomic_int stop; /* raised by main: the writer stops */
-};
 
 /* ------------------------------------------------------------------------ */
 /* The loops                                                                */
@@ -183,9 +171,10 @@ static void wait_ready(const struct ust_perftest_impl *im, int fd, short events)
 
 /* The writer: SIZE-byte writes until the stop flag, then close its end.
  * Context: its own thread (or process); touches only fd, o and ps->w/ps->stop. */
-static void writer_loop(const struct ust_perftest_impl *im, int fd, const struct opts *o,
-                        struct pair_state *ps)
+void ust_perftest_writer_loop(const struct ust_perftest_opts *o, int fd,
+                              struct ust_perftest_pair *ps)
 {
+    const struct ust_perftest_impl *im = o->impl;
     char *buf = malloc(o->size);
     if (!buf) {
         atomic_store(&ps->w.err, ENOMEM);
@@ -225,9 +214,10 @@ static void writer_loop(const struct ust_perftest_impl *im, int fd, const struct
 /* The reader: reads (SIZE bytes, or the full size with -F) until end of file,
  * then close its end.  Context: its own thread (or process); touches only fd,
  * o and ps->r. */
-static void reader_loop(const struct ust_perftest_impl *im, int fd, const struct opts *o,
-                        struct pair_state *ps)
+void ust_perftest_reader_loop(const struct ust_perftest_opts *o, int fd,
+                              struct ust_perftest_pair *ps)
 {
+    const struct ust_perftest_impl *im = o->impl;
     size_t bufsz = o->full ? full_size(o) : o->size;
     char *buf = malloc(bufsz);
     if (!buf) {
@@ -269,22 +259,22 @@ static void reader_loop(const struct ust_perftest_impl *im, int fd, const struct
 
 /* Thread wrappers. */
 struct loop_arg {
-    const struct opts *o;
-    struct pair_state *ps;
+    const struct ust_perftest_opts *o;
+    struct ust_perftest_pair *ps;
     int fd;
 };
 
 static void *writer_thread(void *p)
 {
     struct loop_arg *a = p;
-    writer_loop(a->o->impl, a->fd, a->o, a->ps);
+    ust_perftest_writer_loop(a->o, a->fd, a->ps);
     return NULL;
 }
 
 static void *reader_thread(void *p)
 {
     struct loop_arg *a = p;
-    reader_loop(a->o->impl, a->fd, a->o, a->ps);
+    ust_perftest_reader_loop(a->o, a->fd, a->ps);
     return NULL;
 }
 
@@ -325,15 +315,61 @@ static int set_watermarks(int fd, long hiwat, long lowat)
     return err;
 }
 
-static int peer_buffers(const struct opts *o, int wfd, int rfd)
+static int peer_buffers(const struct ust_perftest_opts *o, int wfd, int rfd)
 {
     if (o->hiwat <= 0)
         return 0;
     return o->impl->buffers(wfd, rfd, (int)o->hiwat);
 }
 
-/* Make and configure one pair.  0, or prints why not and returns -1. */
-static int setup_pair(const struct opts *o, int *wfd, int *rfd)
+int ust_perftest_setup_end(const struct ust_perftest_opts *o, int fd, int writer,
+                           const char **what)
+{
+    const struct ust_perftest_impl *im = o->impl;
+    if (im->streams && writer) {
+        for (int i = 0; i < o->npush; i++) {
+            *what = "I_PUSH";
+            if (strm_ioctl(fd, I_PUSH, o->module) < 0)
+                return errno;
+        }
+        if (o->hold) {
+            int wr = 0;
+            *what = "I_SWROPT SNDHOLD";
+            if (strm_ioctl(fd, I_GWROPT, &wr) < 0 ||
+                strm_ioctl(fd, I_SWROPT, (intptr_t)(wr | SNDHOLD)) < 0)
+                return errno;
+        }
+    }
+    if (im->streams && !writer) {
+        if (o->mread || o->rfill) {
+            int rd = 0;
+            *what = "I_SRDOPT";
+            if (strm_ioctl(fd, I_GRDOPT, &rd) < 0)
+                return errno;
+            rd |= (o->mread ? RMREAD : 0) | (o->rfill ? RFILL : 0);
+            if (strm_ioctl(fd, I_SRDOPT, (intptr_t)rd) < 0)
+                return errno;
+        }
+        if (o->hiwat >= 0 || o->lowat >= 0) {
+            *what = "--hiwat/--lowat";
+            int err = set_watermarks(fd, o->hiwat, o->lowat);
+            if (err)
+                return err;
+        }
+    }
+    if (o->nonblock) {
+        *what = "O_NONBLOCK";
+        if (set_nonblock(im, fd) < 0)
+            return errno;
+    }
+    return 0;
+}
+
+/* Make one pair; for the kernel's peers also size its buffers (--hiwat), which
+ * belong to the pipe or socket pair, not to an end.  With `configure`, also
+ * set up both ends here (the threaded mode; --procs sets up each end in the
+ * process that uses it).  0, or prints why not and returns -1. */
+static int setup_pair(const struct ust_perftest_opts *o, int *wfd, int *rfd, int configure)
 {
     const struct ust_perftest_impl *im = o->impl;
     const char *what = "create";
@@ -342,49 +378,21 @@ static int setup_pair(const struct opts *o, int *wfd, int *rfd)
         err = errno;
         goto fail;
     }
-    if (im->streams) {
-        for (int i = 0; i < o->npush; i++) {
-            what = "I_PUSH";
-            if (strm_ioctl(*wfd, I_PUSH, o->module) < 0)
-                goto fail_errno;
-        }
-        if (o->hold) {
-            int wr = 0;
-            what = "I_SWROPT SNDHOLD";
-            if (strm_ioctl(*wfd, I_GWROPT, &wr) < 0 ||
-                strm_ioctl(*wfd, I_SWROPT, (intptr_t)(wr | SNDHOLD)) < 0)
-                goto fail_errno;
-        }
-        if (o->mread || o->rfill) {
-            int rd = 0;
-            what = "I_SRDOPT";
-            if (strm_ioctl(*rfd, I_GRDOPT, &rd) < 0)
-                goto fail_errno;
-            rd |= (o->mread ? RMREAD : 0) | (o->rfill ? RFILL : 0);
-            if (strm_ioctl(*rfd, I_SRDOPT, (intptr_t)rd) < 0)
-                goto fail_errno;
-        }
-        if (o->hiwat >= 0 || o->lowat >= 0) {
-            what = "--hiwat/--lowat";
-            err = set_watermarks(*rfd, o->hiwat, o->lowat);
-            if (err)
-                goto fail;
-        }
-    } else {
+    if (!im->streams) {
         what = "--hiwat";
         err = peer_buffers(o, *wfd, *rfd);
         if (err)
             goto fail;
     }
-    if (o->nonblock) {
-        what = "O_NONBLOCK";
-        if (set_nonblock(im, *wfd) < 0 || set_nonblock(im, *rfd) < 0)
-            goto fail_errno;
+    if (configure) {
+        err = ust_perftest_setup_end(o, *wfd, 1, &what);
+        if (!err)
+            err = ust_perftest_setup_end(o, *rfd, 0, &what);
+        if (err)
+            goto fail;
     }
     return 0;
 
-fail_errno:
-    err = errno;
 fail:
     fprintf(stderr, "perftest: %s: %s: %s\n", im->name, what, strerror(err));
     return -1;
@@ -409,7 +417,7 @@ static void sleep_until(double t)
 }
 
 /* The options as a string for the CSV "options" column and the banner. */
-static void describe(const struct opts *o, char *buf, size_t len)
+static void describe(const struct ust_perftest_opts *o, char *buf, size_t len)
 {
     size_t n = 0;
 #define ADD(...) n += (size_t)snprintf(buf + n, n < len ? len - n : 0, __VA_ARGS__)
@@ -474,16 +482,28 @@ void ust_usage_perftest(FILE *f)
             "usage: ustreams perftest [-s SIZE] [-t SECONDS] [-i ITERATIONS] [-H] [-M] [-w] [-F]\n"
             "                         [-p COUNT] [-m MODULE] [-r] [-b|-n] [-q] [--csv]\n"
             "                         [--hiwat N] [--lowat N] [--peer IMPL] [--scale] [--warmup S]\n"
-            "                         [--no-cache]\n"
+            "                         [--no-cache] [--procs]\n"
+            "  --procs: the reader of each pair is a child process, the writer a thread of the\n"
+            "           parent (default: both threads); exit status 3 if ustreams pipes do not\n"
+            "           cross fork() in this build; refused for zmq-inproc (exit 2)\n"
             "  IMPL:");
     for (size_t i = 0; i < NIMPLS; i++)
         fprintf(f, "%s %s%s", i ? "," : "", impls[i]->name, i ? "" : " (default)");
     fprintf(f, "\n");
 }
 
-enum { OPT_HIWAT = 256, OPT_LOWAT, OPT_CSV, OPT_PEER, OPT_SCALE, OPT_WARMUP, OPT_NOCACHE };
+enum {
+    OPT_HIWAT = 256,
+    OPT_LOWAT,
+    OPT_CSV,
+    OPT_PEER,
+    OPT_SCALE,
+    OPT_WARMUP,
+    OPT_NOCACHE,
+    OPT_PROCS
+};
 
-static void parse_args(int argc, char **argv, struct opts *o)
+static void parse_args(int argc, char **argv, struct ust_perftest_opts *o)
 {
     static const struct option longopts[] = {
         {"hiwat", required_argument, NULL, OPT_HIWAT},
@@ -491,13 +511,15 @@ static void parse_args(int argc, char **argv, struct opts *o)
         {"csv", no_argument, NULL, OPT_CSV},
         {"peer", required_argument, NULL, OPT_PEER},
         {"scale", no_argument, NULL, OPT_SCALE},
+        {"procs", no_argument, NULL, OPT_PROCS},
         {"no-cache", no_argument, NULL, OPT_NOCACHE},
         {"warmup", required_argument, NULL, OPT_WARMUP},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    *o = (struct opts){.impl = impls[0], .size = 64, .ttime = 2, .iters = 1, .warmup = 0.05,
-                       .module = "nullmod", .hiwat = -1, .lowat = -1};
+    *o = (struct ust_perftest_opts){.impl = impls[0], .size = 64, .ttime = 2, .iters = 1,
+                                    .warmup = 0.05, .module = "nullmod", .hiwat = -1,
+                                    .lowat = -1};
     int c;
     while ((c = getopt_long(argc, argv, "s:t:i:HMwFp:m:rbnqh", longopts, NULL)) != -1) {
         switch (c) {
@@ -564,6 +586,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
         case OPT_SCALE:
             o->scale = 1;
             break;
+        case OPT_PROCS:
+            o->procs = 1;
+            break;
         case OPT_NOCACHE: /* measure the share of the per-thread block caches */
             ustreams_set_block_cache(0);
             break;
@@ -587,6 +612,13 @@ static void parse_args(int argc, char **argv, struct opts *o)
         fprintf(stderr, "perftest: -H, -M, -w, -p and --lowat need a ustreams pipe\n");
         exit(2);
     }
+    if (o->procs && o->impl->one_process) {
+        fprintf(stderr,
+                "perftest: --procs: --peer %s cannot cross processes (its pipe exists only "
+                "within one process)\n",
+                o->impl->name);
+        exit(2);
+    }
     if (!o->impl->streams && o->hiwat > 0 && !o->impl->buffers) {
         fprintf(stderr, "perftest: --hiwat: %s has no buffer size to set\n", o->impl->name);
         exit(2);
@@ -595,7 +627,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 
 int ust_cmd_perftest(int argc, char **argv)
 {
-    struct opts o;
+    struct ust_perftest_opts o;
     parse_args(argc, argv, &o);
     signal(SIGPIPE, SIG_IGN);
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -605,10 +637,10 @@ int ust_cmd_perftest(int argc, char **argv)
     char desc[160];
     describe(&o, desc, sizeof(desc));
 
-    /* The pairs' shared state: shared memory, so that the loops could be
-     * processes. */
-    struct pair_state *ps = mmap(NULL, sizeof(*ps) * MAX_PAIRS, PROT_READ | PROT_WRITE,
-                                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    /* The pairs' shared state: shared memory, so that the loops can be
+     * processes (--procs). */
+    struct ust_perftest_pair *ps = mmap(NULL, sizeof(*ps) * UST_PERFTEST_MAX_PAIRS,
+                                        PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (ps == MAP_FAILED) {
         perror("perftest: mmap");
         return 2;
@@ -623,25 +655,53 @@ int ust_cmd_perftest(int argc, char **argv)
         atomic_init(&ps[p].stop, 0);
     }
 
-    int wfd[MAX_PAIRS], rfd[MAX_PAIRS];
+    int wfd[UST_PERFTEST_MAX_PAIRS], rfd[UST_PERFTEST_MAX_PAIRS];
     for (int p = 0; p < npairs; p++)
-        if (setup_pair(&o, &wfd[p], &rfd[p]) < 0)
+        if (setup_pair(&o, &wfd[p], &rfd[p], !o.procs) < 0)
             return 2;
 
+    /* --procs: the readers become child processes, which set up their ends;
+     * then the parent sets up the writer ends. */
+    struct ust_perftest_procs *pp = NULL;
+    if (o.procs) {
+        int st = ust_perftest_procs_start(&o, ps, npairs, wfd, rfd, &pp);
+        if (st)
+            return st;
+        for (int p = 0; p < npairs; p++) {
+            const char *what = "";
+            int err = ust_perftest_setup_end(&o, wfd[p], 1, &what);
+            if (err) {
+                fprintf(stderr, "perftest: %s: %s: %s\n", im->name, what, strerror(err));
+                for (int q = 0; q < npairs; q++)
+                    im->close(wfd[q]);
+                (void)ust_perftest_procs_finish(pp, NULL, 0);
+                return 2;
+            }
+        }
+    }
+
     if (!o.quiet && !o.csv)
-        printf("perftest: %s, %zu-byte %s, %s of %zu bytes, %d x %g s, options: %s\n",
+        printf("perftest: %s, %zu-byte %s, %s of %zu bytes, writer and reader %s, %d x %g s, "
+               "options: %s\n",
                im->name, o.size, im->streams && !o.rw ? "putmsg" : "writes",
                im->streams && !o.rw ? "getmsg" : "reads", o.full ? full_size(&o) : o.size,
-               o.iters, o.ttime, desc);
+               o.procs ? "processes" : "threads", o.iters, o.ttime, desc);
 
-    pthread_t wt[MAX_PAIRS], rt[MAX_PAIRS];
-    struct loop_arg wa[MAX_PAIRS], ra[MAX_PAIRS];
+    pthread_t wt[UST_PERFTEST_MAX_PAIRS], rt[UST_PERFTEST_MAX_PAIRS];
+    struct loop_arg wa[UST_PERFTEST_MAX_PAIRS], ra[UST_PERFTEST_MAX_PAIRS];
     for (int p = 0; p < npairs; p++) {
         ra[p] = (struct loop_arg){.o = &o, .ps = &ps[p], .fd = rfd[p]};
         wa[p] = (struct loop_arg){.o = &o, .ps = &ps[p], .fd = wfd[p]};
-        if (pthread_create(&rt[p], NULL, reader_thread, &ra[p]) != 0 ||
+        if ((!o.procs && pthread_create(&rt[p], NULL, reader_thread, &ra[p]) != 0) ||
             pthread_create(&wt[p], NULL, writer_thread, &wa[p]) != 0) {
             fprintf(stderr, "perftest: cannot start threads\n");
+            if (o.procs) { /* the readers see end of file on the rest */
+                for (int q = p; q < npairs; q++)
+                    im->close(wfd[q]);
+                for (int q = 0; q < p; q++)
+                    atomic_store(&ps[q].stop, 1);
+                (void)ust_perftest_procs_finish(pp, wt, p);
+            }
             return 2;
         }
     }
@@ -650,6 +710,8 @@ int ust_cmd_perftest(int argc, char **argv)
     sleep_until(t);
     double sum_w = 0, sum_r = 0, sum_t = 0;
     for (int it = 1; it <= o.iters; it++) {
+        if (pp && ust_perftest_procs_notavail(pp))
+            break; /* a reader process found its inherited end unusable */
         long long w0 = 0, r0 = 0, w1 = 0, r1 = 0;
         double t0 = now_s();
         for (int p = 0; p < npairs; p++) {
@@ -669,7 +731,8 @@ int ust_cmd_perftest(int argc, char **argv)
         sum_r += (double)(r1 - r0);
         sum_t += dt;
         if (o.csv)
-            printf("%s,%zu,%.1f,%.1f,%.1f,%s\n", im->name, o.size, wps, rps, bps, desc);
+            printf("%s,%zu,%.1f,%.1f,%.1f,%s,%s\n", im->name, o.size, wps, rps, bps, desc,
+                   o.procs ? "procs" : "threads");
         else
             printf("  interval %d: %.3f s  %12.0f writes/s  %12.0f reads/s  %10.2f MB/s  "
                    "%.3g us/write\n",
@@ -679,12 +742,19 @@ int ust_cmd_perftest(int argc, char **argv)
     /* Stop: writers close their ends, readers drain to end of file. */
     for (int p = 0; p < npairs; p++)
         atomic_store(&ps[p].stop, 1);
-    for (int p = 0; p < npairs; p++) {
-        pthread_join(wt[p], NULL);
-        pthread_join(rt[p], NULL);
+    int procs_status = 0;
+    if (pp) {
+        procs_status = ust_perftest_procs_finish(pp, wt, npairs);
+        if (procs_status == UST_PERFTEST_EXIT_NOTAVAIL)
+            return procs_status;
+    } else {
+        for (int p = 0; p < npairs; p++) {
+            pthread_join(wt[p], NULL);
+            pthread_join(rt[p], NULL);
+        }
     }
 
-    int status = 0;
+    int status = procs_status;
     long long tot_w = 0, tot_r = 0, tot_b = 0;
     for (int p = 0; p < npairs; p++) {
         int we = atomic_load(&ps[p].w.err), re = atomic_load(&ps[p].r.err);
@@ -712,6 +782,19 @@ int ust_cmd_perftest(int argc, char **argv)
         int q = ustreams_quiesce(5000);
         struct ustreams_blockstats st;
         ustreams_blockstats(&st);
+        long lost = ust_sd_lost_wakeups(); /* rescued by the recheck interval */
+        for (int p = 0; o.procs && p < npairs; p++) { /* the reader processes' share */
+            const struct ust_perftest_child_stats *c = &ps[p].child;
+            if (!c->valid)
+                continue;
+            st.mblks += c->mblks;
+            st.dblks += c->dblks;
+            st.bytes += c->bytes;
+            st.allocs += c->allocs;
+            st.failures += c->failures;
+            q |= c->quiesce_timeout;
+            lost += c->lost_wakeups;
+        }
         int leak = st.mblks != 0 || st.dblks != 0 || st.bytes != 0;
         if (leak || q || !o.quiet || o.csv)
             fprintf(o.csv ? stderr : stdout,
@@ -720,13 +803,12 @@ int ust_cmd_perftest(int argc, char **argv)
                     q ? " (quiesce timed out)" : "", leak ? " NOT ZERO" : "");
         if (leak)
             status = 2;
-        long lost = ust_sd_lost_wakeups(); /* rescued by the recheck interval */
         if (lost) {
             fprintf(stderr, "perftest: %ld lost wake-up(s) (each cost up to %lld ms)\n", lost,
                     UST_WAIT_RECHECK_NS / 1000000);
             status = 2;
         }
     }
-    munmap(ps, sizeof(*ps) * MAX_PAIRS);
+    munmap(ps, sizeof(*ps) * UST_PERFTEST_MAX_PAIRS);
     return status;
 }

@@ -36,6 +36,9 @@ struct ust_perftest_impl {
     int (*close)(int fd);
     int (*poll)(struct pollfd *fds, nfds_t n, int timeout);
     int (*fcntl)(int fd, int cmd, ...);
+    /* 1: the pair exists within one process only (ZeroMQ inproc), so
+     * --procs is refused. */
+    int one_process;
 };
 
 /* The kernel's peers (tools/perftest_peers.c): pipe(2), and AF_UNIX

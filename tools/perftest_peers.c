@@ -59,13 +59,13 @@ static int socket_buffers(int wfd, int rfd, int bytes)
 }
 
 const struct ust_perftest_impl ust_perftest_pipe = {
-    "pipe", 0, mk_pipe, pipe_buffers, read, write, close, poll, fcntl,
+    "pipe", 0, mk_pipe, pipe_buffers, read, write, close, poll, fcntl, 0,
 };
 
 const struct ust_perftest_impl ust_perftest_unix_stream = {
-    "unix-stream", 0, mk_unix_stream, socket_buffers, read, write, close, poll, fcntl,
+    "unix-stream", 0, mk_unix_stream, socket_buffers, read, write, close, poll, fcntl, 0,
 };
 
 const struct ust_perftest_impl ust_perftest_unix_seqpacket = {
-    "unix-seqpacket", 0, mk_unix_seqpacket, socket_buffers, read, write, close, poll, fcntl,
+    "unix-seqpacket", 0, mk_unix_seqpacket, socket_buffers, read, write, close, poll, fcntl, 0,
 };

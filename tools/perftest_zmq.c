@@ -223,5 +223,5 @@ static int zp_fcntl(int fd, int cmd, ...)
 
 const struct ust_perftest_impl ust_perftest_zmq_inproc = {
     "zmq-inproc", 0, zp_mkpair, NULL, zp_read, zp_write, zp_close, zp_poll,
-    zp_fcntl,
+    zp_fcntl, 1,
 };
