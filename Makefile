@@ -14,7 +14,9 @@
 #                          REPEAT=N runs per point; installs libzmq3-dev for the ZeroMQ
 #                          peer if missing (as root with apt-get; BENCH_ZMQ_INSTALL=no: never);
 #                          then the netperf sweep (XTI against sockets, ~2 min; QUICK=1 fewer
-#                          sizes).  make bench-netperf: the netperf sweep alone
+#                          sizes); between them the cross-process sweep (perftest --procs
+#                          against pipe(2) and AF_UNIX, ~1 min).  make bench-netperf,
+#                          make bench-procs: one sweep alone
 #   make venv              .venv with bench/requirements.txt (matplotlib, for the charts)
 #   make fuzz              build-fuzz/ (clang, libFuzzer, ASan+UBSan): run each
 #                          tests/fuzz/fuzz_*.c target FUZZ_SECONDS (default 60) from its
@@ -80,6 +82,14 @@ BENCH_SWEEP ?= QUICK="$(QUICK)" FULL="$(FULL)" $(VENV)/bin/python bench/sweep.py
 # with apt-get (as fuzz-build does for clang); otherwise, or if that fails, the
 # peer is left out and the report says so.  BENCH_ZMQ_INSTALL=no never installs.
 BENCH_ZMQ_INSTALL ?= yes
+# BENCH_PROCS is the command run after the pipe sweep: bench/procs_sweep.py,
+# `perftest --procs` (writer and reader processes) for ustreams, pipe(2) and
+# AF_UNIX, ratios to pipe(2) between processes; procs*.csv, procs.md and
+# procs_throughput.png beside the pipe sweep's, a section in its results.md and
+# latest.md (~45-60 s; QUICK=1 to 4 KiB).  ustreams is reported n/a, not failed,
+# while its pipes do not cross fork().  Empty: skipped.
+BENCH_PROCS ?= QUICK="$(QUICK)" $(VENV)/bin/python bench/procs_sweep.py \
+               --perftest "$(BUILD)/ustreams perftest" $(if $(REPEAT),--repeat $(REPEAT))
 # BENCH_NETPERF is the command run after the pipe sweep: bench/netperf_sweep.py,
 # `build/ustreams netperf` over XTI (/dev/udp, /dev/tcp) and over sockets, with
 # bench_xti_open; results beside the pipe sweep's (bench/results/<date>/netperf*,
@@ -94,7 +104,8 @@ FORMAT_DIRS := include src tests tools bench examples
 CLANG_FORMAT ?= clang-format
 
 .PHONY: all configure test test-main test-asan tsan fuzz fuzz-build install examples bench \
-        bench-zmq bench-build bench-micro bench-sweep bench-netperf venv format clean distclean
+        bench-zmq bench-build bench-micro bench-sweep bench-procs bench-netperf venv format clean \
+        distclean
 
 all: configure
 	$(CMAKE) --build $(BUILD)
@@ -183,10 +194,15 @@ examples:
 	    $(CC) $(EXAMPLE_FLAGS) $$src $$extra $$f -Wl,-rpath,"$(STAGE)/lib" -o $$out; \
 	done
 
-# The netperf sweep after the pipe sweep, not beside it (two sweeps at once
-# would measure each other); `make bench-netperf` runs it alone.
+# The cross-process and netperf sweeps after the pipe sweep, not beside it (two
+# sweeps at once would measure each other); `make bench-procs` and
+# `make bench-netperf` run one alone.
 bench: bench-micro bench-sweep
+	@$(MAKE) --no-print-directory bench-procs
 	@$(MAKE) --no-print-directory bench-netperf
+
+bench-procs: bench-build $(BENCH_DEPS)
+	$(if $(strip $(BENCH_PROCS)),$(BENCH_PROCS),@true)
 
 bench-netperf: bench-build $(BENCH_DEPS)
 	$(if $(strip $(BENCH_NETPERF)),$(BENCH_NETPERF),@true)
