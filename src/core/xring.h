@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xring.h -- a channel between processes: two message rings in one shared
+ * mapping (a memfd), for streams whose two ends live in different processes.
+ *
+ * A channel has two sides, 0 and 1.  Ring d carries messages written by
+ * side d to side !d.  Each ring is a byte ring of records; a record is a
+ * header (struct xring_rec, fixed layout) followed by the message's control
+ * bytes and then its data bytes, the whole padded to 8 bytes.  Records may
+ * wrap around the end of the ring's data area (copied in two pieces).
+ *
+ * Trust: the mapping is shared with another process that may be buggy or
+ * hostile.  Nothing read from it is trusted: every index, length, type and
+ * flag is checked before use; the local handle keeps its own copy of the
+ * geometry (ring size, water marks) taken at create/attach and never re-reads
+ * it.  A ring found inconsistent is "broken": every later call on it returns
+ * -EIO; nothing is read out of bounds, nothing loops without end, the other
+ * ring and other channels are unaffected.
+ *
+ * Concurrency: several threads and processes may produce into one ring, and
+ * several may consume from it (after fork() both processes hold both ends
+ * until each closes the one it does not use).  Producers serialise on a
+ * producer lock word in the ring, consumers on a consumer lock word; the
+ * producer writes only `tail` (and the records), the consumer only `head`.
+ * The lock words are futex-based, process-shared, and robust against the
+ * holder's death: a lock word records the holder's pid; a waiter that has
+ * waited long (>= 50 ms) and finds the holder's pid gone (kill(pid, 0) ->
+ * ESRCH) marks the ring broken instead of waiting for ever.
+ *
+ * Flow control (bytes of records queued = tail - head):
+ *   a put is refused with -EAGAIN when the queued bytes are >= hiwat (a
+ *   record that fits in the free space is accepted even if it crosses
+ *   hiwat); a record larger than the whole ring is refused with -EMSGSIZE.
+ *   A refused producer arms the ring (xring_arm_writer) and, if that says
+ *   there is still no room, sleeps (its own business: futex on the bell
+ *   word, or an fd the caller rings).  The consumer reports when it took the
+ *   queued bytes to <= lowat while a writer was armed (XRING_WAKE_WRITER,
+ *   once per arming: the hysteresis edge); the producer reports when it put
+ *   a record into a ring whose reader had armed (XRING_WAKE_READER, once per
+ *   arming).  Doorbells are rung only on those edges.
+ */
+#ifndef UST_XRING_H
+#define UST_XRING_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+struct xring_chan; /* the process-local handle of a channel */
+
+/* A message's description as carried in a record header. */
+struct xring_msg {
+    uint8_t type;      /* STREAMS message type (M_DATA, M_PROTO, M_PCPROTO, ...) */
+    uint8_t band;      /* priority band */
+    uint16_t flags;    /* caller-defined (e.g. "has control part") */
+    uint32_t ctl_len;  /* control bytes */
+    uint32_t data_len; /* data bytes */
+    uint32_t aux;      /* caller-defined word (e.g. an fd-passing sequence) */
+};
+
+enum {
+    XRING_WAKE_READER = 1, /* xring_put: ring the reader's doorbell */
+    XRING_WAKE_WRITER = 2, /* xring_take: ring the writer's doorbell */
+    XRING_MSG_MAX = 1u << 24, /* largest ctl_len + data_len accepted */
+};
+
+/*
+ * xring_create -- make a channel: a memfd of the right size, mapped shared,
+ *   its header initialised (magic, version, geometry).
+ *   ring_bytes: each ring's data area, rounded up to a power of two, at least
+ *   4096, at most 64 MiB; hiwat/lowat in bytes (lowat < hiwat <= ring_bytes,
+ *   otherwise -EINVAL).  The memfd is close-on-exec.
+ *   Returns 0 and *out, or -errno (EINVAL, ENOMEM, EMFILE, ...).
+ */
+int xring_create(size_t ring_bytes, uint32_t hiwat, uint32_t lowat, struct xring_chan **out);
+
+/*
+ * xring_attach -- map a channel made by another process from its memfd
+ *   (received with SCM_RIGHTS).  Checks the file's size, the magic, version
+ *   and geometry (and that they agree with the size) before using anything;
+ *   takes its own copy of the geometry.  Keeps fd (dup'ed, close-on-exec).
+ *   Returns 0 and *out, or -EINVAL (not a channel / inconsistent), -errno.
+ */
+int xring_attach(int fd, struct xring_chan **out);
+
+/* xring_fd -- the channel's memfd (owned by the handle), for passing. */
+int xring_fd(const struct xring_chan *ch);
+
+/* xring_destroy -- unmap and close this process's handle (the other
+ * process's mapping is untouched).  NULL is ignored. */
+void xring_destroy(struct xring_chan *ch);
+
+/*
+ * xring_put -- append one message to ring dir (0 or 1).
+ *   iov[0..iovcnt) holds the control bytes followed by the data bytes
+ *   (their total must equal m->ctl_len + m->data_len, else -EINVAL).
+ *   Returns >= 0 on success: 0 or XRING_WAKE_READER; or -EAGAIN (at or above
+ *   hiwat, or not enough free space now), -EMSGSIZE (larger than the ring or
+ *   XRING_MSG_MAX), -EPIPE (the ring was shut with xring_shut), -EIO
+ *   (broken), -EINVAL.
+ */
+int xring_put(struct xring_chan *ch, int dir, const struct xring_msg *m, const struct iovec *iov,
+              int iovcnt);
+
+/*
+ * xring_peek -- describe the next record of ring dir without taking it.
+ *   Returns 1 and *m (validated: lengths within XRING_MSG_MAX and within what
+ *   is queued), 0 if the ring is empty, -EIO if broken.
+ */
+int xring_peek(struct xring_chan *ch, int dir, struct xring_msg *m);
+
+/*
+ * xring_take -- take the next record of ring dir, copying its control bytes
+ *   into ctl (ctl_cap bytes) and its data into data (data_cap bytes).
+ *   The caller sizes the buffers from xring_peek; if a buffer is too small
+ *   (the record changed under a racing consumer) it returns -EAGAIN and
+ *   takes nothing.  *m receives the record's description.
+ *   Returns >= 0 on success: 0 or XRING_WAKE_WRITER; 0-record: -ENODATA
+ *   (empty); -EIO broken.
+ */
+int xring_take(struct xring_chan *ch, int dir, struct xring_msg *m, void *ctl, size_t ctl_cap,
+               void *data, size_t data_cap);
+
+/*
+ * xring_arm_reader / xring_arm_writer -- declare that this side is about to
+ *   sleep waiting for data in (space in) ring dir.  Returns 1 if it need not
+ *   sleep (data is there / there is room below hiwat now), 0 if it may
+ *   sleep: the next xring_put (xring_take crossing lowat) will report
+ *   XRING_WAKE_READER (XRING_WAKE_WRITER).  -EIO if broken.
+ */
+int xring_arm_reader(struct xring_chan *ch, int dir);
+int xring_arm_writer(struct xring_chan *ch, int dir);
+
+/*
+ * xring_bell -- the address of ring dir's doorbell word (a 32-bit futex word
+ *   in the shared mapping, bumped by every put that reports
+ *   XRING_WAKE_READER and every take that reports XRING_WAKE_WRITER), for
+ *   callers that sleep on it with FUTEX_WAIT (shared, not private).
+ *   xring_wait waits on it: returns 0 when the word differs from `seen` or
+ *   after timeout_ms (-1: no timeout), -EINTR on a signal.
+ */
+uint32_t xring_bell_value(struct xring_chan *ch, int dir);
+int xring_wait(struct xring_chan *ch, int dir, uint32_t seen, int timeout_ms);
+void xring_ring(struct xring_chan *ch, int dir); /* bump the bell word, FUTEX_WAKE all */
+
+/* xring_queued -- bytes queued in ring dir (validated; 0 if broken). */
+uint32_t xring_queued(struct xring_chan *ch, int dir);
+
+/* xring_shut -- mark ring dir shut: later puts fail with -EPIPE; what is
+ * queued can still be taken. xring_is_shut tells (1/0). */
+void xring_shut(struct xring_chan *ch, int dir);
+int xring_is_shut(struct xring_chan *ch, int dir);
+
+/* xring_broken -- 1 if ring dir was found inconsistent (or its lock holder
+ * died), 0 otherwise. */
+int xring_broken(struct xring_chan *ch, int dir);
+
+#endif
