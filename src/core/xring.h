@@ -69,15 +69,19 @@ enum {
  *   its header initialised (magic, version, geometry).
  *   ring_bytes: each ring's data area, rounded up to a power of two, at least
  *   4096, at most 64 MiB; hiwat/lowat in bytes (lowat < hiwat <= ring_bytes,
- *   otherwise -EINVAL).  The memfd is close-on-exec.
+ *   otherwise -EINVAL).  The memfd is close-on-exec, and sealed against
+ *   shrinking and growing (xring_attach requires that).  A put below hiwat
+ *   is refused only for lack of room; with ring_bytes - hiwat at least the
+ *   largest record (24 + 8-padded message bytes) a refused writer always
+ *   finds the ring at or above hiwat, so arming then sleeping is exact.
  *   Returns 0 and *out, or -errno (EINVAL, ENOMEM, EMFILE, ...).
  */
 int xring_create(size_t ring_bytes, uint32_t hiwat, uint32_t lowat, struct xring_chan **out);
 
 /*
  * xring_attach -- map a channel made by another process from its memfd
- *   (received with SCM_RIGHTS).  Checks the file's size, the magic, version
- *   and geometry (and that they agree with the size) before using anything;
+ *   (received with SCM_RIGHTS).  Checks the file's size, its seals, the
+ *   magic, version and geometry (and that they agree with the size) before using anything;
  *   takes its own copy of the geometry.  Keeps fd (dup'ed, close-on-exec).
  *   Returns 0 and *out, or -EINVAL (not a channel / inconsistent), -errno.
  */
@@ -126,18 +130,25 @@ int xring_take(struct xring_chan *ch, int dir, struct xring_msg *m, void *ctl, s
  *   sleep waiting for data in (space in) ring dir.  Returns 1 if it need not
  *   sleep (data is there / there is room below hiwat now), 0 if it may
  *   sleep: the next xring_put (xring_take crossing lowat) will report
- *   XRING_WAKE_READER (XRING_WAKE_WRITER).  -EIO if broken.
+ *   XRING_WAKE_READER (XRING_WAKE_WRITER).  A shut ring also returns 1 (a
+ *   reader then finds EOF, a writer -EPIPE).  An arm that returns 1 takes
+ *   itself back.  -EIO if broken.
  */
 int xring_arm_reader(struct xring_chan *ch, int dir);
 int xring_arm_writer(struct xring_chan *ch, int dir);
 
 /*
- * xring_bell -- the address of ring dir's doorbell word (a 32-bit futex word
- *   in the shared mapping, bumped by every put that reports
- *   XRING_WAKE_READER and every take that reports XRING_WAKE_WRITER), for
- *   callers that sleep on it with FUTEX_WAIT (shared, not private).
- *   xring_wait waits on it: returns 0 when the word differs from `seen` or
- *   after timeout_ms (-1: no timeout), -EINTR on a signal.
+ * xring_bell_value -- ring dir's doorbell word (a 32-bit futex word in the
+ *   shared mapping, one per ring: its reader and its writer both sleep on
+ *   it).  It is bumped by xring_ring, which the caller calls when a put
+ *   reports XRING_WAKE_READER or a take XRING_WAKE_WRITER (put and take
+ *   themselves make no system call); xring_shut and a ring found broken ring
+ *   it too.  To sleep: seen = xring_bell_value(); arm; if the arm returned 0,
+ *   xring_wait(seen).
+ *   xring_wait waits on it (FUTEX_WAIT, shared, not private): returns 0 when
+ *   the word differs from `seen`, when woken, or after timeout_ms (-1: no
+ *   timeout); -EINTR on a signal; -EINVAL for a bad dir.  Wake-ups may be
+ *   spurious: the caller tries again and re-arms.
  */
 uint32_t xring_bell_value(struct xring_chan *ch, int dir);
 int xring_wait(struct xring_chan *ch, int dir, uint32_t seen, int timeout_ms);

@@ -1,0 +1,692 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xring.c -- channels between processes: two message rings in one shared
+ * memfd mapping (interface: xring.h, layout: xring_layout.h).
+ *
+ * Principles of operation
+ *
+ *   Publication.  A producer, holding the ring's producer lock, reads head
+ *   (acquire: the consumer has finished copying out what it freed), writes
+ *   the record at tail, then stores the new tail with release.  A consumer,
+ *   holding the consumer lock, reads tail with acquire (the record's bytes
+ *   are visible), copies the record out, then stores the new head with
+ *   release.  So an uncontended put or take is one compare-and-swap for the
+ *   lock, the copies, one release store of tail/head, and one exchange to
+ *   unlock: no system call.
+ *
+ *   Locks.  A lock word is 0 or the holder's pid, plus XRING_LOCK_WAITERS
+ *   when someone may sleep on it (FUTEX_WAIT, shared: the two processes map
+ *   the same file, so the futex key is the file page).  Unlocking exchanges
+ *   0 in and FUTEX_WAKEs only if the waiters bit was set.  A waiter sleeps in
+ *   slices of XR_SLICE_MS; once it has waited XR_DEAD_MS it asks after every
+ *   slice whether the holder's pid still exists (kill(pid, 0) -> ESRCH): a
+ *   holder that died in the middle of a put or take leaves the ring in an
+ *   unknown state, so the ring is marked broken and every waiter returns
+ *   -EIO.  A pid reused by an unrelated process in the meantime is not
+ *   detected (the waiter then waits for that process).  These are not the
+ *   executive's ust_lock_t: a process-shared robust pthread mutex would keep
+ *   glibc's own state (and the kernel's robust list) in memory the peer may
+ *   scribble on; a word we check ourselves cannot hurt us.
+ *
+ *   Arming, without lost wake-ups.  The two sides of each edge follow the
+ *   Dekker pattern, with a seq_cst fence between the store and the load:
+ *     producer: store tail; fence; load x_rd_armed
+ *     reader:   store x_rd_armed = 1; fence; load tail
+ *   so at least one of them sees the other's store: either the reader sees
+ *   the record and does not sleep, or the producer sees the arming and
+ *   reports XRING_WAKE_READER.  Likewise take (store head; fence; load
+ *   x_wr_armed) against xring_arm_writer (store x_wr_armed; fence; load
+ *   head).  The report is made by whoever clears the armed count (a
+ *   compare-and-swap), so once per arming however many producers race; an
+ *   arm that finds it need not sleep takes its own count back (a put racing
+ *   with that may still report: a spurious ring, never a lost one).  Only
+ *   the edges cost anything: a put whose reader is not armed reads one word
+ *   on its own cache line after the fence.
+ *
+ *   Trust.  The handle keeps its own geometry (size, mask, marks); the
+ *   mapping's header is read only at attach.  head and tail are read once
+ *   into locals and checked (multiples of 8, tail - head <= size); a record
+ *   header is copied out before it is checked (lengths within XRING_MSG_MAX,
+ *   r_len exactly the record's size, within what is queued).  Every copy is
+ *   masked into the data area and at most the ring's size long.  Any
+ *   inconsistency marks the ring broken: a flag in the handle (never
+ *   cleared) and one in the mapping (so the peer stops too); every call on a
+ *   broken ring returns -EIO.  A hostile peer can thus stop the channel, or
+ *   feed it garbage bytes in well-formed records, but not make this process
+ *   read or write outside the mapping, loop, or wait for a dead process.
+ *   The file is sealed against shrinking and growing (F_SEAL_SHRINK,
+ *   F_SEAL_GROW), and attach refuses an unsealed one, so the mapping cannot
+ *   be cut under us (SIGBUS).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "forksafe.h"
+#include "xring.h"
+#include "xring_layout.h"
+
+#define XR_SPINS    100 /* compare-and-swap rounds before sleeping on a lock */
+#define XR_SLICE_MS 10  /* a lock waiter's sleep slice */
+#define XR_DEAD_MS  50  /* wait this long before asking whether the holder lives */
+
+struct xring_chan {
+    int fd;                   /* the memfd, owned */
+    unsigned char *map;       /* the mapping, map_len bytes */
+    size_t map_len;
+    uint32_t size;            /* each ring's data area (power of two), our copy */
+    uint32_t mask;            /* size - 1 */
+    uint32_t hiwat, lowat;    /* our copy */
+    struct xring_ctl *ctl[2]; /* ring d's control block in the mapping */
+    unsigned char *data[2];   /* ring d's data area in the mapping */
+    int broken[2];            /* any thread (atomic): ring d found inconsistent; never cleared */
+};
+
+/* ------------------------------------------------------------ small helpers */
+
+static long xr_futex(uint32_t *w, int op, uint32_t val, const struct timespec *ts)
+{
+    return syscall(SYS_futex, w, op, val, ts, NULL, 0);
+}
+
+static int xr_dir_ok(const struct xring_chan *ch, int dir)
+{
+    return ch != NULL && (dir == 0 || dir == 1);
+}
+
+static long xr_ms_since(const struct timespec *t0)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+static int xr_is_broken(struct xring_chan *ch, int d)
+{
+    if (__atomic_load_n(&ch->broken[d], __ATOMIC_RELAXED))
+        return 1;
+    if (__atomic_load_n(&ch->ctl[d]->x_broken, __ATOMIC_RELAXED) == 0)
+        return 0;
+    __atomic_store_n(&ch->broken[d], 1, __ATOMIC_RELAXED);
+    return 1;
+}
+
+/* Mark ring d broken, here and in the mapping, and wake its sleepers so
+ * that they see it.  Returns -EIO. */
+static int xr_break(struct xring_chan *ch, int d)
+{
+    __atomic_store_n(&ch->broken[d], 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&ch->ctl[d]->x_broken, 1, __ATOMIC_RELEASE);
+    xring_ring(ch, d);
+    return -EIO;
+}
+
+/* Copy n <= size bytes into / out of ring d at index pos, wrapping. */
+static void xr_copy_in(struct xring_chan *ch, int d, uint32_t pos, const void *src, size_t n)
+{
+    uint32_t off = pos & ch->mask;
+    size_t first = n < (size_t)(ch->size - off) ? n : (size_t)(ch->size - off);
+    if (n == 0)
+        return;
+    memcpy(ch->data[d] + off, src, first);
+    if (n > first)
+        memcpy(ch->data[d], (const unsigned char *)src + first, n - first);
+}
+
+static void xr_copy_out(struct xring_chan *ch, int d, uint32_t pos, void *dst, size_t n)
+{
+    uint32_t off = pos & ch->mask;
+    size_t first = n < (size_t)(ch->size - off) ? n : (size_t)(ch->size - off);
+    if (n == 0)
+        return;
+    memcpy(dst, ch->data[d] + off, first);
+    if (n > first)
+        memcpy((unsigned char *)dst + first, ch->data[d], n - first);
+}
+
+/* Bytes queued in ring d from head and tail as read, or -1 if they are not
+ * consistent (misaligned, or more than the ring holds). */
+static int64_t xr_queued(const struct xring_chan *ch, uint32_t head, uint32_t tail)
+{
+    uint32_t q = tail - head;
+    if (((head | tail) & 7) != 0 || q > ch->size)
+        return -1;
+    return q;
+}
+
+/*
+ * Arming words (x_rd_armed, x_wr_armed): a generation in the high 16 bits,
+ * the number of sleepers armed since the last report in the low 16.  An
+ * arm adds one; the put (take) that reports clears the count and bumps the
+ * generation, and wakes every sleeper (the caller's xring_ring).  An arm
+ * that finds it need not sleep takes its one back, but only in its own
+ * generation: if a report has cleared the count since, there is nothing of
+ * its own left to take back (taking another sleeper's would lose that
+ * sleeper's wake-up).
+ */
+#define XR_ARM_COUNT 0xffffu
+
+static uint32_t xr_arm_next_gen(uint32_t v)
+{
+    return ((v >> 16) + 1) << 16;
+}
+
+/* A report: 1 if there were sleepers armed (now cleared), 0 if none. */
+static int xr_arm_fire(uint32_t *w)
+{
+    uint32_t v = __atomic_load_n(w, __ATOMIC_RELAXED);
+    while (v & XR_ARM_COUNT) {
+        if (__atomic_compare_exchange_n(w, &v, xr_arm_next_gen(v), 1, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_RELAXED))
+            return 1;
+    }
+    return 0;
+}
+
+/* Take back the arming that returned `mine` (the word before our add). */
+static void xr_arm_undo(uint32_t *w, uint32_t mine)
+{
+    uint32_t v = __atomic_load_n(w, __ATOMIC_RELAXED);
+    while ((v >> 16) == (mine >> 16) && (v & XR_ARM_COUNT) != 0) {
+        if (__atomic_compare_exchange_n(w, &v, v - 1, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            return;
+    }
+}
+
+/* ------------------------------------------------------------------- locks */
+
+/*
+ * xr_lock -- take lock word w of ring d.
+ *   Context: any thread; may sleep (futex) while the word is held.
+ *   Returns 0 (held), or -EIO: the ring is broken, or became so because the
+ *   holder's process died while we waited.
+ */
+static int xr_lock(struct xring_chan *ch, int d, uint32_t *w)
+{
+    uint32_t me = (uint32_t)ust_getpid() & XRING_LOCK_PID;
+    uint32_t v = 0;
+    struct timespec t0;
+    int spins = 0, slept = 0;
+
+    if (__atomic_compare_exchange_n(w, &v, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        return 0;
+    for (;;) {
+        if (xr_is_broken(ch, d))
+            return -EIO;
+        v = __atomic_load_n(w, __ATOMIC_RELAXED);
+        if ((v & XRING_LOCK_PID) == 0) {
+            /* Free.  Having slept, keep the waiters bit: others may sleep too. */
+            uint32_t nv = me | (slept ? XRING_LOCK_WAITERS : (v & XRING_LOCK_WAITERS));
+            if (__atomic_compare_exchange_n(w, &v, nv, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+                return 0;
+            continue;
+        }
+        if (spins++ < XR_SPINS) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+            continue;
+        }
+        if (!(v & XRING_LOCK_WAITERS)) {
+            if (!__atomic_compare_exchange_n(w, &v, v | XRING_LOCK_WAITERS, 0, __ATOMIC_RELAXED,
+                                             __ATOMIC_RELAXED))
+                continue;
+            v |= XRING_LOCK_WAITERS;
+        }
+        if (!slept)
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+        slept = 1;
+        struct timespec slice = {0, XR_SLICE_MS * 1000000L};
+        xr_futex(w, FUTEX_WAIT, v, &slice);
+        if (xr_ms_since(&t0) >= XR_DEAD_MS) {
+            pid_t holder = (pid_t)(__atomic_load_n(w, __ATOMIC_RELAXED) & XRING_LOCK_PID);
+            if (holder != 0 && kill(holder, 0) == -1 && errno == ESRCH)
+                return xr_break(ch, d);
+        }
+    }
+}
+
+static void xr_unlock(uint32_t *w)
+{
+    uint32_t old = __atomic_exchange_n(w, 0, __ATOMIC_RELEASE);
+    if (old & XRING_LOCK_WAITERS)
+        xr_futex(w, FUTEX_WAKE, 1, NULL);
+}
+
+/* --------------------------------------------------- create, attach, destroy */
+
+/* Map fd (total bytes) and fill in the handle from the geometry given. */
+static int xr_map(int fd, size_t total, uint32_t size, uint32_t hiwat, uint32_t lowat,
+                  struct xring_chan **out)
+{
+    struct xring_chan *ch = calloc(1, sizeof(*ch));
+    if (!ch)
+        return -ENOMEM;
+    void *map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) {
+        int err = errno;
+        free(ch);
+        return -err;
+    }
+    struct xring_hdr *h = map;
+    ch->fd = fd;
+    ch->map = map;
+    ch->map_len = total;
+    ch->size = size;
+    ch->mask = size - 1;
+    ch->hiwat = hiwat;
+    ch->lowat = lowat;
+    for (int d = 0; d < 2; d++) {
+        ch->ctl[d] = &h->h_ring[d];
+        ch->data[d] = ch->map + XRING_HDR_BYTES + (size_t)d * size;
+    }
+    *out = ch;
+    return 0;
+}
+
+int xring_create(size_t ring_bytes, uint32_t hiwat, uint32_t lowat, struct xring_chan **out)
+{
+    uint32_t size = XRING_RING_MIN;
+    int fd, err;
+
+    if (!out || ring_bytes > XRING_RING_MAX)
+        return -EINVAL;
+    while (size < ring_bytes)
+        size <<= 1;
+    if (hiwat > size || lowat >= hiwat)
+        return -EINVAL;
+    ust_fork_init(); /* ust_getpid follows fork() */
+    size_t total = XRING_HDR_BYTES + 2 * (size_t)size;
+    fd = memfd_create("ustreams-xring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0)
+        return -errno;
+    if (ftruncate(fd, (off_t)total) != 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+        err = -errno;
+        goto fail;
+    }
+    err = xr_map(fd, total, size, hiwat, lowat, out);
+    if (err != 0)
+        goto fail;
+    struct xring_hdr *h = (struct xring_hdr *)(*out)->map;
+    h->h_version = XRING_VERSION;
+    h->h_hdr_bytes = XRING_HDR_BYTES;
+    h->h_ring_bytes = size;
+    h->h_hiwat = hiwat;
+    h->h_lowat = lowat;
+    h->h_total = total;
+    __atomic_store_n(&h->h_magic, XRING_MAGIC, __ATOMIC_RELEASE);
+    return 0;
+fail:
+    close(fd);
+    return err;
+}
+
+int xring_attach(int fd, struct xring_chan **out)
+{
+    struct stat st;
+    struct xring_chan *ch;
+    int err = -EINVAL, seals;
+
+    if (!out || fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return -EINVAL;
+    if (st.st_size < (off_t)XRING_HDR_BYTES + 2 * (off_t)XRING_RING_MIN ||
+        st.st_size > (off_t)XRING_HDR_BYTES + 2 * (off_t)XRING_RING_MAX)
+        return -EINVAL;
+    seals = fcntl(fd, F_GET_SEALS);
+    if (seals < 0 || (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) != (F_SEAL_SHRINK | F_SEAL_GROW))
+        return -EINVAL; /* could be cut under our feet: SIGBUS */
+    ust_fork_init();
+    int nfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (nfd < 0)
+        return -errno;
+    /* Map it all (the size is bounded above), then check what it says. */
+    err = xr_map(nfd, (size_t)st.st_size, XRING_RING_MIN, 1, 0, &ch);
+    if (err != 0) {
+        close(nfd);
+        return err;
+    }
+    const struct xring_hdr *h = (const struct xring_hdr *)ch->map;
+    uint32_t magic = __atomic_load_n(&h->h_magic, __ATOMIC_ACQUIRE);
+    uint32_t version = __atomic_load_n(&h->h_version, __ATOMIC_RELAXED);
+    uint32_t hdr_bytes = __atomic_load_n(&h->h_hdr_bytes, __ATOMIC_RELAXED);
+    uint32_t size = __atomic_load_n(&h->h_ring_bytes, __ATOMIC_RELAXED);
+    uint32_t hiwat = __atomic_load_n(&h->h_hiwat, __ATOMIC_RELAXED);
+    uint32_t lowat = __atomic_load_n(&h->h_lowat, __ATOMIC_RELAXED);
+    uint64_t total = __atomic_load_n(&h->h_total, __ATOMIC_RELAXED);
+    if (magic != XRING_MAGIC || version != XRING_VERSION || hdr_bytes != XRING_HDR_BYTES ||
+        size < XRING_RING_MIN || size > XRING_RING_MAX || (size & (size - 1)) != 0 ||
+        total != XRING_HDR_BYTES + 2 * (uint64_t)size || total != (uint64_t)st.st_size ||
+        hiwat > size || lowat >= hiwat) {
+        xring_destroy(ch);
+        return -EINVAL;
+    }
+    ch->size = size;
+    ch->mask = size - 1;
+    ch->hiwat = hiwat;
+    ch->lowat = lowat;
+    ch->data[1] = ch->map + XRING_HDR_BYTES + size;
+    *out = ch;
+    return 0;
+}
+
+int xring_fd(const struct xring_chan *ch)
+{
+    return ch ? ch->fd : -1;
+}
+
+void xring_destroy(struct xring_chan *ch)
+{
+    if (!ch)
+        return;
+    munmap(ch->map, ch->map_len);
+    close(ch->fd);
+    free(ch);
+}
+
+/* ---------------------------------------------------------------- producing */
+
+int xring_put(struct xring_chan *ch, int dir, const struct xring_msg *m, const struct iovec *iov,
+              int iovcnt)
+{
+    size_t total = 0;
+
+    if (!xr_dir_ok(ch, dir) || !m || iovcnt < 0 || (iovcnt > 0 && !iov))
+        return -EINVAL;
+    for (int i = 0; i < iovcnt; i++) {
+        if (iov[i].iov_len > SIZE_MAX - total || (iov[i].iov_len > 0 && !iov[i].iov_base))
+            return -EINVAL;
+        total += iov[i].iov_len;
+    }
+    uint64_t body = (uint64_t)m->ctl_len + m->data_len;
+    if (total != body)
+        return -EINVAL;
+    if (xr_is_broken(ch, dir))
+        return -EIO;
+    if (body > XRING_MSG_MAX || xring_reclen(body) > ch->size)
+        return -EMSGSIZE;
+    struct xring_ctl *c = ch->ctl[dir];
+    if (__atomic_load_n(&c->x_shut, __ATOMIC_ACQUIRE))
+        return -EPIPE;
+    uint32_t len = (uint32_t)xring_reclen(body);
+    int err = xr_lock(ch, dir, &c->x_plock);
+    if (err != 0)
+        return err;
+    uint32_t tail = __atomic_load_n(&c->x_tail, __ATOMIC_RELAXED);
+    uint32_t head = __atomic_load_n(&c->x_head, __ATOMIC_ACQUIRE);
+    int64_t q = xr_queued(ch, head, tail);
+    if (q < 0) {
+        err = xr_break(ch, dir);
+        goto out;
+    }
+    if (q >= ch->hiwat || len > ch->size - (uint32_t)q) {
+        err = -EAGAIN;
+        goto out;
+    }
+    struct xring_rec r = {
+        .r_len = len,
+        .r_type = m->type,
+        .r_band = m->band,
+        .r_flags = m->flags,
+        .r_ctl_len = m->ctl_len,
+        .r_data_len = m->data_len,
+        .r_aux = m->aux,
+        .r_zero = 0,
+    };
+    uint32_t pos = tail;
+    xr_copy_in(ch, dir, pos, &r, sizeof(r));
+    pos += sizeof(r);
+    for (int i = 0; i < iovcnt; i++) {
+        xr_copy_in(ch, dir, pos, iov[i].iov_base, iov[i].iov_len);
+        pos += (uint32_t)iov[i].iov_len;
+    }
+    __atomic_store_n(&c->x_tail, tail + len, __ATOMIC_RELEASE);
+out:
+    xr_unlock(&c->x_plock);
+    if (err != 0)
+        return err;
+    /* Dekker with xring_arm_reader: tail is stored, now look at the arming. */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return xr_arm_fire(&c->x_rd_armed) ? XRING_WAKE_READER : 0;
+}
+
+/* ---------------------------------------------------------------- consuming */
+
+/*
+ * xr_next -- read and check the next record of ring d.
+ *   Locking: the caller holds the consumer lock.
+ *   Returns 1 with *r and *head (the record's index), 0 if the ring is
+ *   empty, -EIO if the ring is (now) broken.
+ */
+static int xr_next(struct xring_chan *ch, int d, struct xring_rec *r, uint32_t *head)
+{
+    struct xring_ctl *c = ch->ctl[d];
+    uint32_t h = __atomic_load_n(&c->x_head, __ATOMIC_RELAXED);
+    uint32_t t = __atomic_load_n(&c->x_tail, __ATOMIC_ACQUIRE);
+    int64_t q = xr_queued(ch, h, t);
+
+    if (q < 0)
+        return xr_break(ch, d);
+    if (q == 0)
+        return 0;
+    if (q < (int64_t)sizeof(*r))
+        return xr_break(ch, d);
+    xr_copy_out(ch, d, h, r, sizeof(*r));
+    if (r->r_ctl_len > XRING_MSG_MAX || r->r_data_len > XRING_MSG_MAX ||
+        (uint64_t)r->r_ctl_len + r->r_data_len > XRING_MSG_MAX || r->r_zero != 0 ||
+        r->r_len != xring_reclen((uint64_t)r->r_ctl_len + r->r_data_len) || r->r_len > q)
+        return xr_break(ch, d);
+    *head = h;
+    return 1;
+}
+
+static void xr_desc(const struct xring_rec *r, struct xring_msg *m)
+{
+    m->type = r->r_type;
+    m->band = r->r_band;
+    m->flags = r->r_flags;
+    m->ctl_len = r->r_ctl_len;
+    m->data_len = r->r_data_len;
+    m->aux = r->r_aux;
+}
+
+int xring_peek(struct xring_chan *ch, int dir, struct xring_msg *m)
+{
+    struct xring_rec r;
+    uint32_t head;
+
+    if (!xr_dir_ok(ch, dir) || !m)
+        return -EINVAL;
+    if (xr_is_broken(ch, dir))
+        return -EIO;
+    struct xring_ctl *c = ch->ctl[dir];
+    int rc = xr_lock(ch, dir, &c->x_clock);
+    if (rc != 0)
+        return rc;
+    rc = xr_next(ch, dir, &r, &head);
+    xr_unlock(&c->x_clock);
+    if (rc == 1)
+        xr_desc(&r, m);
+    return rc;
+}
+
+int xring_take(struct xring_chan *ch, int dir, struct xring_msg *m, void *ctl, size_t ctl_cap,
+               void *data, size_t data_cap)
+{
+    struct xring_rec r;
+    uint32_t head;
+
+    if (!xr_dir_ok(ch, dir) || (!ctl && ctl_cap > 0) || (!data && data_cap > 0))
+        return -EINVAL;
+    if (xr_is_broken(ch, dir))
+        return -EIO;
+    struct xring_ctl *c = ch->ctl[dir];
+    int rc = xr_lock(ch, dir, &c->x_clock);
+    if (rc != 0)
+        return rc;
+    rc = xr_next(ch, dir, &r, &head);
+    if (rc == 0)
+        rc = -ENODATA;
+    if (rc < 0)
+        goto out;
+    if (r.r_ctl_len > ctl_cap || r.r_data_len > data_cap) {
+        rc = -EAGAIN;
+        goto out;
+    }
+    xr_copy_out(ch, dir, head + sizeof(r), ctl, r.r_ctl_len);
+    xr_copy_out(ch, dir, head + sizeof(r) + r.r_ctl_len, data, r.r_data_len);
+    head += r.r_len;
+    __atomic_store_n(&c->x_head, head, __ATOMIC_RELEASE);
+    rc = 0;
+out:
+    xr_unlock(&c->x_clock);
+    if (rc != 0)
+        return rc;
+    if (m)
+        xr_desc(&r, m);
+    /* Dekker with xring_arm_writer: head is stored, now look at the arming. */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&c->x_wr_armed, __ATOMIC_RELAXED) & XR_ARM_COUNT) {
+        uint32_t tail = __atomic_load_n(&c->x_tail, __ATOMIC_ACQUIRE);
+        uint32_t q = tail - head; /* a wild value only delays the report */
+        if (q <= ch->lowat && xr_arm_fire(&c->x_wr_armed))
+            return XRING_WAKE_WRITER;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ arming */
+
+/*
+ * xr_arm -- arm word w of ring d (x_rd_armed or x_wr_armed), fence, then
+ *   read head and tail: the second half of the Dekker pairs described at the
+ *   top.  `wake` says, from the bytes queued, whether the caller need not
+ *   sleep; then the arming is taken back.  A shut ring never makes anyone
+ *   sleep (xring_shut rings once, and a later sleeper would miss it).
+ *   Returns 1 (need not sleep), 0 (armed: may sleep), -EIO.
+ */
+static int xr_arm(struct xring_chan *ch, int d, uint32_t *w, int (*wake)(const struct xring_chan *,
+                                                                          uint32_t))
+{
+    struct xring_ctl *c = ch->ctl[d];
+
+    if (xr_is_broken(ch, d))
+        return -EIO;
+    uint32_t mine = __atomic_fetch_add(w, 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    uint32_t head = __atomic_load_n(&c->x_head, __ATOMIC_ACQUIRE);
+    uint32_t tail = __atomic_load_n(&c->x_tail, __ATOMIC_ACQUIRE);
+    int64_t q = xr_queued(ch, head, tail);
+    if (q < 0)
+        return xr_break(ch, d);
+    if (wake(ch, (uint32_t)q) || __atomic_load_n(&c->x_shut, __ATOMIC_ACQUIRE)) {
+        xr_arm_undo(w, mine);
+        return 1;
+    }
+    return 0;
+}
+
+static int xr_reader_need_not_sleep(const struct xring_chan *ch, uint32_t q)
+{
+    (void)ch;
+    return q > 0;
+}
+
+static int xr_writer_need_not_sleep(const struct xring_chan *ch, uint32_t q)
+{
+    return q < ch->hiwat;
+}
+
+int xring_arm_reader(struct xring_chan *ch, int dir)
+{
+    if (!xr_dir_ok(ch, dir))
+        return -EINVAL;
+    return xr_arm(ch, dir, &ch->ctl[dir]->x_rd_armed, xr_reader_need_not_sleep);
+}
+
+int xring_arm_writer(struct xring_chan *ch, int dir)
+{
+    if (!xr_dir_ok(ch, dir))
+        return -EINVAL;
+    return xr_arm(ch, dir, &ch->ctl[dir]->x_wr_armed, xr_writer_need_not_sleep);
+}
+
+/* ------------------------------------------------------- doorbells, state */
+
+uint32_t xring_bell_value(struct xring_chan *ch, int dir)
+{
+    if (!xr_dir_ok(ch, dir))
+        return 0;
+    return __atomic_load_n(&ch->ctl[dir]->x_bell, __ATOMIC_ACQUIRE);
+}
+
+int xring_wait(struct xring_chan *ch, int dir, uint32_t seen, int timeout_ms)
+{
+    struct timespec ts, *tp = NULL;
+
+    if (!xr_dir_ok(ch, dir))
+        return -EINVAL;
+    if (timeout_ms >= 0) {
+        ts.tv_sec = timeout_ms / 1000;
+        ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
+        tp = &ts;
+    }
+    if (xr_futex(&ch->ctl[dir]->x_bell, FUTEX_WAIT, seen, tp) != 0 && errno == EINTR)
+        return -EINTR;
+    return 0;
+}
+
+void xring_ring(struct xring_chan *ch, int dir)
+{
+    if (!xr_dir_ok(ch, dir))
+        return;
+    uint32_t *bell = &ch->ctl[dir]->x_bell;
+    __atomic_fetch_add(bell, 1, __ATOMIC_RELEASE);
+    xr_futex(bell, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+uint32_t xring_queued(struct xring_chan *ch, int dir)
+{
+    if (!xr_dir_ok(ch, dir) || xr_is_broken(ch, dir))
+        return 0;
+    struct xring_ctl *c = ch->ctl[dir];
+    uint32_t head = __atomic_load_n(&c->x_head, __ATOMIC_ACQUIRE);
+    uint32_t tail = __atomic_load_n(&c->x_tail, __ATOMIC_ACQUIRE);
+    int64_t q = xr_queued(ch, head, tail);
+    if (q < 0) {
+        xr_break(ch, dir);
+        return 0;
+    }
+    return (uint32_t)q;
+}
+
+void xring_shut(struct xring_chan *ch, int dir)
+{
+    if (!xr_dir_ok(ch, dir))
+        return;
+    __atomic_store_n(&ch->ctl[dir]->x_shut, 1, __ATOMIC_RELEASE);
+    xring_ring(ch, dir);
+}
+
+int xring_is_shut(struct xring_chan *ch, int dir)
+{
+    if (!xr_dir_ok(ch, dir))
+        return 0;
+    return __atomic_load_n(&ch->ctl[dir]->x_shut, __ATOMIC_ACQUIRE) != 0;
+}
+
+int xring_broken(struct xring_chan *ch, int dir)
+{
+    if (!xr_dir_ok(ch, dir))
+        return 0;
+    return xr_is_broken(ch, dir);
+}
