@@ -7,12 +7,13 @@
  *
  *   Publication.  A producer, holding the ring's producer lock, reads head
  *   (acquire: the consumer has finished copying out what it freed), writes
- *   the record at tail, then stores the new tail with release.  A consumer,
- *   holding the consumer lock, reads tail with acquire (the record's bytes
- *   are visible), copies the record out, then stores the new head with
- *   release.  So an uncontended put or take is one compare-and-swap for the
- *   lock, the copies, one release store of tail/head, and one exchange to
- *   unlock: no system call.
+ *   the record at tail, then stores the new tail (seq_cst, which includes
+ *   release; see "Arming").  A consumer, holding the consumer lock, reads
+ *   tail with acquire (the record's bytes are visible), copies the record
+ *   out, then stores the new head (seq_cst).  So an uncontended put or take
+ *   is one compare-and-swap for the lock, the copies, one store of tail or
+ *   head, one load of the arming word and one exchange to unlock: no system
+ *   call.
  *
  *   Locks.  A lock word is 0 or the holder's pid, plus XRING_LOCK_WAITERS
  *   when someone may sleep on it (FUTEX_WAIT, shared: the two processes map
@@ -29,19 +30,22 @@
  *   scribble on; a word we check ourselves cannot hurt us.
  *
  *   Arming, without lost wake-ups.  The two sides of each edge follow the
- *   Dekker pattern, with a seq_cst fence between the store and the load:
- *     producer: store tail; fence; load x_rd_armed
- *     reader:   store x_rd_armed = 1; fence; load tail
+ *   Dekker (store-buffering) pattern, every access sequentially consistent:
+ *     producer: store tail (seq_cst); load x_rd_armed (seq_cst)
+ *     reader:   add to x_rd_armed (seq_cst); load tail (seq_cst)
  *   so at least one of them sees the other's store: either the reader sees
  *   the record and does not sleep, or the producer sees the arming and
- *   reports XRING_WAKE_READER.  Likewise take (store head; fence; load
- *   x_wr_armed) against xring_arm_writer (store x_wr_armed; fence; load
- *   head).  The report is made by whoever clears the armed count (a
- *   compare-and-swap), so once per arming however many producers race; an
- *   arm that finds it need not sleep takes its own count back (a put racing
- *   with that may still report: a spurious ring, never a lost one).  Only
- *   the edges cost anything: a put whose reader is not armed reads one word
- *   on its own cache line after the fence.
+ *   reports XRING_WAKE_READER.  Likewise take (store head; load x_wr_armed)
+ *   against xring_arm_writer (add to x_wr_armed; load head and tail).
+ *   seq_cst accesses rather than relaxed ones and fences: the same cost on
+ *   x86 (the store is an xchg instead of a mov and an mfence), and
+ *   ThreadSanitizer models them, where it does not model fences.  The
+ *   report is made by whoever clears the armed count (a compare-and-swap),
+ *   so once per arming however many producers race; an arm that finds it
+ *   need not sleep takes its own count back (a put racing with that may
+ *   still report: a spurious ring, never a lost one).  Only the edges cost
+ *   anything more: a put whose reader is not armed reads one word on its
+ *   own cache line.
  *
  *   Trust.  The handle keeps its own geometry (size, mask, marks); the
  *   mapping's header is read only at attach.  head and tail are read once
@@ -183,7 +187,7 @@ static uint32_t xr_arm_next_gen(uint32_t v)
 /* A report: 1 if there were sleepers armed (now cleared), 0 if none. */
 static int xr_arm_fire(uint32_t *w)
 {
-    uint32_t v = __atomic_load_n(w, __ATOMIC_RELAXED);
+    uint32_t v = __atomic_load_n(w, __ATOMIC_SEQ_CST); /* the Dekker load */
     while (v & XR_ARM_COUNT) {
         if (__atomic_compare_exchange_n(w, &v, xr_arm_next_gen(v), 1, __ATOMIC_ACQ_REL,
                                         __ATOMIC_RELAXED))
@@ -200,6 +204,33 @@ static void xr_arm_undo(uint32_t *w, uint32_t mine)
         if (__atomic_compare_exchange_n(w, &v, v - 1, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
             return;
     }
+}
+
+#define XR_SNAP_TRIES 64
+
+/*
+ * xr_snapshot -- the bytes queued in ring d, read without its locks (by the
+ *   arms and xring_queued): head, tail, head again, until head held still.
+ *   tail - head is then what was queued when tail was read; with head read
+ *   only once, takes and puts between the two loads could make the
+ *   difference look larger than the ring, a false inconsistency.  The loads
+ *   are seq_cst: the arms' Dekker loads.
+ *   Returns the bytes queued, -EIO (inconsistent: now broken), or -EAGAIN
+ *   (head kept moving: no answer).
+ */
+static int64_t xr_snapshot(struct xring_chan *ch, int d)
+{
+    struct xring_ctl *c = ch->ctl[d];
+
+    for (int i = 0; i < XR_SNAP_TRIES; i++) {
+        uint32_t head = __atomic_load_n(&c->x_head, __ATOMIC_SEQ_CST);
+        uint32_t tail = __atomic_load_n(&c->x_tail, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&c->x_head, __ATOMIC_SEQ_CST) != head)
+            continue;
+        int64_t q = xr_queued(ch, head, tail);
+        return q < 0 ? xr_break(ch, d) : q;
+    }
+    return -EAGAIN;
 }
 
 /* ------------------------------------------------------------------- locks */
@@ -449,13 +480,12 @@ int xring_put(struct xring_chan *ch, int dir, const struct xring_msg *m, const s
         xr_copy_in(ch, dir, pos, iov[i].iov_base, iov[i].iov_len);
         pos += (uint32_t)iov[i].iov_len;
     }
-    __atomic_store_n(&c->x_tail, tail + len, __ATOMIC_RELEASE);
+    __atomic_store_n(&c->x_tail, tail + len, __ATOMIC_SEQ_CST); /* the Dekker store */
 out:
     xr_unlock(&c->x_plock);
     if (err != 0)
         return err;
     /* Dekker with xring_arm_reader: tail is stored, now look at the arming. */
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
     return xr_arm_fire(&c->x_rd_armed) ? XRING_WAKE_READER : 0;
 }
 
@@ -545,7 +575,7 @@ int xring_take(struct xring_chan *ch, int dir, struct xring_msg *m, void *ctl, s
     xr_copy_out(ch, dir, head + sizeof(r), ctl, r.r_ctl_len);
     xr_copy_out(ch, dir, head + sizeof(r) + r.r_ctl_len, data, r.r_data_len);
     head += r.r_len;
-    __atomic_store_n(&c->x_head, head, __ATOMIC_RELEASE);
+    __atomic_store_n(&c->x_head, head, __ATOMIC_SEQ_CST); /* the Dekker store */
     rc = 0;
 out:
     xr_unlock(&c->x_clock);
@@ -554,8 +584,7 @@ out:
     if (m)
         xr_desc(&r, m);
     /* Dekker with xring_arm_writer: head is stored, now look at the arming. */
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&c->x_wr_armed, __ATOMIC_RELAXED) & XR_ARM_COUNT) {
+    if (__atomic_load_n(&c->x_wr_armed, __ATOMIC_SEQ_CST) & XR_ARM_COUNT) {
         uint32_t tail = __atomic_load_n(&c->x_tail, __ATOMIC_ACQUIRE);
         uint32_t q = tail - head; /* a wild value only delays the report */
         if (q <= ch->lowat && xr_arm_fire(&c->x_wr_armed))
@@ -567,8 +596,8 @@ out:
 /* ------------------------------------------------------------------ arming */
 
 /*
- * xr_arm -- arm word w of ring d (x_rd_armed or x_wr_armed), fence, then
- *   read head and tail: the second half of the Dekker pairs described at the
+ * xr_arm -- arm word w of ring d (x_rd_armed or x_wr_armed), then read
+ *   head and tail: the second half of the Dekker pairs described at the
  *   top.  `wake` says, from the bytes queued, whether the caller need not
  *   sleep; then the arming is taken back.  A shut ring never makes anyone
  *   sleep (xring_shut rings once, and a later sleeper would miss it).
@@ -581,14 +610,12 @@ static int xr_arm(struct xring_chan *ch, int d, uint32_t *w, int (*wake)(const s
 
     if (xr_is_broken(ch, d))
         return -EIO;
-    uint32_t mine = __atomic_fetch_add(w, 1, __ATOMIC_RELAXED);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    uint32_t head = __atomic_load_n(&c->x_head, __ATOMIC_ACQUIRE);
-    uint32_t tail = __atomic_load_n(&c->x_tail, __ATOMIC_ACQUIRE);
-    int64_t q = xr_queued(ch, head, tail);
-    if (q < 0)
-        return xr_break(ch, d);
-    if (wake(ch, (uint32_t)q) || __atomic_load_n(&c->x_shut, __ATOMIC_ACQUIRE)) {
+    uint32_t mine = __atomic_fetch_add(w, 1, __ATOMIC_SEQ_CST);
+    int64_t q = xr_snapshot(ch, d);
+    if (q == -EIO)
+        return -EIO;
+    /* No answer (head kept moving) means activity: do not sleep, try again. */
+    if (q < 0 || wake(ch, (uint32_t)q) || __atomic_load_n(&c->x_shut, __ATOMIC_ACQUIRE)) {
         xr_arm_undo(w, mine);
         return 1;
     }
@@ -658,15 +685,8 @@ uint32_t xring_queued(struct xring_chan *ch, int dir)
 {
     if (!xr_dir_ok(ch, dir) || xr_is_broken(ch, dir))
         return 0;
-    struct xring_ctl *c = ch->ctl[dir];
-    uint32_t head = __atomic_load_n(&c->x_head, __ATOMIC_ACQUIRE);
-    uint32_t tail = __atomic_load_n(&c->x_tail, __ATOMIC_ACQUIRE);
-    int64_t q = xr_queued(ch, head, tail);
-    if (q < 0) {
-        xr_break(ch, dir);
-        return 0;
-    }
-    return (uint32_t)q;
+    int64_t q = xr_snapshot(ch, dir);
+    return q < 0 ? 0 : (uint32_t)q;
 }
 
 void xring_shut(struct xring_chan *ch, int dir)

@@ -154,7 +154,9 @@ uint32_t xring_bell_value(struct xring_chan *ch, int dir);
 int xring_wait(struct xring_chan *ch, int dir, uint32_t seen, int timeout_ms);
 void xring_ring(struct xring_chan *ch, int dir); /* bump the bell word, FUTEX_WAKE all */
 
-/* xring_queued -- bytes queued in ring dir (validated; 0 if broken). */
+/* xring_queued -- bytes queued in ring dir (validated; 0 if broken, or if the
+ * consumers moved head at every one of its 64 reads: a snapshot, for
+ * statistics and tests, not for deciding to sleep). */
 uint32_t xring_queued(struct xring_chan *ch, int dir);
 
 /* xring_shut -- mark ring dir shut: later puts fail with -EPIPE; what is
