@@ -83,6 +83,8 @@
 #define XR_SLICE_MS 10  /* a lock waiter's sleep slice */
 #define XR_DEAD_MS  50  /* wait this long before asking whether the holder lives */
 
+/* The process-local handle.  Every field is set at create/attach and only
+ * read afterwards, by any thread, except broken[]. */
 struct xring_chan {
     int fd;                   /* the memfd, owned */
     unsigned char *map;       /* the mapping, map_len bytes */
@@ -99,7 +101,7 @@ struct xring_chan {
 
 static long xr_futex(uint32_t *w, int op, uint32_t val, const struct timespec *ts)
 {
-    return syscall(SYS_futex, w, op, val, ts, NULL, 0);
+    return syscall(SYS_futex, w, op, (unsigned long)val, ts, NULL, 0);
 }
 
 static int xr_dir_ok(const struct xring_chan *ch, int dir)

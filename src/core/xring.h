@@ -38,6 +38,12 @@
  *   once per arming: the hysteresis edge); the producer reports when it put
  *   a record into a ring whose reader had armed (XRING_WAKE_READER, once per
  *   arming).  Doorbells are rung only on those edges.
+ *
+ * Context, for every call below: any thread of any process that holds the
+ * channel; no lock of the caller's is needed.  put, peek and take sleep only
+ * while another thread or process holds the ring's lock word (a few copies
+ * long), never for flow control; xring_wait is the only call meant to
+ * sleep.  Uncontended, put and take make no system call.
  */
 #ifndef UST_XRING_H
 #define UST_XRING_H
