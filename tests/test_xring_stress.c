@@ -48,7 +48,7 @@
 #include "xring.h"
 #include "xring_layout.h"
 
-#define WAIT_MS 5000 /* a sleeper's timeout: only a lost wake-up reaches it */
+#define WAIT_MS 2000 /* a sleeper's timeout: only a lost wake-up reaches it */
 
 static unsigned char pat(uint32_t a, uint32_t seq, size_t i)
 {
@@ -68,9 +68,20 @@ static int lost_wakeup(long ms)
     return ms >= WAIT_MS - 100;
 }
 
-/* No put_wait sleeps past this (now_ms); a peer gone for good fails the
- * test instead of hanging it. */
+/* No put_wait sleeps past this (now_ms), nor once stop_all is set (a lost
+ * wake-up or a bad message seen anywhere): a broken ring or a peer gone for
+ * good fails the test quickly instead of hanging it. */
 static long put_deadline;
+static atomic_int stop_all;
+static pid_t peer_child; /* test_fork: the consumer; put_wait stops if it exited */
+
+static int peer_gone(void)
+{
+    siginfo_t si = {0};
+    return peer_child > 0 &&
+           waitid(P_PID, (id_t)peer_child, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+           si.si_pid == peer_child;
+}
 
 /* Put m (iov) into ring d (high-water mark hiwat), sleeping while refused.
  * Returns 0, or the error (-ETIMEDOUT past put_deadline).  *sleeps counts
@@ -87,7 +98,7 @@ static int put_wait(struct xring_chan *ch, int d, uint32_t hiwat, const struct x
         }
         if (rc != -EAGAIN)
             return rc;
-        if (now_ms() > put_deadline)
+        if (now_ms() > put_deadline || atomic_load(&stop_all) || peer_gone())
             return -ETIMEDOUT;
         uint32_t seen = xring_bell_value(ch, d);
         rc = xring_arm_writer(ch, d);
@@ -102,6 +113,7 @@ static int put_wait(struct xring_chan *ch, int d, uint32_t hiwat, const struct x
                 fprintf(stderr, "writer: lost wake-up? wait %d after %ld ms, %u queued\n", wrc,
                         now_ms() - t0, xring_queued(ch, d));
                 ++*lost;
+                atomic_store(&stop_all, 1);
             }
         }
     }
@@ -205,6 +217,12 @@ static void *t_consumer(void *arg)
                 lost++;
             }
         }
+        if (lost || bad) {
+            atomic_store(&stop_all, 1);
+            xring_ring(t->ch, 0);
+        }
+        if (atomic_load(&stop_all))
+            break;
     }
     atomic_fetch_add(&t->bad, bad);
     atomic_fetch_add(&t->lost, lost);
@@ -283,7 +301,7 @@ static int f_child(int fd)
             want++;
             continue;
         }
-        if (rc != -ENODATA) {
+        if (rc != -ENODATA || xring_is_shut(ch, 0)) { /* shut: the parent gave up */
             bad++;
             break;
         }
@@ -327,6 +345,8 @@ static void test_fork(void)
     if (pid == 0)
         _exit(f_child(xring_fd(ch)));
     CHECK(pid > 0);
+    peer_child = pid;
+    atomic_store(&stop_all, 0);
     long t0 = now_ms();
     put_deadline = t0 + 120000;
     for (uint32_t seq = 0; seq < F_NMSG && !err; seq++) {
@@ -341,6 +361,8 @@ static void test_fork(void)
     }
     CHECK_EQ(err, 0);
     CHECK_EQ(lost, 0);
+    if (err != 0)
+        xring_shut(ch, 0); /* the child stops waiting */
     /* The child's report, on ring 1 (taken once more after it exited). */
     long report[4] = {-1, -1, -1, -1};
     int got = 0, status = -1, exited = 0;
@@ -355,6 +377,7 @@ static void test_fork(void)
             xring_wait(ch, 1, seen, 100);
         exited = waitpid(pid, &status, WNOHANG) == pid;
     }
+    peer_child = 0;
     CHECK(got);
     if (!exited) {
         if (!got)
