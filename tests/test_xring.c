@@ -212,7 +212,10 @@ static void test_roundtrip(void)
     memset(&got, 0, sizeof(got));
     CHECK_EQ(xring_peek(ch, 0, &got), 1);
     CHECK(memcmp(&got, &m, sizeof(m)) == 0);
+    memset(&got, 0, sizeof(got));
     CHECK_EQ(xring_take(ch, 0, &got, c, 3, d, sizeof(d)), -EAGAIN); /* ctl too small */
+    CHECK_EQ(got.ctl_len, 4); /* ... and says what is needed */
+    CHECK_EQ(got.data_len, 11);
     CHECK_EQ(xring_take(ch, 0, &got, c, 4, d, 10), -EAGAIN);         /* data too small */
     CHECK_EQ(xring_take(ch, 0, &got, NULL, 4, d, 10), -EINVAL);
     CHECK_EQ(xring_queued(ch, 0), 40);

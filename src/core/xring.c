@@ -24,10 +24,12 @@
  *   holder that died in the middle of a put or take leaves the ring in an
  *   unknown state, so the ring is marked broken and every waiter returns
  *   -EIO.  A pid reused by an unrelated process in the meantime is not
- *   detected (the waiter then waits for that process).  These are not the
- *   executive's ust_lock_t: a process-shared robust pthread mutex would keep
- *   glibc's own state (and the kernel's robust list) in memory the peer may
- *   scribble on; a word we check ourselves cannot hurt us.
+ *   detected (the waiter then waits for that process).  Pids are compared
+ *   as this process sees them: the processes sharing a channel must be in
+ *   one pid namespace.  These are not the executive's ust_lock_t: a
+ *   process-shared robust pthread mutex would keep glibc's own state (and
+ *   the kernel's robust list) in memory the peer may scribble on; a word we
+ *   check ourselves cannot hurt us.
  *
  *   Arming, without lost wake-ups.  The two sides of each edge follow the
  *   Dekker (store-buffering) pattern, every access sequentially consistent:
@@ -571,6 +573,8 @@ int xring_take(struct xring_chan *ch, int dir, struct xring_msg *m, void *ctl, s
     if (rc < 0)
         goto out;
     if (r.r_ctl_len > ctl_cap || r.r_data_len > data_cap) {
+        if (m)
+            xr_desc(&r, m); /* so that the caller can size its buffers */
         rc = -EAGAIN;
         goto out;
     }

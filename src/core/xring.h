@@ -124,7 +124,8 @@ int xring_peek(struct xring_chan *ch, int dir, struct xring_msg *m);
  *   into ctl (ctl_cap bytes) and its data into data (data_cap bytes).
  *   The caller sizes the buffers from xring_peek; if a buffer is too small
  *   (the record changed under a racing consumer) it returns -EAGAIN and
- *   takes nothing.  *m receives the record's description.
+ *   takes nothing (*m then describes that record).  *m (may be NULL)
+ *   receives the record's description.
  *   Returns >= 0 on success: 0 or XRING_WAKE_WRITER; 0-record: -ENODATA
  *   (empty); -EIO broken.
  */
