@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_udp.c -- the udp TPI provider over kernel sockets (src/drivers/udp.c,
- * udp_opt.c, inet_io.c; docs/TPI.md "udp"), raw TPI over putmsg/getmsg on
+ * udp_opt.c, src/core/io_watch.c; docs/TPI.md "udp"), raw TPI over putmsg/getmsg on
  * 127.0.0.1 and ::1 only.
  *   1.  T_INFO_ACK, T_ADDR_ACK, T_CAPABILITY_ACK; bind to port 0 (kernel
  *       chooses) and to an explicit port; in use -> TADDRBUSY; bad address

@@ -5,7 +5,7 @@
  * the write-side dispatch, T_INFO_REQ, T_ADDR_REQ, T_CAPABILITY_REQ,
  * T_BIND_REQ, T_UNBIND_REQ, the socket helpers and fork.  Connections are
  * in tcp_conn.c, data both ways in tcp_data.c, options in tcp_opt.c, the
- * epoll thread in inet_io.c; docs/TPI.md "tcp" is the user's description.
+ * epoll thread in src/core/io_watch.c; docs/TPI.md "tcp" is the user's description.
  *
  * MT level: D_MP | D_CLONE; each open is an endpoint with its own lock
  * (tcp.h has the legend, the I/O claims and the upward-order rule).
@@ -77,8 +77,8 @@ void ust_tcp_register(void);
 
 /* fork(): tcp_glock and every endpoint's lk are leaves (sw is not taken:
  * it is held only across socket calls, never under another library lock) held briefly; the
- * child closes what inet_io.c does not know of (set-aside listening sockets,
- * pending indications: the registered sockets are closed by inet_io.c) and
+ * child closes what io_watch.c does not know of (set-aside listening sockets,
+ * pending indications: the registered sockets are closed by io_watch.c) and
  * starts with no endpoints (its streams are detached, sd_fork.c). */
 static void tcp_fork_prepare(void)
 {
@@ -116,7 +116,7 @@ void ust_tcp_register(void)
 {
     int rc;
 
-    inet_io_init();
+    ust_iow_init();
     ust_fork_register(UST_FORK_DRIVER, tcp_fork_prepare, tcp_fork_parent, tcp_fork_child);
     rc = register_strdev(&tcp_cdev, 0);
     if (rc < 0)
@@ -229,13 +229,13 @@ int tcp_sock_take(struct tcp_ep *ep)
         pthread_cond_wait(&ep->cv, &ep->lk);
     pthread_mutex_unlock(&ep->lk);
     if (fd >= 0)
-        inet_io_del(&ep->io);
+        ust_iow_del(&ep->io);
     return fd;
 }
 
 int tcp_sock_give(struct tcp_ep *ep, int fd)
 {
-    int rc = inet_io_add(&ep->io, fd, ep->rq);
+    int rc = ust_iow_add(&ep->io, fd, ep->rq);
 
     if (rc != 0)
         return rc;

@@ -15,7 +15,7 @@
  *   together (T_CONN_RES holds the acceptor's, or the listener's when it
  *   accepts on itself), nor two lk.
  *   Both are leaves otherwise: never held across putnext/qreply, a socket
- *   call that may block, or inet_io_add/del.
+ *   call that may block, or ust_iow_add/del.
  * I/O claims
  *   As udp (udp.h): a service procedure, or a put procedure using the
  *   socket, takes a claim (tcp_io_get: io_users++, returns fd) and drops it
@@ -103,7 +103,7 @@ struct tcp_ep {
     t_scalar_t seq;            /* LK: last SEQ_number */
     timeout_id_t acc_tid;      /* LK: listener: the last retry of accept4 armed (out of descriptors) */
     struct tcp_optv opt[TCP_NOPTS]; /* LK: options to set on the next socket */
-    struct inet_io io; /* registration of fd with the epoll thread */
+    struct ust_iow io; /* registration of fd with the epoll thread */
 };
 
 /* --- tcp.c --- */

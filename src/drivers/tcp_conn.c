@@ -249,7 +249,7 @@ void tcp_conn_req(queue_t *q, mblk_t *mp)
     pthread_mutex_lock(&ep->lk);
     ep->state = TS_WCON_CREQ;
     pthread_mutex_unlock(&ep->lk);
-    inet_io_want_out(&ep->io);
+    ust_iow_want_out(&ep->io);
     qenable(RD(q));
 }
 
@@ -266,7 +266,7 @@ int tcp_connect_done(queue_t *q, struct tcp_ep *ep, int fd)
         soerr = errno;
     if (soerr == 0 && getpeername(fd, (struct sockaddr *)&peer, &plen) < 0) {
         if (errno == ENOTCONN) { /* still in progress: wait for writability */
-            inet_io_want_out(&ep->io);
+            ust_iow_want_out(&ep->io);
             return 0;
         }
         soerr = errno;

@@ -210,7 +210,7 @@ static int tcp_sendv(queue_t *q, struct tcp_ep *ep, int fd, mblk_t **v, int n, s
     }
     for (int k = n - 1; k >= i; k--)
         putbq(q, v[k]);
-    inet_io_want_out(&ep->io);
+    ust_iow_want_out(&ep->io);
     return 1;
 }
 
@@ -259,7 +259,7 @@ int tcp_wsrv(queue_t *q)
                 while (r < 0 && errno == EINTR);
                 if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
                     putbq(q, mp);
-                    inet_io_want_out(&ep->io);
+                    ust_iow_want_out(&ep->io);
                     goto out;
                 }
                 freemsg(mp);

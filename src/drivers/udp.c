@@ -4,7 +4,7 @@
  * "/dev/udp", "/dev/streams/udp".  Open, close, the write-side dispatch,
  * T_INFO_REQ, T_ADDR_REQ, T_CAPABILITY_REQ, T_BIND_REQ, T_UNBIND_REQ.  Unit
  * data both ways is in udp_data.c, options in udp_opt.c, the epoll thread
- * in inet_io.c; docs/TPI.md "udp" is the user's description.
+ * in src/core/io_watch.c; docs/TPI.md "udp" is the user's description.
  *
  * MT level: D_MP | D_CLONE; each open is an endpoint, locked by its own
  * ep->lk (udp.h has the legend).  Acknowledged primitives are answered in
@@ -83,7 +83,7 @@ void ust_udp_register(void)
 {
     int rc;
 
-    inet_io_init();
+    ust_iow_init();
     rc = register_strdev(&udp_cdev, 0);
     if (rc < 0)
         cmn_err(CE_WARN, "udp: register_strdev failed (%d)", rc);
@@ -180,7 +180,7 @@ static void udp_sock_close(struct udp_ep *ep)
     }
     pthread_mutex_unlock(&ep->lk);
     if (fd != -1)
-        inet_io_del(&ep->io);
+        ust_iow_del(&ep->io);
     if (fd >= 0)
         close(fd);
 }
@@ -417,7 +417,7 @@ static void udp_bind_req(queue_t *q, mblk_t *mp)
         uerr = ENOSR;
         goto fail;
     }
-    uerr = inet_io_add(&ep->io, fd, RD(q));
+    uerr = ust_iow_add(&ep->io, fd, RD(q));
     if (uerr != 0) {
         freemsg(bp);
         err = TSYSERR;

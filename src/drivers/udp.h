@@ -14,7 +14,7 @@
  *   non-blocking socket calls (and its putnext/qreply) without the lock,
  *   and drops the claim when it returns (udp_io_put).  Unbind and
  *   close set fd to -1 (no new claim), wait for io_users to drain, remove
- *   the socket from the epoll thread (inet_io_del) and only then close it,
+ *   the socket from the epoll thread (ust_iow_del) and only then close it,
  *   so a descriptor number is never used after it was closed.  Claims held
  *   across putnext/qreply are recorded per thread: an unbind that the
  *   perimeter runs inside such a call on the same thread waits only for
@@ -65,7 +65,7 @@ struct udp_ep {
     struct sockaddr_in6 addr; /* LK: bound address (getsockname) */
     socklen_t alen;           /* LK */
     struct udp_optv opt[UDP_NOPTS]; /* LK: options negotiated while unbound */
-    struct inet_io io;    /* registration with the epoll thread while bound */
+    struct ust_iow io;    /* registration with the epoll thread while bound */
 };
 
 /* udp_opt.c: T_OPTMGMT_REQ (any state). */

@@ -194,7 +194,7 @@ int udp_wsrv(queue_t *q)
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
                 for (int i = n - 1; i >= sent; i--)
                     putbq(q, v[i]);
-                inet_io_want_out(&ep->io);
+                ust_iow_want_out(&ep->io);
                 goto out;
             }
             if (!retried && (errno == ECONNREFUSED || errno == EHOSTUNREACH ||

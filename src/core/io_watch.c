@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * inet_io.c -- the epoll thread of the providers over kernel sockets
- * (inet_io.h has the contract and the lock legend).
+ * io_watch.c -- the executive's epoll thread, for the providers over kernel
+ * sockets and the bells of pipes between processes (io_watch.h has the
+ * contract and the lock legend).
  *
  * Principles of operation
  *   One thread, started on the first registration, waits in epoll_wait and
@@ -15,10 +16,10 @@
  *   the call's budget goes to the scheduler threads.
  *   Deletion: an event carries no pointer but the registration's id, a
  *   slot of io_tab and that slot's generation, and the thread looks it up
- *   under io_lock.  inet_io_del empties the slot and removes the socket
+ *   under io_lock.  ust_iow_del empties the slot and removes the socket
  *   from epoll under io_lock: an event fetched before the removal then
  *   finds the slot empty, or taken by a later registration with another
- *   generation, and is dropped.  So inet_io_del returns at once, and
+ *   generation, and is dropped.  So ust_iow_del returns at once, and
  *   nothing of the epoll thread refers to the registration afterwards.
  */
 #include <errno.h>
@@ -30,7 +31,7 @@
 #include <unistd.h>
 
 #include "forksafe.h"
-#include "inet_io.h"
+#include "io_watch.h"
 #include "strcore.h"
 
 #define IO_EVENTS 64
@@ -39,13 +40,13 @@
 static pthread_mutex_t io_lock = PTHREAD_MUTEX_INITIALIZER;
 static int io_epfd = -1;         /* io_lock: the epoll instance, -1 before the first add */
 static int io_started;           /* io_lock: the thread runs */
-static struct inet_io io_head = {.next = &io_head, .prev = &io_head}; /* io_lock */
-static struct inet_io **io_tab;  /* io_lock: registrations by slot, NULL when free */
+static struct ust_iow io_head = {.next = &io_head, .prev = &io_head}; /* io_lock */
+static struct ust_iow **io_tab;  /* io_lock: registrations by slot, NULL when free */
 static uint32_t *io_gen;         /* io_lock: each slot's generation */
 static uint32_t io_tab_n;        /* io_lock: slots allocated */
 
 /* Under io_lock: the registration an event's id names, or NULL. */
-static struct inet_io *io_lookup(uint64_t id)
+static struct ust_iow *io_lookup(uint64_t id)
 {
     uint32_t slot = (uint32_t)id;
     if (slot >= io_tab_n || io_gen[slot] != (uint32_t)(id >> 32))
@@ -66,7 +67,7 @@ static void *io_thread(void *arg)
         ust_call_begin(); /* the enables below run here, at ust_call_end */
         pthread_mutex_lock(&io_lock);
         for (int i = 0; i < n; i++) {
-            struct inet_io *io = io_lookup(ev[i].data.u64);
+            struct ust_iow *io = io_lookup(ev[i].data.u64);
             if (io == NULL)
                 continue; /* deleted since it was fetched */
             if (ev[i].events & EPOLLERR)
@@ -103,8 +104,9 @@ static void io_fork_parent(void)
 
 static void io_fork_child(void)
 {
-    for (struct inet_io *io = io_head.next; io != &io_head; io = io->next)
-        close(io->fd);
+    for (struct ust_iow *io = io_head.next; io != &io_head; io = io->next)
+        if (!io->inherit)
+            close(io->fd);
     io_head.next = io_head.prev = &io_head;
     if (io_epfd >= 0)
         close(io_epfd);
@@ -120,7 +122,7 @@ static void io_fork_register(void)
     ust_fork_register(UST_FORK_DRIVER, io_fork_prepare, io_fork_parent, io_fork_child);
 }
 
-void inet_io_init(void)
+void ust_iow_init(void)
 {
     pthread_once(&io_once, io_fork_register);
 }
@@ -154,7 +156,7 @@ static int io_slot(void)
         if (io_tab[i] == NULL)
             return (int)i;
     uint32_t n = io_tab_n ? 2 * io_tab_n : IO_TAB_MIN;
-    struct inet_io **t = realloc(io_tab, n * sizeof(*t));
+    struct ust_iow **t = realloc(io_tab, n * sizeof(*t));
     if (t == NULL)
         return -1;
     io_tab = t;
@@ -171,7 +173,7 @@ static int io_slot(void)
     return (int)first;
 }
 
-int inet_io_add(struct inet_io *io, int fd, queue_t *rq)
+int ust_iow_add(struct ust_iow *io, int fd, queue_t *rq)
 {
     struct epoll_event e = {.events = EPOLLIN | EPOLLPRI | EPOLLET};
     int rc, slot = -1;
@@ -204,7 +206,7 @@ int inet_io_add(struct inet_io *io, int fd, queue_t *rq)
     return rc;
 }
 
-void inet_io_want_out(struct inet_io *io)
+void ust_iow_want_out(struct ust_iow *io)
 {
     struct epoll_event e = {.events = EPOLLIN | EPOLLPRI | EPOLLOUT | EPOLLET, .data.u64 = io->id};
 
@@ -216,7 +218,7 @@ void inet_io_want_out(struct inet_io *io)
     pthread_mutex_unlock(&io_lock);
 }
 
-void inet_io_del(struct inet_io *io)
+void ust_iow_del(struct ust_iow *io)
 {
     pthread_mutex_lock(&io_lock);
     io->gone = 1;

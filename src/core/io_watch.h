@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * io_watch.h -- one epoll thread for the executive's users of kernel
+ * descriptors (the providers over kernel sockets, udp/tcp/rawip; the bells of
+ * pipes between processes, sd_xpipe.c): readiness turns into qenable, so the
+ * I/O itself is done by the owners' service procedures; those it enabled run
+ * on the epoll thread right after each batch of events (as at the end of a
+ * library call), others on a scheduler thread or at a caller's exit.
+ *
+ *   readable or error (EPOLLIN, EPOLLERR, EPOLLHUP)  -> qenable(rq)
+ *                                  (EPOLLERR also sets io->err first)
+ *   urgent data (EPOLLPRI, tcp)    -> io->pri set, qenable(rq)
+ *   writable (EPOLLOUT, armed by ust_iow_want_out)   -> disarm, qenable(WR(rq))
+ *
+ * Descriptors are registered edge-triggered: a service procedure reads until
+ * EAGAIN, or stops when its stream is flow controlled and resumes when it is
+ * back-enabled.
+ *
+ * Locking: io_lock (io_watch.c) guards the list and the table of
+ * registrations; it is a leaf under which only epoll_ctl and qenable are
+ * called (the epoll thread runs the service procedures after releasing
+ * it).  qenable may be called from any thread on a queue pair that still
+ * exists; ust_iow_del guarantees the epoll thread no longer touches the
+ * registration (nor its queues) when it returns.  fork: rank
+ * UST_FORK_DRIVER; the child closes the inherited descriptors of
+ * registrations not marked `inherit` (their endpoints are detached,
+ * sd_fork.c), forgets every registration, and starts a new thread on its
+ * first registration.
+ */
+#ifndef UST_IO_WATCH_H
+#define UST_IO_WATCH_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stream.h>
+
+struct ust_iow {
+    struct ust_iow *next, *prev; /* io_lock: on the list of registrations */
+    uint64_t id;                 /* fixed while registered: slot | generation << 32 */
+    uint32_t slot;               /* fixed while registered: its slot of io_tab */
+    queue_t *rq;                 /* fixed while registered */
+    int fd;                      /* fixed while registered */
+    int out;                     /* io_lock: EPOLLOUT armed */
+    int gone;                    /* io_lock: being deleted: the thread skips it */
+    atomic_int err;              /* set by the thread on EPOLLERR, taken by the reader */
+    atomic_int pri;              /* set by the thread on EPOLLPRI (urgent data), taken by the reader */
+    int inherit;                 /* set before ust_iow_add: a fork child keeps fd open */
+};
+
+/* ust_iow_init -- register the fork hooks.  Context: the provider's
+ * registration at start-up (ust_udp_register, ...), before any ust_iow_add. */
+void ust_iow_init(void);
+
+/*
+ * ust_iow_add -- watch fd (EPOLLIN|EPOLLET) for the endpoint whose read
+ *   queue is rq.  Starts the epoll thread on first use.
+ *   Context: any thread, no lock of the caller's held that the epoll thread
+ *   could want (it takes only io_lock and queue locks).
+ *   Returns 0 or a positive errno (epoll_ctl's, ust_thread_create's).
+ */
+int ust_iow_add(struct ust_iow *io, int fd, queue_t *rq);
+
+/* ust_iow_want_out -- arm EPOLLOUT: the next writability qenables WR(rq)
+ *   once.  A socket already writable reports at once.  Any thread. */
+void ust_iow_want_out(struct ust_iow *io);
+
+/*
+ * ust_iow_del -- stop watching; on return the epoll thread holds no
+ *   reference to io or its queues (its events carry ids, looked up under
+ *   io_lock, not pointers), so the caller may close the socket and free
+ *   io at once.  Context: any thread, the epoll thread included; never
+ *   waits for the thread.
+ */
+void ust_iow_del(struct ust_iow *io);
+
+#endif /* UST_IO_WATCH_H */
