@@ -58,6 +58,8 @@
 #define PAUSE_FOR_FORK 0
 #endif
 
+void ust_xpipe_dump(FILE *f); /* src/head/sd_xpipe.c: split pipe ends */
+
 static atomic_int stop;
 static atomic_int pausing; /* PAUSE_FOR_FORK: workers wait between rounds */
 static atomic_int inside;  /* workers inside a round */
@@ -74,9 +76,22 @@ static int read_is(int fd, const char *want, size_t len)
 {
     struct pollfd p = {fd, POLLIN, 0};
     char buf[64];
-    if (strm_poll(&p, 1, 5000) != 1)
+    int r = strm_poll(&p, 1, 5000);
+    if (r != 1) {
+        fprintf(stderr, "read_is(%.*s): strm_poll %d (revents %#x)\n", (int)len, want, r, p.revents);
+        ust_xpipe_dump(stderr);
+        int nread = -1, nq = strm_ioctl(fd, I_NREAD, &nread);
+        char name[FMNAMESZ + 1] = "";
+        strm_ioctl(fd, I_LOOK, name);
+        r = strm_poll(&p, 1, 5000);
+        fprintf(stderr, "  I_NREAD %d (%d bytes), top module %s; poll again: %d\n", nq, nread, name, r);
         return 0;
-    return strm_read(fd, buf, len) == (ssize_t)len && memcmp(buf, want, len) == 0;
+    }
+    ssize_t n = strm_read(fd, buf, len);
+    if (n == (ssize_t)len && memcmp(buf, want, len) == 0)
+        return 1;
+    fprintf(stderr, "read_is(%.*s): read %zd '%.*s'\n", (int)len, want, n, (int)(n > 0 ? n : 0), buf);
+    return 0;
 }
 
 /* One pipe's life: push, traffic, pop under traffic, close. */

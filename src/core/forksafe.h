@@ -27,6 +27,7 @@
 #include <sys/types.h> /* pid_t */
 
 enum ust_fork_rank {
+    UST_FORK_XPIPE = 5,         /* src/head/sd_xpipe.c: pipes split (prepare), list of split ends */
     UST_FORK_HEAD_OPEN = 10,    /* src/head/sd_open.c: open streams, share table */
     UST_FORK_HEAD_HOLD = 20,    /* src/head/sd_hold.c: SNDHOLD timer table */
     UST_FORK_HEAD_FATTACH = 25, /* src/head/sd_pipe.c: fattach table (leaf) */

@@ -406,14 +406,13 @@ void ust_call_begin(void)
     tls_depth++;
 }
 
-void ust_call_end(void)
+/* Run this thread's list (at most the budget; the rest to the scheduler
+ * threads).  tls_depth > 0: what the procedures enable joins the list. */
+static void run_local(void)
 {
-    if (--tls_depth > 0 || tls_pending == 0) /* no lock taken by a call that enabled nothing */
-        return;
-    tls_pending = 0;
     struct runlist *rl = tls_local;
     int saved = errno;
-    tls_depth++; /* what these procedures enable joins the list */
+    tls_pending = 0;
     for (int n = 0; n < LOCAL_BUDGET; n++) {
         ust_lock(&rl->lock);
         queue_t *q = list_pop(rl);
@@ -422,10 +421,24 @@ void ust_call_end(void)
             break;
         run_queue(q);
     }
-    tls_depth--;
     local_hand_over(rl); /* beyond the budget: the scheduler threads' */
     tls_pending = 0;     /* what those procedures pushed has been run or handed over */
     errno = saved;
+}
+
+void ust_call_end(void)
+{
+    if (--tls_depth > 0 || tls_pending == 0) /* no lock taken by a call that enabled nothing */
+        return;
+    tls_depth++;
+    run_local();
+    tls_depth--;
+}
+
+void ust_call_run_now(void)
+{
+    if (tls_depth > 0 && tls_pending)
+        run_local();
 }
 
 void ust_sched_enable(queue_t *q)

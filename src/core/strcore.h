@@ -464,6 +464,10 @@ int ust_thread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void
 
 void ust_call_begin(void);
 void ust_call_end(void);
+/* ust_call_run_now -- inside a library call, run now what it enabled so
+ *   far on this thread (as ust_call_end will), e.g. before the call sleeps
+ *   for what those procedures may bring.  No lock of the caller held. */
+void ust_call_run_now(void);
 /* Work done outside the run lists that ustreams_quiesce must wait for (a
  * stream torn down on a thread of its own): begin before it is handed over,
  * end when it is done.  Any thread, no lock. */

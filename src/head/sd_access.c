@@ -104,5 +104,7 @@ struct stdata *ust_sd_get_acc(int fd, int need, int *err)
         *err = EBADF;
         return NULL;
     }
+    if (sd && __builtin_expect(__atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE) != NULL, 0))
+        ust_xpipe_touch(sd); /* a split pipe end used here (sd_xpipe.c) */
     return sd;
 }

@@ -158,6 +158,10 @@ struct stdata *ust_sd_alloc(void)
     sd->sd_dev = 0;
     memset(&sd->sd_cred, 0, sizeof(sd->sd_cred));
     sd->sd_peer = NULL;
+    sd->sd_pipeq = NULL;
+    sd->sd_xend = NULL;
+    sd->sd_xlnext = NULL;
+    sd->sd_xlprev = NULL;
     sd->sd_next = NULL;
     sd->sd_name[0] = '\0';
     ust_unlock(&sd->sd_lock);
@@ -669,6 +673,15 @@ static int wait_common(struct stdata *sd, struct ust_waitq *w, unsigned seq, lon
         tsp = &ts;
     }
     ust_unlock(&sd->sd_lock);
+    /* A reader of a pipe end split across processes first takes what is in
+     * the ring itself, on this thread (sd_xpipe.c): no hand-over to the
+     * epoll thread while data flows. */
+    if (arrivals && __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE) != NULL &&
+        ust_xpipe_pull(sd) && atomic_load(&w->seq) != seq) {
+        *seen = 1;
+        ust_lock(&sd->sd_lock);
+        return 0;
+    }
     /* What this call enabled must not wait for its wake-up (it may be what
      * brings it: an M_IOCACK, a reply, a drain). */
     ust_sched_handoff();
@@ -802,4 +815,55 @@ void ust_sd_fd_detach_all(void (*detach)(struct stdata *sd))
             if (ch[i] != NULL)
                 detach(ch[i]);
     }
+}
+
+/* ---- fork child: descriptors of split pipe ends (sd_xpipe.c) ---- */
+
+void ust_sd_fd_each(void (*fn)(int fd, struct stdata *sd, void *arg), void *arg)
+{
+    for (int c = 0; c < NCHUNKS; c++) {
+        struct stdata **ch = chunks[c];
+        for (int i = 0; ch != NULL && i < CHUNK; i++)
+            if (ch[i] != NULL)
+                fn(c * CHUNK + i, ch[i], arg);
+    }
+}
+
+/* The child's descriptor fd named a detached stream (its U, shared with the
+ * parent): it gets a readiness pair of its own, U dup'ed onto fd (keeping
+ * fd's close-on-exec flag and file status flags), and its slot names sd.
+ * *ufd_made: -1 on entry for the first descriptor of sd (a pair is made and
+ * its U number returned there), else the U to dup again.  The old stream
+ * loses nothing: detached heads are never released in the child. */
+int ust_sd_fork_rebind(int fd, struct stdata *sd, int *ufd_made)
+{
+    int fdfl = fcntl(fd, F_GETFD), flfl = fcntl(fd, F_GETFL);
+    if (fdfl < 0 || flfl < 0)
+        return -errno;
+    if (*ufd_made < 0) {
+        int sv[2], e;
+        unsigned long long ino, dev;
+        if ((e = make_pair(sv, &ino, &dev)) != 0)
+            return e;
+        ust_lock(&sd->sd_lock);
+        ust_lend_adopt(sd, sv[1]);
+        sd->sd_uino = ino;
+        sd->sd_udev = dev;
+        ust_unlock(&sd->sd_lock);
+        *ufd_made = sv[0];
+    }
+    if (dup3(*ufd_made, fd, (fdfl & FD_CLOEXEC) ? O_CLOEXEC : 0) < 0)
+        return -errno;
+    fcntl(fd, F_SETFL, flfl & (O_NONBLOCK | O_APPEND | O_ASYNC));
+    ust_lock(&sd->sd_lock);
+    sd->sd_ufd = fd;
+    ust_unlock(&sd->sd_lock);
+    ust_lock(&tab_lock);
+    struct stdata **s = slot(fd, 1);
+    if (s != NULL) {
+        __atomic_store_n(s, sd, __ATOMIC_RELEASE);
+        atomic_fetch_add(&sd->sd_refs, 1);
+    }
+    ust_unlock(&tab_lock);
+    return s != NULL ? 0 : -ENOMEM;
 }

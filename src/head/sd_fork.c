@@ -48,6 +48,8 @@ static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 static void fork_register(void)
 {
+    ust_fork_register(UST_FORK_XPIPE, ust_xpipe_fork_prepare, ust_xpipe_fork_parent,
+                      ust_xpipe_fork_child);
     ust_fork_register(UST_FORK_HEAD_OPEN, ust_sd_open_fork_prepare, ust_sd_open_fork_parent,
                       ust_sd_fork_child);
     ust_fork_register(UST_FORK_HEAD_HOLD, ust_sd_hold_fork_prepare, ust_sd_hold_fork_parent,

@@ -9,7 +9,10 @@
  *   holding either a close-on-exec duplicate of an ordinary descriptor or a
  *   reference on a stream; I_RECVFD turns it into a new descriptor.  The
  *   buffer's free routine releases what was never received, so flushing or
- *   closing never leaks a descriptor.  A stream whose only references left
+ *   closing never leaks a descriptor.  On a pipe split across processes
+ *   (sd_xpipe.c) the descriptor travels on the pipe's bell instead, and the
+ *   receiving process makes the same M_PASSFP (ust_passfp_received) with the
+ *   credentials the kernel attached.  A stream whose only references left
  *   are its own M_PASSFPs on its own read queue is released when its last
  *   descriptor closes (ust_sd_passfp_cycle).
  *
@@ -183,6 +186,35 @@ static int passfp_make(int fd, mblk_t **mpp)
     return 0;
 }
 
+mblk_t *ust_passfp_received(int fd, uid_t uid, gid_t gid)
+{
+    struct passfp *pf = calloc(1, sizeof(*pf));
+    if (pf == NULL)
+        return NULL;
+    pf->frtn.free_func = passfp_free;
+    pf->frtn.free_arg = (caddr_t)pf;
+    pf->fd = fd;
+    pf->uid = uid;
+    pf->gid = gid;
+    mblk_t *mp = esballoc((unsigned char *)pf, sizeof(*pf), BPRI_MED, &pf->frtn);
+    if (mp == NULL) {
+        free(pf);
+        return NULL;
+    }
+    mp->b_datap->db_type = M_PASSFP;
+    mp->b_wptr += sizeof(*pf);
+    return mp;
+}
+
+int ust_passfp_release_fd(mblk_t *mp)
+{
+    struct passfp *pf = (struct passfp *)(void *)mp->b_rptr;
+    int fd = pf->fd;
+    pf->fd = -1;
+    freemsg(mp);
+    return fd;
+}
+
 /*
  * ust_sd_sendfd -- I_SENDFD: pass descriptor fd to the other end of the pipe
  *   sd.  The message goes straight to the peer head's read queue.
@@ -204,6 +236,8 @@ int ust_sd_sendfd(struct stdata *sd, int fd)
     ust_unlock(&sd->sd_lock);
     if (err != 0)
         return err;
+    if (__atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE) != NULL)
+        return ust_xpipe_sendfd(sd, fd); /* the peer may be another process */
     err = passfp_make(fd, &mp);
     if (err != 0)
         return err;

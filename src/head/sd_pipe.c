@@ -79,13 +79,10 @@ static struct pipe_break *breaking;                     /* pipe_lock */
 /* ------------------------------------------------------------------------ */
 /* The pipe pair at the bottom of each end                                  */
 /* ------------------------------------------------------------------------ */
-/* Procedures stay off (QPROCSOFF): messages pass through without a call.
- * The put procedure is there only for a caller that put()s to it directly. */
-static int pipe_pass(queue_t *q, mblk_t *mp)
-{
-    putnext(q, mp);
-    return 0;
-}
+/* Procedures stay off (QPROCSOFF) while both ends are in this process:
+ * messages pass through without a call.  When the pipe is split across
+ * processes (ust_pipe_split_all, before fork) they are switched on, and are
+ * the bottom of each end over the shared-memory channel (sd_xpipe.c). */
 
 static struct module_info pipe_minfo = {
     .mi_idnum = 5305,
@@ -96,14 +93,21 @@ static struct module_info pipe_minfo = {
     .mi_lowat = UST_STRLOW,
 };
 
-static struct qinit pipe_rinit = {.qi_putp = pipe_pass, .qi_minfo = &pipe_minfo};
-static struct qinit pipe_winit = {.qi_putp = pipe_pass, .qi_minfo = &pipe_minfo};
+static struct qinit pipe_rinit = {
+    .qi_putp = ust_xpipe_rput, .qi_srvp = ust_xpipe_rsrv, .qi_minfo = &pipe_minfo};
+static struct qinit pipe_winit = {
+    .qi_putp = ust_xpipe_wput, .qi_srvp = ust_xpipe_wsrv, .qi_minfo = &pipe_minfo};
 static struct streamtab pipe_tab = {.st_rdinit = &pipe_rinit, .st_wrinit = &pipe_winit};
 
 static void qlink(queue_t *q, queue_t *next)
 {
     __atomic_store_n(&q->q_next, next, __ATOMIC_SEQ_CST);
     ust_plumb_changed(); /* paths cached for deposits (sd_arrive.c) */
+}
+
+void ust_pipe_qlink(queue_t *q, queue_t *next)
+{
+    qlink(q, next);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -172,12 +176,38 @@ static void pipe_end_init(struct stdata *sd, struct stdata *peer, const cred_t *
     ust_unlock(&pipe_lock);
 }
 
+/* The list of connected pipe ends, for ust_pipe_split_all (pipe_lock). */
+static struct stdata *connected;
+
+static void list_add(struct stdata *sd)
+{
+    UST_ASSERT_HELD(&pipe_lock);
+    sd->sd_xlnext = connected;
+    if (connected != NULL)
+        connected->sd_xlprev = &sd->sd_xlnext;
+    connected = sd;
+    sd->sd_xlprev = &connected;
+}
+
+static void list_del(struct stdata *sd)
+{
+    UST_ASSERT_HELD(&pipe_lock);
+    if (sd->sd_xlprev == NULL)
+        return;
+    *sd->sd_xlprev = sd->sd_xlnext;
+    if (sd->sd_xlnext != NULL)
+        sd->sd_xlnext->sd_xlprev = sd->sd_xlprev;
+    sd->sd_xlnext = NULL;
+    sd->sd_xlprev = NULL;
+}
+
 /* Undo a pipe that never got (or lost) its descriptors: nobody else can
  * reach it, so unlink and free without ceremony. */
 static void pipe_unmake(struct stdata *sd[2], queue_t *drv[2])
 {
     ust_lock(&pipe_lock);
     sd[0]->sd_peer = sd[1]->sd_peer = NULL;
+    list_del(sd[0]);
     ust_unlock(&pipe_lock);
     for (int i = 0; i < 2; i++) {
         qlink(sd[i]->sd_wq, NULL);
@@ -237,10 +267,14 @@ static int strm_pipe_call(int fds[2])
     pipe_end_init(sd[0], sd[1], &cr);
     pipe_end_init(sd[1], sd[0], &cr);
     for (int i = 0; i < 2; i++) {
+        sd[i]->sd_pipeq = drv[i];
         qlink(drv[i], sd[i]->sd_rq);     /* pipe rq -> own head */
         qlink(WR(drv[i]), drv[!i]);      /* the twist */
         qlink(sd[i]->sd_wq, WR(drv[i])); /* own head -> pipe wq */
     }
+    ust_lock(&pipe_lock);
+    list_add(sd[0]); /* one end of each pair is listed */
+    ust_unlock(&pipe_lock);
 
     tmp[0] = ust_sd_attach_fd(sd[0]);
     if (tmp[0] < 0) {
@@ -328,8 +362,10 @@ void ust_pipe_teardown(struct stdata *sd)
     struct stdata *p;
 
     ust_lock(&pipe_lock);
+    list_del(sd);
     p = sd->sd_peer;
     if (p != NULL) {
+        list_del(p);
         sd->sd_peer = NULL;
         p->sd_peer = NULL;
         me.victim = p;
@@ -363,6 +399,8 @@ void ust_pipe_teardown(struct stdata *sd)
             ust_cond_wait(&pipe_cv, &pipe_lock);
         ust_unlock(&pipe_lock);
     }
+    if (sd->sd_xend != NULL)
+        ust_xpipe_end_close(sd); /* split: the channel's end goes first */
     qlink(sd->sd_wq, NULL);
     if (dw != NULL) {
         queue_t *dr = OTHERQ(dw);
@@ -374,6 +412,84 @@ void ust_pipe_teardown(struct stdata *sd)
         qlink(dr, NULL);
         ust_qfree(dr);
     }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Pipes split across processes (sd_xpipe.c)                                */
+/* ------------------------------------------------------------------------ */
+void ust_pipe_split_all(void)
+{
+    struct stdata *failed = NULL; /* split refused: relisted at the end */
+
+    for (;;) {
+        struct pipe_break rec[2];
+        struct stdata *sd[2];
+
+        ust_lock(&pipe_lock);
+        sd[0] = connected;
+        if (sd[0] == NULL) {
+            ust_unlock(&pipe_lock);
+            break;
+        }
+        list_del(sd[0]);
+        sd[1] = sd[0]->sd_peer;
+        if (sd[1] == NULL) { /* being broken: its close goes on alone */
+            ust_unlock(&pipe_lock);
+            continue;
+        }
+        /* Unlinked as a break does it: a close of either end now waits for
+         * the records, and I_SENDFD finds no peer. */
+        sd[0]->sd_peer = sd[1]->sd_peer = NULL;
+        for (int i = 0; i < 2; i++) {
+            rec[i].victim = sd[i];
+            rec[i].next = breaking;
+            breaking = &rec[i];
+        }
+        ust_unlock(&pipe_lock);
+
+        int err = ust_xpipe_split(sd);
+
+        ust_lock(&pipe_lock);
+        for (int i = 0; i < 2; i++)
+            for (struct pipe_break **bp = &breaking; *bp != NULL; bp = &(*bp)->next)
+                if (*bp == &rec[i]) {
+                    *bp = rec[i].next;
+                    break;
+                }
+        if (err != 0) { /* stays an in-process pipe */
+            sd[0]->sd_peer = sd[1];
+            sd[1]->sd_peer = sd[0];
+            sd[0]->sd_xlnext = failed;
+            failed = sd[0];
+        }
+        ust_cond_broadcast(&pipe_cv);
+        ust_unlock(&pipe_lock);
+    }
+    ust_lock(&pipe_lock);
+    while (failed != NULL) {
+        struct stdata *n = failed->sd_xlnext;
+        list_add(failed);
+        failed = n;
+    }
+    ust_unlock(&pipe_lock);
+}
+
+struct stdata *ust_pipe_end_new(const cred_t *cr, queue_t **drv)
+{
+    struct stdata *sd = ust_sd_alloc();
+    queue_t *q = ust_qalloc(&pipe_tab, D_MP, NULL);
+    if (sd == NULL || q == NULL) {
+        if (q != NULL)
+            ust_qfree(q);
+        ust_sd_free(sd);
+        return NULL;
+    }
+    pipe_end_init(sd, NULL, cr);
+    sd->sd_pipeq = q;
+    qlink(q, sd->sd_rq);
+    qlink(sd->sd_wq, WR(q));
+    *drv = q;
+    return sd;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -627,4 +743,5 @@ void ust_pipe_fork_child(void)
     ust_lock_init(&pipe_lock);
     ust_cond_init(&pipe_cv);
     breaking = NULL;
+    connected = NULL;
 }

@@ -299,6 +299,8 @@ static int scan(struct pollfd *fds, nfds_t nfds, struct pollfd *kfds, char *ord,
             continue;
         }
         sd = ust_sd_get_checked(p->fd, &err);
+        if (sd != NULL && __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE) != NULL)
+            ust_xpipe_touch(sd); /* a split pipe end polled here (sd_xpipe.c) */
         if (sd == NULL) {
             if (err == ENOSTR) {
                 kfds[i].fd = p->fd;
@@ -399,6 +401,8 @@ static int strm_poll_call(struct pollfd *ufds, nfds_t nfds, int timeout)
             ret = nready;
             break;
         }
+        if (wait != 0)
+            ust_sched_handoff(); /* what this call enabled must not wait for it */
         r = poll(kfds, nfds, wait);
         if (r < 0) {
             ret = -1;

@@ -194,6 +194,11 @@ struct stdata {
     dev_t sd_dev;                /* device number of the open */
     cred_t sd_cred;              /* credentials of the opener */
     struct stdata *sd_peer;      /* other end of a pipe (a reference) */
+    queue_t *sd_pipeq;           /* fixed: a pipe end's pipe pair (read queue), else NULL */
+    struct ust_xend *sd_xend;    /* pipe_lock: a pipe end split across processes
+                                  * (sd_xpipe.c), else NULL */
+    struct stdata *sd_xlnext;    /* pipe_lock: list of connected pipe ends (sd_pipe.c) */
+    struct stdata **sd_xlprev;   /* pipe_lock: where this end is linked from, or NULL */
     struct stdata *sd_next;      /* free list / registry link */
     char sd_name[64];            /* name it was opened by, for I_LOOK-like tools */
 };
@@ -696,6 +701,102 @@ void ust_fattach_fork_prepare(void);
 void ust_fattach_fork_parent(void);
 void ust_fattach_fork_child(void);
 void ust_pipe_fork_child(void);
+
+/* ---- sd_pipe.c: pipes split across processes (sd_xpipe.c does the rest) */
+
+/*
+ * ust_pipe_split_all -- before fork(): give every connected pipe of the
+ *   process its channel between processes (ust_xpipe_split), so that both
+ *   processes can use either end afterwards.  Context: the fork prepare hook
+ *   (rank UST_FORK_XPIPE, before any lock of the library is quiesced); may
+ *   block (claims drained).  A pipe whose split fails stays in-process (its
+ *   ends are detached in the child, as every stream was before).
+ */
+void ust_pipe_split_all(void);
+/* ust_pipe_end_new -- a fresh pipe end with no peer: head, pipe pair linked
+ * below it (procedures off), pipe flags and cred set; NULL when out of
+ * memory.  *drv receives the pair's read queue. */
+struct stdata *ust_pipe_end_new(const cred_t *cr, queue_t **drv);
+/* ust_pipe_qlink -- set q's q_next (a pipe pair's link: the twist, sd_xpipe.c's
+ * cut of it), bumping the plumbing generation. */
+void ust_pipe_qlink(queue_t *q, queue_t *next);
+
+/* ---- sd_xbell.c: the bell of a split pipe (sd_xpipe.c has the picture) */
+enum { XBELL_FDS = 64 }; /* descriptors received and not yet matched, at most */
+struct ust_xbell_fd {
+    uint32_t token;
+    int fd; /* -1: the sender could not pass it (the record is dropped) */
+    uid_t uid;
+    gid_t gid;
+};
+struct ust_xbell {
+    int fd;                               /* this process's descriptor of its bell end */
+    unsigned char part[4];                /* the token of an 'F' being read */
+    int npart;                            /* bytes of that 'F' read so far (0: none) */
+    int cur_fd;                           /* its descriptor, or -1 */
+    uid_t cur_uid;
+    gid_t cur_gid;
+    struct ust_xbell_fd q[XBELL_FDS];     /* received, waiting for their records */
+    int nq;
+};
+void ust_xbell_init(struct ust_xbell *b, int fd);
+/* A doorbell byte to the other side: 0, or -1 if the other side is gone. */
+int ust_xbell_ring(struct ust_xbell *b);
+/* Pass fd (SCM_RIGHTS, with the kernel's credentials) under token, or
+ * with fd -1 cancel token (its record is dropped): 0 or an errno (EAGAIN:
+ * the bell stayed full for a second). */
+int ust_xbell_sendfd(struct ust_xbell *b, int fd, uint32_t token);
+/* Read everything that rang: 1 if the other side is gone (end of file). */
+int ust_xbell_drain(struct ust_xbell *b);
+/* The descriptor received for token (ownership passes): 1, or 0 if not
+ * (yet) received. */
+int ust_xbell_take(struct ust_xbell *b, uint32_t token, int *fd, uid_t *uid, gid_t *gid);
+/* Put back what ust_xbell_take gave (the caller could not use it yet). */
+void ust_xbell_unget(struct ust_xbell *b, uint32_t token, int fd, uid_t uid, gid_t gid);
+/* Close the descriptors waiting (a fork child's copies), keep the bell. */
+void ust_xbell_forget_fds(struct ust_xbell *b);
+/* Close everything, the bell included. */
+void ust_xbell_close(struct ust_xbell *b);
+
+/* ---- sd_passfd.c: an M_PASSFP for a descriptor received from another
+ * process (fd owned by the message from now on); NULL when out of memory
+ * (fd untouched). */
+mblk_t *ust_passfp_received(int fd, uid_t uid, gid_t gid);
+/* Undo ust_passfp_received: the descriptor back, the message freed. */
+int ust_passfp_release_fd(mblk_t *mp);
+
+/* ---- sd_xpipe.c: the bottom of a pipe end whose peer may be in another
+ * process: a ring pair in shared memory (src/core/xring.h) and a bell. */
+struct ust_xend;
+/* I_SENDFD on split end sd: fd passed to the other side's process. */
+int ust_xpipe_sendfd(struct stdata *sd, int fd);
+/* The pipe pair's procedures (used only once the end is split). */
+int ust_xpipe_wput(queue_t *q, mblk_t *mp);
+int ust_xpipe_wsrv(queue_t *q);
+int ust_xpipe_rput(queue_t *q, mblk_t *mp);
+int ust_xpipe_rsrv(queue_t *q);
+/* Split the connected pipe (sd[0], sd[1]) (already unlinked from each other
+ * by the caller: sd_peer cleared, breaks filed): 0 or a positive errno. */
+int ust_xpipe_split(struct stdata *sd[2]);
+/* A data, ioctl or poll call on split end sd (ust_sd_get_acc, strm_poll; a
+ * call counted): from now on this process takes what arrives for it (see
+ * "Who takes" in sd_xpipe.c).  strm_close, isastream, fcntl do not count. */
+void ust_xpipe_touch(struct stdata *sd);
+/* A reader about to sleep on split end sd's empty head (wait_common, no
+ * lock held, inside a call): run the read service procedure on this thread
+ * now.  1 if it ran (the caller looks at its wait sequence again). */
+int ust_xpipe_pull(struct stdata *sd);
+/* A split end's last close (ust_pipe_teardown, sd_plumb held). */
+void ust_xpipe_end_close(struct stdata *sd);
+/* fork hooks (rank UST_FORK_XPIPE, registered by sd_fork.c) */
+void ust_xpipe_fork_prepare(void);
+void ust_xpipe_fork_parent(void);
+void ust_xpipe_fork_child(void);
+/* sd_fd.c: in a fork child, point descriptor fd (a detached stream's) at sd
+ * through a new readiness pair dup'ed onto fd: 0 or -errno. */
+int ust_sd_fork_rebind(int fd, struct stdata *sd, int *ufd_made);
+/* sd_fd.c: in a fork child, call fn(fd, sd) for each descriptor of the table. */
+void ust_sd_fd_each(void (*fn)(int fd, struct stdata *sd, void *arg), void *arg);
 void ust_sd_link_fork_child(void);
 void ust_sd_fd_fork_prepare(void);
 void ust_sd_fd_fork_parent(void);

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sd_xbell.c -- the bell of a pipe split across processes (sd_xpipe.c): the
+ * socket pair whose end s every holder of pipe end s keeps, and what travels
+ * on it.
+ *
+ * Principles of operation
+ *   On the bell go bytes, read as a stream:
+ *     'b'             a doorbell: the other side has something for us (data
+ *                     in its ring, or room in ours);
+ *     'F' + 4 bytes   a descriptor passed with I_SENDFD: the bytes are the
+ *                     token of the M_PASSFP record the sender put in the ring
+ *                     just before; the descriptor itself rides along as
+ *                     SCM_RIGHTS, and the sender's credentials as
+ *                     SCM_CREDENTIALS (SO_PASSCRED is on: the kernel fills
+ *                     them in, the sender cannot choose them).
+ *   Any byte wakes the other side's epoll thread.  A receiver drains the
+ *   bell, keeping each descriptor with its token and credentials until the
+ *   read service procedure meets the record that names it (ust_xbell_take).
+ *   The kernel returns a message carrying descriptors in a read of its own
+ *   or at the end of one (unix_stream_read_generic stops after it), so the
+ *   descriptors of a read belong to the 'F' begun in that read.  Anything
+ *   else -- descriptors without an 'F', an unknown byte, more descriptors
+ *   than XBELL_FDS waiting -- is closed and forgotten: a peer that scribbles
+ *   on the bell can lose its own descriptors, nothing more.
+ *   End of file (or a reset) on the bell: every process holding the other
+ *   end has closed it or died.
+ *
+ * Locking: a bell's receive state is used only by its end's read service
+ * procedure (one at a time) and by the close after qprocsoff; sends need no
+ * lock (each is one sendmsg).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "sthead.h"
+
+enum { XBELL_TOKEN = 4, XBELL_CMSG_FDS = 8 };
+
+int ust_xbell_ring(struct ust_xbell *b)
+{
+    if (send(b->fd, "b", 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno != EAGAIN && errno != EINTR)
+        return -1;
+    return 0;
+}
+
+int ust_xbell_sendfd(struct ust_xbell *b, int fd, uint32_t token)
+{
+    unsigned char msg[1 + XBELL_TOKEN] = {'F'};
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } c;
+    struct iovec iov = {msg, sizeof(msg)};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf,
+                        .msg_controllen = sizeof(c.buf)};
+    memcpy(msg + 1, &token, sizeof(token));
+    memset(&c, 0, sizeof(c));
+    c.h.cmsg_level = SOL_SOCKET;
+    c.h.cmsg_type = SCM_RIGHTS;
+    c.h.cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(&c.h), &fd, sizeof(int));
+    if (fd < 0) { /* a cancel: the token alone */
+        mh.msg_control = NULL;
+        mh.msg_controllen = 0;
+    }
+    /* A bell full of doorbell bytes drains as soon as the other side runs:
+     * wait for room a little, as a blocking I_SENDFD would. */
+    for (int tries = 0; tries < 100; tries++) {
+        ssize_t n = sendmsg(b->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n == (ssize_t)sizeof(msg))
+            return 0;
+        if (n >= 0 || (errno != EAGAIN && errno != EINTR))
+            return n >= 0 ? EIO : errno;
+        struct pollfd p = {b->fd, POLLOUT, 0};
+        poll(&p, 1, 10);
+    }
+    return EAGAIN;
+}
+
+/* Keep descriptor fd (-1: the sender's cancel) received with token tok;
+ * closed if there is no room. */
+static void keep(struct ust_xbell *b, int fd, uint32_t tok, uid_t uid, gid_t gid)
+{
+    if (b->nq == XBELL_FDS) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    b->q[b->nq++] = (struct ust_xbell_fd){tok, fd, uid, gid};
+}
+
+/* Bytes n of buf from one read, whose descriptors (if any) are rfd[0..nfd). */
+static void parse(struct ust_xbell *b, const unsigned char *buf, size_t n, const int *rfd, int nfd,
+                  uid_t uid, gid_t gid)
+{
+    int used = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (b->npart == 0) {
+            if (buf[i] != 'F')
+                continue; /* 'b' (or junk): a doorbell */
+            b->npart = 1;
+            b->cur_fd = used < nfd ? rfd[used++] : -1;
+            b->cur_uid = uid;
+            b->cur_gid = gid;
+            continue;
+        }
+        b->part[b->npart++ - 1] = buf[i];
+        if (b->npart == 1 + XBELL_TOKEN) {
+            uint32_t tok;
+            memcpy(&tok, b->part, sizeof(tok));
+            keep(b, b->cur_fd, tok, b->cur_uid, b->cur_gid); /* -1: a cancel */
+            b->cur_fd = -1;
+            b->npart = 0;
+        }
+    }
+    while (used < nfd) /* descriptors no 'F' claims */
+        close(rfd[used++]);
+}
+
+int ust_xbell_drain(struct ust_xbell *b)
+{
+    unsigned char buf[256];
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(XBELL_CMSG_FDS * sizeof(int)) + CMSG_SPACE(sizeof(struct ucred))];
+    } c;
+
+    for (;;) {
+        struct iovec iov = {buf, sizeof(buf)};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf,
+                            .msg_controllen = sizeof(c.buf)};
+        ssize_t n = recvmsg(b->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+        if (n == 0)
+            return 1;
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno == EAGAIN ? 0 : 1;
+        }
+        int rfd[XBELL_CMSG_FDS], nfd = 0;
+        uid_t uid = (uid_t)-1;
+        gid_t gid = (gid_t)-1;
+        for (struct cmsghdr *h = CMSG_FIRSTHDR(&mh); h != NULL; h = CMSG_NXTHDR(&mh, h)) {
+            if (h->cmsg_level != SOL_SOCKET)
+                continue;
+            if (h->cmsg_type == SCM_RIGHTS) {
+                size_t k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                for (size_t j = 0; j < k; j++) {
+                    int fd;
+                    memcpy(&fd, CMSG_DATA(h) + j * sizeof(int), sizeof(int));
+                    if (nfd < XBELL_CMSG_FDS)
+                        rfd[nfd++] = fd;
+                    else
+                        close(fd);
+                }
+            } else if (h->cmsg_type == SCM_CREDENTIALS &&
+                       h->cmsg_len >= CMSG_LEN(sizeof(struct ucred))) {
+                struct ucred cr;
+                memcpy(&cr, CMSG_DATA(h), sizeof(cr));
+                uid = cr.uid;
+                gid = cr.gid;
+            }
+        }
+        parse(b, buf, (size_t)n, rfd, nfd, uid, gid);
+    }
+}
+
+int ust_xbell_take(struct ust_xbell *b, uint32_t token, int *fd, uid_t *uid, gid_t *gid)
+{
+    for (int i = 0; i < b->nq; i++) {
+        if (b->q[i].token != token)
+            continue;
+        *fd = b->q[i].fd;
+        *uid = b->q[i].uid;
+        *gid = b->q[i].gid;
+        memmove(&b->q[i], &b->q[i + 1], (size_t)(b->nq - i - 1) * sizeof(b->q[0]));
+        b->nq--;
+        return 1;
+    }
+    return 0;
+}
+
+void ust_xbell_unget(struct ust_xbell *b, uint32_t token, int fd, uid_t uid, gid_t gid)
+{
+    if (b->nq == XBELL_FDS) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    memmove(&b->q[1], &b->q[0], (size_t)b->nq * sizeof(b->q[0]));
+    b->q[0] = (struct ust_xbell_fd){token, fd, uid, gid};
+    b->nq++;
+}
+
+void ust_xbell_forget_fds(struct ust_xbell *b)
+{
+    for (int i = 0; i < b->nq; i++)
+        if (b->q[i].fd >= 0)
+            close(b->q[i].fd);
+    b->nq = 0;
+    if (b->cur_fd >= 0)
+        close(b->cur_fd);
+    b->cur_fd = -1;
+    b->npart = 0;
+}
+
+void ust_xbell_init(struct ust_xbell *b, int fd)
+{
+    memset(b, 0, sizeof(*b));
+    b->fd = fd;
+    b->cur_fd = -1;
+}
+
+void ust_xbell_close(struct ust_xbell *b)
+{
+    ust_xbell_forget_fds(b);
+    if (b->fd >= 0)
+        close(b->fd);
+    b->fd = -1;
+}

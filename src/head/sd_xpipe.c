@@ -1,0 +1,795 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sd_xpipe.c -- pipes across processes: the bottom of a pipe end whose peer
+ * may live in another process.
+ *
+ * Principles of operation
+ *   A pipe made by strm_pipe is two heads joined by the twist of their pipe
+ *   pairs (sd_pipe.c), all in one process's memory.  Just before fork()
+ *   (the prepare hook, rank UST_FORK_XPIPE) every connected pipe is *split*:
+ *   it gets a channel -- two message rings in a shared mapping (xring.h,
+ *   ring d carries what side d writes) -- and a *bell*, a socket pair whose
+ *   end s is held by every process that holds pipe end s.  The twist is cut
+ *   and the pipe pairs' procedures are switched on:
+ *     write side  ust_xpipe_wput/wsrv: each message becomes a record of the
+ *                 ring (type, band, control bytes, data bytes); when the
+ *                 ring is at its high water mark the message waits on the
+ *                 pair's write queue, which flow-controls the head as any
+ *                 driver does;
+ *     read side   ust_xpipe_rsrv: records become messages again and go up,
+ *                 as long as the stream above takes them (bcanputnext), so
+ *                 a slow reader fills the ring and stops the writer.
+ *   Doorbells are rung only on the rings' hysteresis edges (xring.h): a
+ *   byte sent on the bell wakes the other side, whose epoll thread (io
+ *   watch, src/core/io_watch.h) qenables its pair; both "data for you" and
+ *   "room for you" are the same byte.  When every process holding an end has
+ *   closed it (or died: the kernel closes their bells), the other side's
+ *   bell reads end-of-file: what is left in the ring is delivered, then
+ *   M_HANGUP, exactly as when the peer of an in-process pipe closes.
+ *
+ *   Who takes: every process holding an end could take what arrives for it,
+ *   and what one takes, the others never see.  A fork child often holds
+ *   ends it never uses (it closes them late, or never, or execs): such an
+ *   end must not take.  So an end in the process that split the pipe takes
+ *   at once, and an end a child inherited takes only from the first data,
+ *   ioctl or poll call the child makes on it (ust_xpipe_touch; not
+ *   strm_close, isastream or strm_fcntl).  A child that
+ *   waits for an inherited end with the kernel's poll or epoll alone must
+ *   make one call first (strm_poll with timeout 0 will do).
+ *
+ *   In the child the inherited heads are never used (another thread of the
+ *   parent may have been inside them at the fork, sd_fork.c): each descriptor
+ *   of a split end gets a new head with the same pipe pair procedures over
+ *   the same channel and bell (ust_xpipe_fork_child), and a readiness pair
+ *   of its own dup'ed onto the descriptor's number.  What is not shared:
+ *   messages queued at a head before the fork stay with the parent's copy;
+ *   modules pushed before the fork stay in the parent (the child's ends
+ *   start with none; push them after the fork).  I_SENDFD on a split pipe
+ *   passes the descriptor on the bell (sd_xbell.c) beside an M_PASSFP
+ *   record in the ring; a stream of this process cannot be passed (EINVAL).
+ *   A split pipe stays
+ *   split: after the child is gone its two ends in the parent keep talking
+ *   through the rings.
+ *
+ * Locking
+ *   xp_lock guards the list of split ends of this process (`ends`); it is a
+ *   leaf, taken with no other library lock held but a caller's sd_plumb.
+ *   It is quiesced at fork (taken last in the prepare hook, after the
+ *   splits).  An end's fields are fixed from the split to its close except
+ *   `gone`, `hup_sent` (read service procedure only) and `backlog` (atomic).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <time.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "forksafe.h"
+#include "io_watch.h"
+#include "sthead.h"
+#include "xring.h"
+
+enum {
+    XP_RING_BYTES = 256 * 1024,
+    XP_HIWAT = 64 * 1024,
+    XP_LOWAT = 16 * 1024,
+    XP_IOV = 32,          /* blocks of one message written in one record */
+    XF_DATA = 1,          /* the record has a data part (even an empty one) */
+};
+
+/* A channel as this process holds it: shared by its local ends. */
+struct xchan {
+    struct xring_chan *ch;
+    atomic_int refs; /* local ends */
+};
+
+struct ust_xend {
+    struct ust_xend *next, **prev; /* xp_lock: on `ends` */
+    struct xchan *xc;
+    int side;                      /* this end writes ring `side`, reads ring !side */
+    struct ust_xbell bell;         /* this process's bell end `side` (sd_xbell.c) */
+    queue_t *rq;                   /* the pipe pair's read queue */
+    struct ust_iow iow;            /* bell watched: qenable(rq) */
+    atomic_int gone;               /* the peer side's bell read end-of-file */
+    atomic_int live;               /* this process takes from the ring (see "Who takes") */
+    int hup_sent;                  /* read service procedure only */
+    atomic_int backlog;            /* messages on the write queue or being written */
+    bufcall_id_t bufc;             /* read service procedure: waiting for memory */
+};
+
+static ust_lock_t xp_lock = UST_LOCK_INIT; /* guards `ends`; leaf */
+static struct ust_xend *ends;              /* xp_lock */
+
+static void ends_add(struct ust_xend *xe)
+{
+    ust_lock(&xp_lock);
+    xe->next = ends;
+    if (ends != NULL)
+        ends->prev = &xe->next;
+    ends = xe;
+    xe->prev = &ends;
+    ust_unlock(&xp_lock);
+}
+
+static void ends_del(struct ust_xend *xe)
+{
+    ust_lock(&xp_lock);
+    *xe->prev = xe->next;
+    if (xe->next != NULL)
+        xe->next->prev = xe->prev;
+    ust_unlock(&xp_lock);
+}
+
+static void xchan_rele(struct xchan *xc)
+{
+    if (atomic_fetch_sub(&xc->refs, 1) == 1) {
+        xring_destroy(xc->ch);
+        free(xc);
+    }
+}
+
+/* Ring the other side's bell (a byte; a full bell already rings). */
+static void bell_ring(struct ust_xend *xe)
+{
+    if (ust_xbell_ring(&xe->bell) != 0)
+        atomic_store(&xe->gone, 1);
+}
+
+/* Take what rang our bell; end of file means the peer side is held by no
+ * process any more. */
+static void bell_drain(struct ust_xend *xe)
+{
+    if (ust_xbell_drain(&xe->bell))
+        atomic_store(&xe->gone, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Write side                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Write mp as one record of ring xe->side: 0 (mp freed), -EAGAIN (kept),
+ * or another -errno (the caller frees mp). */
+static int record_put(struct ust_xend *xe, mblk_t *mp)
+{
+    struct iovec iov[XP_IOV];
+    struct xring_msg m = {.type = mp->b_datap->db_type, .band = mp->b_band};
+    int n = 0;
+    mblk_t *b = mp;
+
+    for (; b != NULL && b->b_datap->db_type != M_DATA; b = b->b_cont) {
+        if (n == XP_IOV)
+            return -EMSGSIZE;
+        iov[n].iov_base = b->b_rptr;
+        iov[n++].iov_len = (size_t)(b->b_wptr - b->b_rptr);
+        m.ctl_len += (size_t)(b->b_wptr - b->b_rptr);
+    }
+    if (b != NULL)
+        m.flags |= XF_DATA;
+    for (; b != NULL; b = b->b_cont) {
+        if (n == XP_IOV)
+            return -EMSGSIZE;
+        iov[n].iov_base = b->b_rptr;
+        iov[n++].iov_len = (size_t)(b->b_wptr - b->b_rptr);
+        m.data_len += (size_t)(b->b_wptr - b->b_rptr);
+    }
+    int r = xring_put(xe->xc->ch, xe->side, &m, iov, n);
+    if (r < 0)
+        return r;
+    if (r & XRING_WAKE_READER)
+        bell_ring(xe);
+    freemsg(mp);
+    return 0;
+}
+
+/* Write mp, pulling it up first if it has too many blocks. */
+static int record_put_any(struct ust_xend *xe, mblk_t *mp)
+{
+    int r = record_put(xe, mp);
+    if (r == -EMSGSIZE) {
+        mblk_t *flat = msgpullup(mp, -1);
+        if (flat == NULL)
+            return -EAGAIN; /* memory: the write service procedure retries */
+        r = record_put(xe, flat);
+        if (r == 0)
+            freemsg(mp);
+        else
+            freemsg(flat);
+    }
+    return r;
+}
+
+static void ioctl_refuse(queue_t *q, mblk_t *mp)
+{
+    miocnak(q, mp, 0, EINVAL);
+}
+
+/*
+ * ust_xpipe_wput -- the pipe pair's write put procedure (split ends only).
+ *   Context: the writer's thread; D_MP, several at once.
+ *   A message goes straight into the ring when nothing of this end waits
+ *   before it; otherwise (or when the ring is full) it is queued, in order,
+ *   for ust_xpipe_wsrv.
+ */
+int ust_xpipe_wput(queue_t *q, mblk_t *mp)
+{
+    struct ust_xend *xe = q->q_ptr;
+
+    if (xe == NULL) { /* not split: pass (procedures are off then) */
+        putnext(q, mp);
+        return 0;
+    }
+    switch (mp->b_datap->db_type) {
+    case M_IOCTL:
+        ioctl_refuse(q, mp);
+        return 0;
+    case M_FLUSH:
+        if (*mp->b_rptr & FLUSHW)
+            flushq(q, FLUSHDATA);
+        break;
+    default:
+        break;
+    }
+    if (atomic_load(&xe->gone)) {
+        freemsg(mp); /* the head has M_HANGUP coming: writes fail there */
+        return 0;
+    }
+    if (atomic_load(&xe->backlog) == 0) {
+        int r = record_put_any(xe, mp);
+        if (r == 0)
+            return 0;
+        if (r != -EAGAIN) { /* the ring is broken or shut */
+            freemsg(mp);
+            atomic_store(&xe->gone, 1);
+            qenable(xe->rq);
+            return 0;
+        }
+    }
+    atomic_fetch_add(&xe->backlog, 1);
+    putq(q, mp);
+    return 0;
+}
+
+/*
+ * ust_xpipe_wsrv -- move queued messages into the ring until it is full;
+ *   then arm the ring, so that the reader's crossing of the low water mark
+ *   rings our bell (and our epoll thread enables us again).
+ */
+int ust_xpipe_wsrv(queue_t *q)
+{
+    struct ust_xend *xe = q->q_ptr;
+    mblk_t *mp;
+
+    if (xe == NULL)
+        return 0;
+    while ((mp = getq(q)) != NULL) {
+        int r = atomic_load(&xe->gone) ? -EPIPE : record_put_any(xe, mp);
+        if (r == -EAGAIN) {
+            putbq(q, mp);
+            int a = xring_arm_writer(xe->xc->ch, xe->side);
+            if (a == 1)
+                continue; /* room came meanwhile */
+            if (a < 0)
+                atomic_store(&xe->gone, 1);
+            return 0;
+        }
+        if (r != 0)
+            freemsg(mp);
+        atomic_fetch_sub(&xe->backlog, 1);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Read side                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* Messages that entered the pair from the twist before the split pass up. */
+int ust_xpipe_rput(queue_t *q, mblk_t *mp)
+{
+    putnext(q, mp);
+    return 0;
+}
+
+static void rsrv_again(void *arg)
+{
+    queue_t *q = arg;
+    struct ust_xend *xe = q->q_ptr;
+    if (xe != NULL)
+        xe->bufc = 0;
+    qenable(q);
+}
+
+/* The message the record m describes, with room for its bytes (not yet
+ * copied), or NULL when out of memory. */
+static mblk_t *record_msg(const struct xring_msg *m)
+{
+    mblk_t *c = NULL, *d = NULL;
+
+    if (m->ctl_len > 0 || m->type != M_DATA) {
+        c = allocb(m->ctl_len, BPRI_MED);
+        if (c == NULL)
+            return NULL;
+        c->b_datap->db_type = m->type;
+    }
+    if ((m->flags & XF_DATA) || c == NULL) {
+        d = allocb(m->data_len, BPRI_MED);
+        if (d == NULL) {
+            freeb(c);
+            return NULL;
+        }
+    }
+    if (c == NULL)
+        c = d;
+    else
+        c->b_cont = d;
+    c->b_band = m->band;
+    return c;
+}
+
+/* The next record, an M_PASSFP described by m: its descriptor comes on the
+ * bell (sd_xbell.c) under the token m->aux.  1 taken (*out), 2 dropped (the
+ * sender could not pass it, or it will never come), -1 not yet (the bell
+ * will ring when it comes) or out of memory. */
+static int passfp_take(queue_t *q, struct ust_xend *xe, const struct xring_msg *m, mblk_t **out)
+{
+    int fd;
+    uid_t uid;
+    gid_t gid;
+    struct xring_msg got;
+
+    if (!ust_xbell_take(&xe->bell, m->aux, &fd, &uid, &gid)) {
+        bell_drain(xe);
+        if (!ust_xbell_take(&xe->bell, m->aux, &fd, &uid, &gid)) {
+            if (!atomic_load(&xe->gone))
+                return -1;
+            fd = -1; /* its sender died between the record and the bell */
+        }
+    }
+    mblk_t *mp = fd >= 0 ? ust_passfp_received(fd, uid, gid) : NULL;
+    if (fd >= 0 && mp == NULL) {
+        ust_xbell_unget(&xe->bell, m->aux, fd, uid, gid);
+        if (xe->bufc == 0)
+            xe->bufc = qbufcall(q, 64, BPRI_MED, rsrv_again, q);
+        return -1;
+    }
+    int r = xring_take(xe->xc->ch, !xe->side, &got, NULL, 0, NULL, 0);
+    if (r < 0 || got.type != M_PASSFP || got.aux != m->aux) {
+        /* Another process took it, or the ring changed: the descriptor
+         * waits for the record that names it (or the close). */
+        if (mp != NULL) {
+            fd = ust_passfp_release_fd(mp);
+            ust_xbell_unget(&xe->bell, m->aux, fd, uid, gid);
+        }
+        if (r < 0 && r != -ENODATA && r != -EAGAIN)
+            atomic_store(&xe->gone, 1);
+        return r == -ENODATA || r == -EAGAIN ? 2 : 0;
+    }
+    if (r & XRING_WAKE_WRITER)
+        bell_ring(xe);
+    if (mp == NULL)
+        return 2;
+    *out = mp;
+    return 1;
+}
+
+/* Take the next record into a message: 1 taken (*out), 0 none now, -1
+ * blocked upstream or out of memory (the caller stops). */
+static int record_take(queue_t *q, struct ust_xend *xe, mblk_t **out)
+{
+    struct xring_msg m, got;
+    int dir = !xe->side;
+
+    for (;;) {
+        int r = xring_peek(xe->xc->ch, dir, &m);
+        if (r <= 0) {
+            if (r < 0)
+                atomic_store(&xe->gone, 1);
+            return 0;
+        }
+        if (m.type < QPCTL && !bcanputnext(q, m.band))
+            return -1;
+        if (m.type == M_PASSFP) {
+            r = passfp_take(q, xe, &m, out);
+            if (r != 2)
+                return r;
+            continue; /* a cancelled one: dropped */
+        }
+        mblk_t *mp = record_msg(&m);
+        if (mp == NULL) {
+            if (xe->bufc == 0)
+                xe->bufc = qbufcall(q, m.ctl_len + m.data_len, BPRI_MED, rsrv_again, q);
+            return -1;
+        }
+        mblk_t *c = mp->b_datap->db_type != M_DATA || m.ctl_len > 0 ? mp : NULL;
+        mblk_t *d = c != NULL ? mp->b_cont : mp;
+        r = xring_take(xe->xc->ch, dir, &got, c ? c->b_wptr : NULL, m.ctl_len,
+                       d ? d->b_wptr : NULL, d ? m.data_len : 0);
+        if (r == -EAGAIN || r == -ENODATA ||
+            (r >= 0 && (got.ctl_len != m.ctl_len || got.data_len != m.data_len ||
+                        got.type != m.type || got.flags != m.flags))) {
+            freemsg(mp); /* another process took or changed it: look again */
+            if (r >= 0 && (r & XRING_WAKE_WRITER))
+                bell_ring(xe);
+            continue;
+        }
+        if (r < 0) {
+            freemsg(mp);
+            atomic_store(&xe->gone, 1);
+            return 0;
+        }
+        if (c != NULL)
+            c->b_wptr += m.ctl_len;
+        if (d != NULL)
+            d->b_wptr += m.data_len;
+        if (r & XRING_WAKE_WRITER)
+            bell_ring(xe);
+        *out = mp;
+        return 1;
+    }
+}
+
+/*
+ * ust_xpipe_rsrv -- the pipe pair's read service procedure (split ends):
+ *   enabled by the bell (epoll thread), by back-enabling, and after the
+ *   split.  Takes what rang, wakes our own write side if it waits for room,
+ *   then moves records up while the stream above takes them; an empty ring
+ *   is armed before leaving.  Once the peer side is gone and its ring
+ *   empty, M_HANGUP goes up (once).
+ */
+int ust_xpipe_rsrv(queue_t *q)
+{
+    struct ust_xend *xe = q->q_ptr;
+    mblk_t *mp;
+
+    if (xe == NULL || !atomic_load(&xe->live))
+        return 0; /* untouched in this process: the others take (or it later) */
+    bell_drain(xe);
+    if (WR(q)->q_first != NULL)
+        qenable(WR(q));
+    for (;;) {
+        int r = record_take(q, xe, &mp);
+        if (r < 0)
+            return 0;
+        if (r == 1) {
+            putnext(q, mp);
+            continue;
+        }
+        if (atomic_load(&xe->gone))
+            break;
+        int a = xring_arm_reader(xe->xc->ch, !xe->side);
+        if (a == 1)
+            continue;
+        if (a < 0)
+            atomic_store(&xe->gone, 1);
+        else
+            return 0;
+    }
+    if (!xe->hup_sent) {
+        if (putnextctl(q, M_HANGUP))
+            xe->hup_sent = 1;
+        else if (xe->bufc == 0)
+            xe->bufc = qbufcall(q, 0, BPRI_HI, rsrv_again, q);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Split, close                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* A split end's state for side `side` of xc, bell end `bell`; NULL when out
+ * of memory.  Not yet in use: end_attach switches it on. */
+static struct ust_xend *end_new(struct xchan *xc, int side, int bell)
+{
+    struct ust_xend *xe = calloc(1, sizeof(*xe));
+    if (xe == NULL)
+        return NULL;
+    xe->xc = xc;
+    xe->side = side;
+    ust_xbell_init(&xe->bell, bell);
+    atomic_fetch_add(&xc->refs, 1);
+    return xe;
+}
+
+/* Make sd's pipe pair the bottom of split end xe: procedures on. */
+static void end_attach(struct stdata *sd, struct ust_xend *xe)
+{
+    queue_t *rq = sd->sd_pipeq;
+    xe->rq = rq;
+    rq->q_ptr = WR(rq)->q_ptr = xe;
+    WR(rq)->q_maxpsz = XP_HIWAT; /* a record fits the ring several times over */
+    qprocson(rq);
+    __atomic_store_n(&sd->sd_xend, xe, __ATOMIC_RELEASE);
+}
+
+/* Watch the bell; then look at the ring once (something may be there). */
+static int end_watch(struct ust_xend *xe)
+{
+    xe->iow.inherit = 1; /* a fork child decides itself (ust_xpipe_fork_child) */
+    int rc = ust_iow_add(&xe->iow, xe->bell.fd, xe->rq);
+    if (rc == 0) {
+        ends_add(xe);
+        qenable(xe->rq);
+    }
+    return rc;
+}
+
+static struct xchan *xchan_new(void)
+{
+    struct xchan *xc = calloc(1, sizeof(*xc));
+    if (xc == NULL)
+        return NULL;
+    if (xring_create(XP_RING_BYTES, XP_HIWAT, XP_LOWAT, &xc->ch) != 0) {
+        free(xc);
+        return NULL;
+    }
+    atomic_store(&xc->refs, 1); /* the maker's, dropped at the end */
+    return xc;
+}
+
+int ust_xpipe_split(struct stdata *sd[2])
+{
+    struct ust_xend *xe[2] = {NULL, NULL};
+    int bell[2];
+    struct xchan *xc = xchan_new();
+
+    if (xc == NULL)
+        return ENOMEM;
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, bell) < 0) {
+        int e = errno;
+        xchan_rele(xc);
+        return e;
+    }
+    int on = 1; /* descriptors passed come with the kernel's credentials */
+    setsockopt(bell[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on));
+    setsockopt(bell[1], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on));
+    for (int i = 0; i < 2; i++)
+        xe[i] = end_new(xc, i, bell[i]);
+    if (xe[0] == NULL || xe[1] == NULL) {
+        for (int i = 0; i < 2; i++)
+            if (xe[i] != NULL) {
+                xchan_rele(xc);
+                free(xe[i]);
+            }
+        xchan_rele(xc);
+        close(bell[0]);
+        close(bell[1]);
+        return ENOMEM;
+    }
+    /* Both pairs' procedures on before the cut: a message already past the
+     * cut point still finds its way (rput passes it up).  This process's
+     * ends take at once. */
+    for (int i = 0; i < 2; i++) {
+        atomic_store(&xe[i]->live, 1);
+        end_attach(sd[i], xe[i]);
+    }
+    /* Cut the twist; whoever was crossing it is waited out. */
+    for (int i = 0; i < 2; i++)
+        ust_pipe_qlink(WR(sd[i]->sd_pipeq), NULL);
+    for (int i = 0; i < 2; i++)
+        ust_qdrain_claims(sd[i]->sd_pipeq);
+    for (int i = 0; i < 2; i++)
+        if (end_watch(xe[i]) != 0)
+            atomic_store(&xe[i]->gone, 1); /* no epoll: the end hangs up */
+    xchan_rele(xc);
+    return 0;
+}
+
+int ust_xpipe_sendfd(struct stdata *sd, int fd)
+{
+    static atomic_uint seq;
+    struct ust_xend *xe = __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE);
+    struct stdata *fsd;
+    int err;
+
+    if (xe == NULL || atomic_load(&xe->gone))
+        return ENXIO;
+    fsd = ust_sd_get(fd, &err);
+    if (fsd != NULL) { /* a stream lives in this process: it cannot be passed */
+        ust_sd_put(fsd);
+        return EINVAL;
+    }
+    if (err != ENOSTR)
+        return EBADF;
+    /* The token tells the receiver which descriptor goes with which record
+     * when several processes send on this side. */
+    uint32_t token = ((uint32_t)ust_getpid() * 2654435761u) ^ atomic_fetch_add(&seq, 1);
+    struct xring_msg m = {.type = M_PASSFP, .aux = token};
+    int r = xring_put(xe->xc->ch, xe->side, &m, NULL, 0);
+    if (r == -EAGAIN)
+        return EAGAIN;
+    if (r < 0)
+        return ENXIO;
+    err = ust_xbell_sendfd(&xe->bell, fd, token);
+    if (err != 0) /* the record is there: tell the receiver to drop it */
+        ust_xbell_sendfd(&xe->bell, -1, token);
+    return err;
+}
+
+void ust_xpipe_touch(struct stdata *sd)
+{
+    struct ust_xend *xe = __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE);
+    if (xe != NULL && !atomic_load_explicit(&xe->live, memory_order_relaxed) &&
+        !atomic_exchange(&xe->live, 1))
+        qenable(xe->rq);
+}
+
+int ust_xpipe_pull(struct stdata *sd)
+{
+    struct ust_xend *xe = __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE);
+    if (xe == NULL || !atomic_load(&xe->live) || xring_queued(xe->xc->ch, !xe->side) == 0)
+        return 0;
+    qenable(xe->rq);
+    ust_call_run_now();
+    return 1;
+}
+
+void ust_xpipe_end_close(struct stdata *sd)
+{
+    struct ust_xend *xe = sd->sd_xend;
+    queue_t *rq = xe->rq;
+
+    /* What waits for room in the ring was written: it goes, as data in a
+     * pipe outlives the writer's close -- unless nobody reads any more, or
+     * not within the close time (non-blocking: not at all). */
+    long ms = (sd->sd_oflag & (O_NONBLOCK | O_NDELAY)) ? 0 : sd->sd_closetime;
+    for (long waited = 0; atomic_load(&xe->backlog) > 0 && !atomic_load(&xe->gone) && waited < ms;
+         waited++) {
+        struct timespec ts = {0, 1000000};
+        qenable(WR(rq));
+        ust_sched_handoff(); /* not on this call's own list: it sleeps here */
+        nanosleep(&ts, NULL);
+    }
+
+    ust_iow_del(&xe->iow);
+    ends_del(xe);
+    qprocsoff(rq); /* no procedure of ours runs any more */
+    if (xe->bufc != 0)
+        qunbufcall(rq, xe->bufc);
+    flushq(WR(rq), FLUSHALL);
+    rq->q_ptr = WR(rq)->q_ptr = NULL;
+    __atomic_store_n(&sd->sd_xend, NULL, __ATOMIC_RELEASE);
+    ust_xbell_close(&xe->bell); /* the last of side xe->side: the peer hangs up */
+    xchan_rele(xe->xc);
+    free(xe);
+}
+
+/* ------------------------------------------------------------------------ */
+/* fork                                                                     */
+/* ------------------------------------------------------------------------ */
+void ust_xpipe_fork_prepare(void)
+{
+    ust_pipe_split_all();
+    ust_lock(&xp_lock);
+}
+
+void ust_xpipe_fork_parent(void)
+{
+    ust_unlock(&xp_lock);
+}
+
+/* One descriptor of the child's table: if it names a split end inherited
+ * from the parent, rebuild that end (once per inherited head; the new head
+ * is remembered in the old end's `rq` slot, which the child never uses). */
+struct rebuild {
+    struct ust_xend *old;
+    struct stdata *sd;  /* the child's new head */
+    struct ust_xend *xe;
+    int ufd;            /* its readiness pair's U (to close at the end) */
+};
+
+struct rebuild_set {
+    struct rebuild *r;
+    int n, cap;
+};
+
+static struct rebuild *rebuild_find(struct rebuild_set *set, struct ust_xend *old)
+{
+    for (int i = 0; i < set->n; i++)
+        if (set->r[i].old == old)
+            return &set->r[i];
+    return NULL;
+}
+
+static void rebuild_fd(int fd, struct stdata *old, void *arg)
+{
+    struct rebuild_set *set = arg;
+    struct ust_xend *oxe = old->sd_xend;
+    struct rebuild *rb;
+
+    if (oxe == NULL || !ust_sd_forked(old))
+        return;
+    rb = rebuild_find(set, oxe);
+    if (rb == NULL) {
+        if (set->n == set->cap) {
+            int cap = set->cap ? 2 * set->cap : 16;
+            struct rebuild *r = realloc(set->r, cap * sizeof(*r));
+            if (r == NULL)
+                return; /* stays detached (EIO), as before this existed */
+            set->r = r;
+            set->cap = cap;
+        }
+        rb = &set->r[set->n];
+        memset(rb, 0, sizeof(*rb));
+        rb->old = oxe;
+        rb->ufd = -1;
+        queue_t *drv;
+        struct xchan *xc = NULL;
+        for (int i = 0; i < set->n && xc == NULL; i++) /* the other end's, if rebuilt */
+            if (set->r[i].old->xc == oxe->xc)
+                xc = set->r[i].xe->xc;
+        if (xc == NULL) {
+            xc = calloc(1, sizeof(*xc));
+            if (xc == NULL)
+                return;
+            xc->ch = oxe->xc->ch; /* the parent's handle, copied: immutable */
+            atomic_store(&xc->refs, 0);
+        }
+        atomic_fetch_add(&xc->refs, 1); /* held while this end is built */
+        rb->sd = ust_pipe_end_new(&old->sd_cred, &drv);
+        rb->xe = rb->sd != NULL ? end_new(xc, oxe->side, oxe->bell.fd) : NULL;
+        xchan_rele(xc);
+        if (rb->xe == NULL) {
+            ust_sd_free(rb->sd); /* never entered anywhere */
+            return;
+        }
+        end_attach(rb->sd, rb->xe);
+        set->n++;
+    }
+    if (ust_sd_fork_rebind(fd, rb->sd, &rb->ufd) != 0)
+        return; /* stays the detached stream's: EIO */
+}
+
+/*
+ * ust_xpipe_fork_child -- the child's split ends (sd_fork.c, after the
+ *   inherited streams were detached and the tables reset; one thread).
+ *   Each inherited split end held by a descriptor gets a new head over the
+ *   same channel and bell; the bells of ends the child does not hold are
+ *   closed (so that their peers see the child's share of them go).
+ */
+void ust_xpipe_fork_child(void)
+{
+    struct rebuild_set set = {NULL, 0, 0};
+    struct ust_xend *old = ends;
+
+    ends = NULL;
+    ust_lock_init(&xp_lock);
+    ust_sd_fd_each(rebuild_fd, &set);
+    for (struct ust_xend *xe = old; xe != NULL; xe = xe->next) {
+        ust_xbell_forget_fds(&xe->bell); /* the parent's to receive */
+        if (rebuild_find(&set, xe) == NULL)
+            close(xe->bell.fd);
+    }
+    for (int i = 0; i < set.n; i++) {
+        struct rebuild *rb = &set.r[i];
+        if (rb->ufd >= 0)
+            close(rb->ufd); /* the pair's U, dup'ed onto each descriptor */
+        ust_sd_register(rb->sd);
+        if (end_watch(rb->xe) != 0)
+            atomic_store(&rb->xe->gone, 1);
+    }
+    free(set.r);
+}
+
+/* ust_xpipe_dump -- the split ends of this process, for a test that waited
+ * too long (tests/test_fork_stress.c).  Context: any thread. */
+void ust_xpipe_dump(FILE *f);
+void ust_xpipe_dump(FILE *f)
+{
+    ust_lock(&xp_lock);
+    for (struct ust_xend *xe = ends; xe != NULL; xe = xe->next) {
+        queue_t *rq = xe->rq;
+        fprintf(f,
+                "xpipe end %p side %d: live %d gone %d backlog %d hup %d; ring in %u out %u; "
+                "rq flags %#x first %p, wq flags %#x first %p\n",
+                (void *)xe, xe->side, atomic_load(&xe->live), atomic_load(&xe->gone),
+                atomic_load(&xe->backlog), xe->hup_sent, xring_queued(xe->xc->ch, !xe->side),
+                xring_queued(xe->xc->ch, xe->side), (unsigned)rq->q_flag, (void *)rq->q_first,
+                (unsigned)WR(rq)->q_flag, (void *)WR(rq)->q_first);
+    }
+    ust_unlock(&xp_lock);
+}
