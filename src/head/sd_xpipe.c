@@ -567,6 +567,11 @@ int ust_xpipe_split(struct stdata *sd[2])
         atomic_store(&xe[i]->live, 1);
         end_attach(sd[i], xe[i]);
     }
+    /* A writer that found a pair's write queue still off passes through it
+     * to q_next with a claim on it (ust_pass_on): wait those out before the
+     * twist is cut, or they would find no q_next and drop the message. */
+    for (int i = 0; i < 2; i++)
+        ust_qdrain_claims(WR(sd[i]->sd_pipeq));
     /* Cut the twist; whoever was crossing it is waited out. */
     for (int i = 0; i < 2; i++)
         ust_pipe_qlink(WR(sd[i]->sd_pipeq), NULL);
@@ -790,6 +795,11 @@ void ust_xpipe_dump(FILE *f)
                 atomic_load(&xe->backlog), xe->hup_sent, xring_queued(xe->xc->ch, !xe->side),
                 xring_queued(xe->xc->ch, xe->side), (unsigned)rq->q_flag, (void *)rq->q_first,
                 (unsigned)WR(rq)->q_flag, (void *)WR(rq)->q_first);
+        for (queue_t *q = rq->q_next; q != NULL; q = q->q_next)
+            fprintf(f, "  up: %s flags %#x count %zu first %p; its write side flags %#x count %zu\n",
+                    q->q_qinfo && q->q_qinfo->qi_minfo ? q->q_qinfo->qi_minfo->mi_idname : "?",
+                    (unsigned)q->q_flag, (size_t)q->q_count, (void *)q->q_first,
+                    (unsigned)WR(q)->q_flag, (size_t)WR(q)->q_count);
     }
     ust_unlock(&xp_lock);
 }
