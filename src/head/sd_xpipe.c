@@ -77,6 +77,7 @@ enum {
     XP_RING_BYTES = 256 * 1024,
     XP_HIWAT = 64 * 1024,
     XP_LOWAT = 16 * 1024,
+    XP_MAXPSZ = 128 * 1024, /* largest message written (the head splits writes) */
     XP_IOV = 32,          /* blocks of one message written in one record */
     XF_DATA = 1,          /* the record has a data part (even an empty one) */
 };
@@ -98,7 +99,7 @@ struct ust_xend {
     atomic_int live;               /* this process takes from the ring (see "Who takes") */
     int hup_sent;                  /* read service procedure only */
     atomic_int backlog;            /* messages on the write queue or being written */
-    bufcall_id_t bufc;             /* read service procedure: waiting for memory */
+    bufcall_id_t bufc;             /* read service procedure (and the close): a qbufcall waits */
 };
 
 static ust_lock_t xp_lock = UST_LOCK_INIT; /* guards `ends`; leaf */
@@ -145,6 +146,14 @@ static void bell_drain(struct ust_xend *xe)
 {
     if (ust_xbell_drain(&xe->bell))
         atomic_store(&xe->gone, 1);
+}
+
+/* The end whose pipe pair q belongs to: set before the procedures are
+ * switched on, cleared after they are off (atomically: a writer reaches the
+ * procedure through the flag, which TSan does not take for an order). */
+static struct ust_xend *xend_of(queue_t *q)
+{
+    return __atomic_load_n(&q->q_ptr, __ATOMIC_ACQUIRE);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -216,7 +225,7 @@ static void ioctl_refuse(queue_t *q, mblk_t *mp)
  */
 int ust_xpipe_wput(queue_t *q, mblk_t *mp)
 {
-    struct ust_xend *xe = q->q_ptr;
+    struct ust_xend *xe = xend_of(q);
 
     if (xe == NULL) { /* not split: pass (procedures are off then) */
         putnext(q, mp);
@@ -260,7 +269,7 @@ int ust_xpipe_wput(queue_t *q, mblk_t *mp)
  */
 int ust_xpipe_wsrv(queue_t *q)
 {
-    struct ust_xend *xe = q->q_ptr;
+    struct ust_xend *xe = xend_of(q);
     mblk_t *mp;
 
     if (xe == NULL)
@@ -294,13 +303,11 @@ int ust_xpipe_rput(queue_t *q, mblk_t *mp)
     return 0;
 }
 
+/* Memory may be there again: run the read service procedure (which forgets
+ * the bufcall's id: only it and the close use the id). */
 static void rsrv_again(void *arg)
 {
-    queue_t *q = arg;
-    struct ust_xend *xe = q->q_ptr;
-    if (xe != NULL)
-        xe->bufc = 0;
-    qenable(q);
+    qenable(arg);
 }
 
 /* The message the record m describes, with room for its bytes (not yet
@@ -442,11 +449,12 @@ static int record_take(queue_t *q, struct ust_xend *xe, mblk_t **out)
  */
 int ust_xpipe_rsrv(queue_t *q)
 {
-    struct ust_xend *xe = q->q_ptr;
+    struct ust_xend *xe = xend_of(q);
     mblk_t *mp;
 
     if (xe == NULL || !atomic_load(&xe->live))
         return 0; /* untouched in this process: the others take (or it later) */
+    xe->bufc = 0; /* a bufcall that was pending has fired, or this run does its work */
     bell_drain(xe);
     if (WR(q)->q_first != NULL)
         qenable(WR(q));
@@ -500,8 +508,10 @@ static void end_attach(struct stdata *sd, struct ust_xend *xe)
 {
     queue_t *rq = sd->sd_pipeq;
     xe->rq = rq;
-    rq->q_ptr = WR(rq)->q_ptr = xe;
-    WR(rq)->q_maxpsz = XP_HIWAT; /* a record fits the ring several times over */
+    __atomic_store_n(&rq->q_ptr, xe, __ATOMIC_RELEASE);
+    __atomic_store_n(&WR(rq)->q_ptr, xe, __ATOMIC_RELEASE);
+    /* The largest record must fit beside a ring at its high water mark. */
+    __atomic_store_n(&WR(rq)->q_maxpsz, XP_MAXPSZ, __ATOMIC_RELAXED);
     qprocson(rq);
     __atomic_store_n(&sd->sd_xend, xe, __ATOMIC_RELEASE);
 }
@@ -656,7 +666,8 @@ void ust_xpipe_end_close(struct stdata *sd)
     if (xe->bufc != 0)
         qunbufcall(rq, xe->bufc);
     flushq(WR(rq), FLUSHALL);
-    rq->q_ptr = WR(rq)->q_ptr = NULL;
+    __atomic_store_n(&rq->q_ptr, NULL, __ATOMIC_RELEASE);
+    __atomic_store_n(&WR(rq)->q_ptr, NULL, __ATOMIC_RELEASE);
     __atomic_store_n(&sd->sd_xend, NULL, __ATOMIC_RELEASE);
     ust_xbell_close(&xe->bell); /* the last of side xe->side: the peer hangs up */
     xchan_rele(xe->xc);
