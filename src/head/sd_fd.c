@@ -673,14 +673,14 @@ static int wait_common(struct stdata *sd, struct ust_waitq *w, unsigned seq, lon
         tsp = &ts;
     }
     ust_unlock(&sd->sd_lock);
-    /* A reader of a pipe end split across processes first takes what is in
-     * the ring itself, on this thread (sd_xpipe.c): no hand-over to the
-     * epoll thread while data flows. */
-    if (arrivals && __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE) != NULL &&
-        ust_xpipe_pull(sd) && atomic_load(&w->seq) != seq) {
-        *seen = 1;
-        ust_lock(&sd->sd_lock);
-        return 0;
+    /* A reader of a pipe end split across processes takes what comes into
+     * the ring itself, on this thread, while it spins (sd_xpipe.c): no
+     * doorbell, no hand-over to the epoll thread while data flows. */
+    int xr = arrivals && __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE) != NULL;
+    if (xr) {
+        ust_xpipe_reader(sd, UST_XREADER_ENTER);
+        if (ust_xpipe_pull(sd) && atomic_load(&w->seq) != seq)
+            goto xseen;
     }
     /* What this call enabled must not wait for its wake-up (it may be what
      * brings it: an M_IOCACK, a reply, a drain). */
@@ -694,15 +694,28 @@ static int wait_common(struct stdata *sd, struct ust_waitq *w, unsigned seq, lon
         for (int i = 0; atomic_load_explicit(&w->seq, memory_order_acquire) == seq; i++) {
             if (arrivals && arrivals_seen(sd))
                 break;
+            if (xr && (i & 15) == 15 && ust_xpipe_reader(sd, UST_XREADER_READY)) {
+                if (ust_xpipe_pull(sd) && atomic_load(&w->seq) != seq)
+                    goto xseen;
+            }
             if ((i & 63) == 63 && ust_now_ns() > until)
                 break;
             __builtin_ia32_pause();
         }
         if (atomic_load(&w->seq) != seq || (arrivals && arrivals_seen(sd))) {
+            if (xr)
+                ust_xpipe_reader(sd, UST_XREADER_LEAVE);
             *seen = 1;
             ust_lock(&sd->sd_lock);
             return 0;
         }
+    }
+    if (xr && ust_xpipe_reader(sd, UST_XREADER_SLEEP)) { /* armed, unless data came */
+        xr = 0;
+        ust_xpipe_pull(sd);
+        *seen = 1;
+        ust_lock(&sd->sd_lock);
+        return 0;
     }
     if (arrivals && !ust_sd_arrivals_sleep(sd)) { /* a deposit came after all */
         *seen = 1;
@@ -721,6 +734,11 @@ static int wait_common(struct stdata *sd, struct ust_waitq *w, unsigned seq, lon
         return EINTR;
     if (e == ETIMEDOUT)
         return ETIME;
+    return 0;
+xseen:
+    ust_xpipe_reader(sd, UST_XREADER_LEAVE);
+    *seen = 1;
+    ust_lock(&sd->sd_lock);
     return 0;
 }
 

@@ -97,6 +97,8 @@ struct ust_xend {
     struct ust_iow iow;            /* bell watched: qenable(rq) */
     atomic_int gone;               /* the peer side's bell read end-of-file */
     atomic_int live;               /* this process takes from the ring (see "Who takes") */
+    atomic_int readers;            /* readers of this process spinning on the empty head:
+                                    * they arm the ring themselves before sleeping */
     int hup_sent;                  /* read service procedure only */
     atomic_int backlog;            /* messages on the write queue or being written */
     bufcall_id_t bufc;             /* read service procedure (and the close): a qbufcall waits */
@@ -468,6 +470,8 @@ int ust_xpipe_rsrv(queue_t *q)
         }
         if (atomic_load(&xe->gone))
             break;
+        if (atomic_load(&xe->readers) > 0)
+            return 0; /* a reader watches the ring: no doorbell while it does */
         int a = xring_arm_reader(xe->xc->ch, !xe->side);
         if (a == 1)
             continue;
@@ -641,6 +645,25 @@ int ust_xpipe_pull(struct stdata *sd)
     qenable(xe->rq);
     ust_call_run_now();
     return 1;
+}
+
+int ust_xpipe_reader(struct stdata *sd, int how)
+{
+    struct ust_xend *xe = __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE);
+    if (xe == NULL || !atomic_load(&xe->live))
+        return 0;
+    switch (how) {
+    case UST_XREADER_ENTER:
+        atomic_fetch_add(&xe->readers, 1);
+        return 0;
+    case UST_XREADER_READY:
+        return xring_queued(xe->xc->ch, !xe->side) > 0 || atomic_load(&xe->gone);
+    default: /* UST_XREADER_LEAVE: about to sleep, or done */
+        atomic_fetch_sub(&xe->readers, 1);
+        if (how == UST_XREADER_SLEEP && xring_arm_reader(xe->xc->ch, !xe->side) != 0)
+            return 1; /* data (or trouble) came: look again instead */
+        return 0;
+    }
 }
 
 void ust_xpipe_end_close(struct stdata *sd)

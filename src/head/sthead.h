@@ -786,6 +786,14 @@ void ust_xpipe_touch(struct stdata *sd);
  * lock held, inside a call): run the read service procedure on this thread
  * now.  1 if it ran (the caller looks at its wait sequence again). */
 int ust_xpipe_pull(struct stdata *sd);
+/* A reader spinning on split end sd's empty head (wait_common): ENTER
+ * before the spin (the read service procedure then leaves the ring unarmed:
+ * no doorbell per message while a reader watches); READY tells whether the
+ * ring has something (then pull); LEAVE when done, or SLEEP before
+ * sleeping: the ring is armed, 1 if something came meanwhile (do not
+ * sleep: pull). */
+enum { UST_XREADER_ENTER, UST_XREADER_READY, UST_XREADER_LEAVE, UST_XREADER_SLEEP };
+int ust_xpipe_reader(struct stdata *sd, int how);
 /* A split end's last close (ust_pipe_teardown, sd_plumb held). */
 void ust_xpipe_end_close(struct stdata *sd);
 /* fork hooks (rank UST_FORK_XPIPE, registered by sd_fork.c) */
