@@ -78,6 +78,7 @@ enum {
     XP_HIWAT = 64 * 1024,
     XP_LOWAT = 16 * 1024,
     XP_MAXPSZ = 128 * 1024, /* largest message written (the head splits writes) */
+    XP_SMALL = 1024,        /* records of at most this many data bytes: sd_arrive.c's coalescing */
     XP_IOV = 32,          /* blocks of one message written in one record */
     XF_DATA = 1,          /* the record has a data part (even an empty one) */
 };
@@ -385,6 +386,61 @@ static int passfp_take(queue_t *q, struct ust_xend *xe, const struct xring_msg *
     return 1;
 }
 
+/* The next record, peeked as a small M_DATA: taken through a buffer on the
+ * stack and, when the head is right above, deposited among its arrivals
+ * (sd_arrive.c), where small writes share a block and keep their
+ * boundaries -- as the writes of an in-process pipe do.  1 taken as a
+ * message (*out), 2 deposited (or nothing taken: look again), 0 trouble
+ * (gone set).  The record taken may not be the one peeked when another
+ * process takes from the ring too: it is then made a message as it is. */
+static int small_take(queue_t *q, struct ust_xend *xe, mblk_t **out)
+{
+    unsigned char buf[XP_SMALL];
+    struct xring_msg got;
+    queue_t *hq = ust_qnext(q);
+    mblk_t *mp;
+
+    int r = xring_take(xe->xc->ch, !xe->side, &got, NULL, 0, buf, sizeof(buf));
+    if (r == -ENODATA || r == -EAGAIN)
+        return 2; /* another process took the one peeked: look again */
+    if (r < 0) {
+        atomic_store(&xe->gone, 1);
+        return 0;
+    }
+    if (r & XRING_WAKE_WRITER)
+        bell_ring(xe);
+    int plain = got.type == M_DATA && got.band == 0 && got.flags == XF_DATA && got.data_len > 0;
+    if (plain && hq != NULL && (ust_qflags(hq) & (QHEAD | QREADR)) == (QHEAD | QREADR)) {
+        struct ust_sd_dpath dp = {.q = hq, .pv = ust_qpv(hq), .rsd = hq->q_ptr,
+                                  .gen = ust_plumb_gen_now(), .valid = 1};
+        struct iovec iov = {buf, got.data_len};
+        struct ust_sd_uio u = {.iov = &iov, .iovcnt = 1, .idx = 1, .cur = iov};
+        mblk_t *built = NULL;
+        int d = dp.rsd != NULL ? ust_sd_deposit(&dp, &u, got.data_len, &built) : 0;
+        if (d == 1)
+            return 2;
+        if (d == 2) {
+            *out = built;
+            return 1;
+        }
+    }
+    if (got.type == M_PASSFP)
+        return 2; /* raced in from another process's sender: its descriptor is
+                   * that process's to receive (docs: several receivers) */
+    /* Taken already: this one waits for memory rather than be lost. */
+    while ((mp = record_msg(&got)) == NULL) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    mblk_t *d = mp->b_datap->db_type == M_DATA ? mp : mp->b_cont;
+    if (d != NULL) {
+        memcpy(d->b_wptr, buf, got.data_len);
+        d->b_wptr += got.data_len;
+    }
+    *out = mp;
+    return 1;
+}
+
 /* Take the next record into a message: 1 taken (*out), 0 none now, -1
  * blocked upstream or out of memory (the caller stops). */
 static int record_take(queue_t *q, struct ust_xend *xe, mblk_t **out)
@@ -406,6 +462,13 @@ static int record_take(queue_t *q, struct ust_xend *xe, mblk_t **out)
             if (r != 2)
                 return r;
             continue; /* a cancelled one: dropped */
+        }
+        if (m.type == M_DATA && m.ctl_len == 0 && m.band == 0 && m.flags == XF_DATA &&
+            m.data_len > 0 && m.data_len <= XP_SMALL) {
+            r = small_take(q, xe, out);
+            if (r != 2)
+                return r;
+            continue;
         }
         mblk_t *mp = record_msg(&m);
         if (mp == NULL) {
