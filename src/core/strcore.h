@@ -461,6 +461,10 @@ void ust_sched_start(void);
  * thread starts with every signal blocked (thread.c), so that asynchronous
  * signals go to the application's threads.  Returns pthread_create's. */
 int ust_thread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
+/* ust_threads_settle -- wait (at most max_ms) until every library thread
+ *   created has started running its function (thread.c).  Context: a fork
+ *   prepare hook; no lock held. */
+void ust_threads_settle(int max_ms);
 
 void ust_call_begin(void);
 void ust_call_end(void);

@@ -103,6 +103,8 @@ struct ust_xend {
     int hup_sent;                  /* read service procedure only */
     atomic_int backlog;            /* messages on the write queue or being written */
     bufcall_id_t bufc;             /* read service procedure (and the close): a qbufcall waits */
+    int kick;                      /* xp_lock: split before a fork, not yet looked at */
+    int watched;                   /* xp_lock: the bell is registered with the epoll thread */
 };
 
 static ust_lock_t xp_lock = UST_LOCK_INIT; /* guards `ends`; leaf */
@@ -584,11 +586,23 @@ static void end_attach(struct stdata *sd, struct ust_xend *xe)
 }
 
 /* Watch the bell; then look at the ring once (something may be there). */
-static int end_watch(struct ust_xend *xe)
+/* Watch the bell (the epoll thread qenables the pair's read queue on it);
+ * then look at the ring once (something may be there already).  Just
+ * before a fork (kick_now 0) both wait for ust_xpipe_fork_parent: no library
+ * thread may be started or put to work while fork() runs (the child would
+ * inherit the locks it holds -- AddressSanitizer's allocator has no fork
+ * handler). */
+static int end_watch(struct ust_xend *xe, int kick_now)
 {
     xe->iow.inherit = 1; /* a fork child decides itself (ust_xpipe_fork_child) */
+    if (!kick_now) {
+        xe->kick = 1;
+        ends_add(xe);
+        return 0;
+    }
     int rc = ust_iow_add(&xe->iow, xe->bell.fd, xe->rq);
     if (rc == 0) {
+        xe->watched = 1; /* before anyone can find it on `ends` */
         ends_add(xe);
         qenable(xe->rq);
     }
@@ -655,7 +669,7 @@ int ust_xpipe_split(struct stdata *sd[2])
     for (int i = 0; i < 2; i++)
         ust_qdrain_claims(sd[i]->sd_pipeq);
     for (int i = 0; i < 2; i++)
-        if (end_watch(xe[i]) != 0)
+        if (end_watch(xe[i], 0) != 0)
             atomic_store(&xe[i]->gone, 1); /* no epoll: the end hangs up */
     xchan_rele(xc);
     return 0;
@@ -746,8 +760,9 @@ void ust_xpipe_end_close(struct stdata *sd)
         nanosleep(&ts, NULL);
     }
 
-    ust_iow_del(&xe->iow);
-    ends_del(xe);
+    ends_del(xe); /* after a fork's parent hook, if one is running: `watched` is final */
+    if (xe->watched)
+        ust_iow_del(&xe->iow);
     qprocsoff(rq); /* no procedure of ours runs any more */
     if (xe->bufc != 0)
         qunbufcall(rq, xe->bufc);
@@ -766,11 +781,24 @@ void ust_xpipe_end_close(struct stdata *sd)
 void ust_xpipe_fork_prepare(void)
 {
     ust_pipe_split_all();
+    ust_threads_settle(200); /* one the split started is past its start-up */
     ust_lock(&xp_lock);
 }
 
+/* The ends split just before the fork are watched, and look at their rings,
+ * now (end_watch). */
 void ust_xpipe_fork_parent(void)
 {
+    for (struct ust_xend *xe = ends; xe != NULL; xe = xe->next) {
+        if (!xe->kick)
+            continue;
+        xe->kick = 0;
+        if (ust_iow_add(&xe->iow, xe->bell.fd, xe->rq) == 0)
+            xe->watched = 1;
+        else
+            atomic_store(&xe->gone, 1); /* no epoll: the end hangs up */
+        qenable(xe->rq);
+    }
     ust_unlock(&xp_lock);
 }
 
@@ -871,7 +899,7 @@ void ust_xpipe_fork_child(void)
         if (rb->ufd >= 0)
             close(rb->ufd); /* the pair's U, dup'ed onto each descriptor */
         ust_sd_register(rb->sd);
-        if (end_watch(rb->xe) != 0)
+        if (end_watch(rb->xe, 1) != 0)
             atomic_store(&rb->xe->gone, 1);
     }
     free(set.r);
