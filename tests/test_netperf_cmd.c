@@ -30,24 +30,7 @@
  * the exit status (-1 if it did not exit). */
 static int netperf(const char *args, char *out, size_t n, char *errout, size_t en)
 {
-    char errfile[] = "/tmp/ust_netperfXXXXXX", cmd[PATH_MAX + 512];
-    int fd = mkstemp(errfile);
-    if (fd < 0)
-        return -1;
-    close(fd);
-    snprintf(cmd, sizeof(cmd), "'%s/ustreams' netperf %s 2>%s", tool_dir, args, errfile);
-    fflush(NULL);
-    FILE *p = popen(cmd, "r");
-    size_t k = p ? fread(out, 1, n - 1, p) : 0;
-    out[k] = '\0';
-    int st = p ? pclose(p) : -1;
-    FILE *e = fopen(errfile, "r");
-    k = e ? fread(errout, 1, en - 1, e) : 0;
-    errout[k] = '\0';
-    if (e)
-        fclose(e);
-    unlink(errfile);
-    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return tool_run_split("netperf", args, out, n, errout, en);
 }
 
 /* Split line at commas into f (at most nf fields); the number of fields. */

@@ -34,24 +34,7 @@
  * status (-1 if it did not exit). */
 static int perftest(const char *args, char *out, size_t n, char *err, size_t en)
 {
-    char errfile[] = "/tmp/ust_perftestXXXXXX", cmd[PATH_MAX + 512];
-    int fd = mkstemp(errfile);
-    if (fd < 0)
-        return -1;
-    close(fd);
-    snprintf(cmd, sizeof(cmd), "'%s/ustreams' perftest %s 2>%s", tool_dir, args, errfile);
-    fflush(NULL);
-    FILE *p = popen(cmd, "r");
-    size_t k = p ? fread(out, 1, n - 1, p) : 0;
-    out[k] = '\0';
-    int st = p ? pclose(p) : -1;
-    FILE *e = fopen(errfile, "r");
-    k = e ? fread(err, 1, en - 1, e) : 0;
-    err[k] = '\0';
-    if (e)
-        fclose(e);
-    unlink(errfile);
-    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return tool_run_split("perftest", args, out, n, err, en);
 }
 
 /* Check the --csv output of a run of `impl` at `size` over `lines`

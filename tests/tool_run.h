@@ -9,6 +9,11 @@
  *                              "ustreams args"); its output (malloc'ed,
  *                              NUL-terminated) and exit status (-1 if it
  *                              did not exit); NULL if it could not be run
+ *   tool_run_split(tool, args, out, n, err, en)
+ *                              run "ustreams tool args" with its standard
+ *                              output in out and its standard error in err
+ *                              (each NUL-terminated, cut to fit); the exit
+ *                              status, -1 if it did not exit
  *   find_line(out, prefix, line, n)
  *                              copy the first line of out starting with
  *                              prefix (without its newline); 1, or 0 if none
@@ -76,6 +81,29 @@ static inline int tool_expect(const char *tool, const char *args, int want_statu
     int ok = st == want_status && (want == NULL || (out && strstr(out, want) != NULL));
     free(out);
     return ok;
+}
+
+static inline int tool_run_split(const char *tool, const char *args, char *out, size_t n,
+                                 char *err, size_t en)
+{
+    char errfile[] = "/tmp/ust_toolXXXXXX", cmd[PATH_MAX + 512];
+    int fd = mkstemp(errfile);
+    if (fd < 0)
+        return -1;
+    close(fd);
+    snprintf(cmd, sizeof(cmd), "'%s/ustreams' %s %s 2>%s", tool_dir, tool, args, errfile);
+    fflush(NULL);
+    FILE *p = popen(cmd, "r");
+    size_t k = p ? fread(out, 1, n - 1, p) : 0;
+    out[k] = '\0';
+    int st = p ? pclose(p) : -1;
+    FILE *e = fopen(errfile, "r");
+    k = e ? fread(err, 1, en - 1, e) : 0;
+    err[k] = '\0';
+    if (e)
+        fclose(e);
+    unlink(errfile);
+    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 static inline int find_line(const char *out, const char *prefix, char *line, size_t n)
