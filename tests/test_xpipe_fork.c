@@ -47,6 +47,7 @@
 #include <stropts.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -72,8 +73,10 @@ static pid_t child_start(int (*fn)(void *), void *arg)
     fflush(NULL);
     fk_failed_at_fork = atomic_load(&check_nfailed);
     pid_t pid = fork();
-    if (pid == 0)
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a parent that failed */
         _exit(fn(arg) != 0 || FK_CHILD_FAILED() ? 1 : 0);
+    }
     return pid;
 }
 

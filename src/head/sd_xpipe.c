@@ -523,7 +523,7 @@ int ust_xpipe_rsrv(queue_t *q)
         return 0; /* untouched in this process: the others take (or it later) */
     xe->bufc = 0; /* a bufcall that was pending has fired, or this run does its work */
     bell_drain(xe);
-    if (WR(q)->q_first != NULL)
+    if (atomic_load(&xe->backlog) > 0) /* our writes wait for room: maybe there is some */
         qenable(WR(q));
     for (;;) {
         int r = record_take(q, xe, &mp);
