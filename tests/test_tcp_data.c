@@ -15,7 +15,10 @@
  *      send.
  *   5. Close: queued data delivered then EOF (graceful); a non-blocking
  *      stream with a full write queue closes at once, the peer gets a
- *      prefix in order and EOF; XTI_LINGER l_onoff with l_linger 0 resets.
+ *      prefix in order and EOF; XTI_LINGER l_onoff with l_linger 0 resets;
+ *      with a positive l_linger (1 s) and a peer that reads nothing, close
+ *      waits for the linger time (the kernel's SO_LINGER) and no longer:
+ *      between 0.8 and 4 s with a close time of 200 ms at the head.
  *   Each case ends with everything closed; no blocks, no extra descriptors.
  */
 #include <pthread.h>
@@ -337,6 +340,32 @@ static void t_close_linger(void)
         CHECK_EQ(r, 0);
         CHECK(!bad);
         CHECK(got > 0 && got <= sent);
+    }
+    close(s);
+
+    /* a positive l_linger and a peer that reads nothing: close lingers */
+    fd = tcpu_sock_pair(AF_INET, &s);
+    {
+        struct t_linger l1 = {.l_onoff = T_YES, .l_linger = 1};
+        unsigned char chunk[16384];
+        struct timespec t0, t1;
+        memset(chunk, 'l', sizeof(chunk));
+        CHECK_EQ(tcpu_optreq(fd, T_NEGOTIATE, XTI_GENERIC, XTI_LINGER, &l1, sizeof(l1), NULL, 0,
+                             NULL),
+                 T_SUCCESS);
+        CHECK_EQ(strm_fcntl(fd, F_SETFL, O_NONBLOCK), 0);
+        for (int i = 0; i < 4096 && strm_write(fd, chunk, sizeof(chunk)) > 0; i++)
+            ;
+        CHECK_EQ(errno, EAGAIN); /* the socket and the stream are full */
+        CHECK_EQ(strm_fcntl(fd, F_SETFL, 0), 0);
+        int ms = 200;
+        CHECK_EQ(strm_ioctl(fd, I_SETCLTIME, &ms), 0);
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        CHECK_EQ(strm_close(fd), 0);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+        if (!CHECK(secs >= 0.8 && secs < 4.0))
+            fprintf(stderr, "close with l_linger 1 took %.2f s\n", secs);
     }
     close(s);
 
