@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sd_xpipe.h -- private to sd_xpipe.c (split, write side, close, fork) and
+ * sd_xpipe_read.c (read side): the state of a pipe end split across
+ * processes.  The picture is at the top of sd_xpipe.c.
+ */
+#ifndef UST_SD_XPIPE_H
+#define UST_SD_XPIPE_H
+
+#include <stdatomic.h>
+
+#include "io_watch.h"
+#include "sthead.h"
+#include "xring.h"
+
+enum {
+    XP_RING_BYTES = 256 * 1024,
+    XP_HIWAT = 64 * 1024,
+    XP_LOWAT = 16 * 1024,
+    XP_MAXPSZ = 128 * 1024, /* largest message written (the head splits writes) */
+    XP_SMALL = 1024,        /* records of at most this many data bytes: sd_arrive.c's coalescing */
+    XP_IOV = 32,          /* blocks of one message written in one record */
+    XF_DATA = 1,          /* the record has a data part (even an empty one) */
+};
+
+/* A channel as this process holds it: shared by its local ends. */
+struct xchan {
+    struct xring_chan *ch;
+    atomic_int refs; /* local ends */
+};
+
+struct ust_xend {
+    struct ust_xend *next, **prev; /* xp_lock: on `ends` */
+    struct xchan *xc;
+    int side;                      /* this end writes ring `side`, reads ring !side */
+    struct ust_xbell bell;         /* this process's bell end `side` (sd_xbell.c) */
+    queue_t *rq;                   /* the pipe pair's read queue */
+    struct ust_iow iow;            /* bell watched: qenable(rq) */
+    atomic_int gone;               /* the peer side's bell read end-of-file */
+    atomic_int live;               /* this process takes from the ring (see "Who takes") */
+    atomic_int readers;            /* readers of this process spinning on the empty head:
+                                    * they arm the ring themselves before sleeping */
+    int hup_sent;                  /* read service procedure only */
+    atomic_int backlog;            /* messages on the write queue or being written */
+    bufcall_id_t bufc;             /* read service procedure (and the close): a qbufcall waits */
+    int kick;                      /* xp_lock: split before a fork, not yet looked at */
+    int watched;                   /* xp_lock: the bell is registered with the epoll thread */
+};
+
+/* Ring the other side's bell (a byte; a full bell already rings). */
+static inline void xp_bell_ring(struct ust_xend *xe)
+{
+    if (ust_xbell_ring(&xe->bell) != 0)
+        atomic_store(&xe->gone, 1);
+}
+
+/* Take what rang our bell; end of file means the peer side is held by no
+ * process any more. */
+static inline void xp_bell_drain(struct ust_xend *xe)
+{
+    if (ust_xbell_drain(&xe->bell))
+        atomic_store(&xe->gone, 1);
+}
+
+/* The end whose pipe pair q belongs to: set before the procedures are
+ * switched on, cleared after they are off (atomically: a writer reaches the
+ * procedure through the flag, which TSan does not take for an order). */
+static inline struct ust_xend *xp_xend_of(queue_t *q)
+{
+    return __atomic_load_n(&q->q_ptr, __ATOMIC_ACQUIRE);
+}
+
+#endif /* UST_SD_XPIPE_H */

@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sd_xpipe_read.c -- the read side of a pipe end split across processes
+ * (sd_xpipe.c has the picture): records of the ring become messages again
+ * and go up as long as the stream above takes them; small data records join
+ * the head's arrivals (sd_arrive.c); M_PASSFP records meet their
+ * descriptors from the bell (sd_xbell.c); once the peer side is gone and the
+ * ring empty, M_HANGUP goes up.
+ *
+ * Locking: the read service procedure runs one at a time per end (the
+ * scheduler's rule); it alone uses the end's bell receive state, hup_sent
+ * and bufc (besides the close, after qprocsoff).
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "sd_xpipe.h"
+
+/* ------------------------------------------------------------------------ */
+/* Read side                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* Messages that entered the pair from the twist before the split pass up. */
+int ust_xpipe_rput(queue_t *q, mblk_t *mp)
+{
+    putnext(q, mp);
+    return 0;
+}
+
+/* Memory may be there again: run the read service procedure (which forgets
+ * the bufcall's id: only it and the close use the id). */
+static void rsrv_again(void *arg)
+{
+    qenable(arg);
+}
+
+/* The message the record m describes, with room for its bytes (not yet
+ * copied), or NULL when out of memory. */
+static mblk_t *record_msg(const struct xring_msg *m)
+{
+    mblk_t *c = NULL, *d = NULL;
+
+    if (m->ctl_len > 0 || m->type != M_DATA) {
+        c = allocb(m->ctl_len, BPRI_MED);
+        if (c == NULL)
+            return NULL;
+        c->b_datap->db_type = m->type;
+    }
+    if ((m->flags & XF_DATA) || c == NULL) {
+        d = allocb(m->data_len, BPRI_MED);
+        if (d == NULL) {
+            freeb(c);
+            return NULL;
+        }
+    }
+    if (c == NULL)
+        c = d;
+    else
+        c->b_cont = d;
+    c->b_band = m->band;
+    return c;
+}
+
+/* The next record, an M_PASSFP described by m: its descriptor comes on the
+ * bell (sd_xbell.c) under the token m->aux.  1 taken (*out), 2 dropped (the
+ * sender could not pass it, or it will never come), -1 not yet (the bell
+ * will ring when it comes) or out of memory. */
+static int passfp_take(queue_t *q, struct ust_xend *xe, const struct xring_msg *m, mblk_t **out)
+{
+    int fd;
+    uid_t uid;
+    gid_t gid;
+    struct xring_msg got;
+
+    if (!ust_xbell_take(&xe->bell, m->aux, &fd, &uid, &gid)) {
+        xp_bell_drain(xe);
+        if (!ust_xbell_take(&xe->bell, m->aux, &fd, &uid, &gid)) {
+            if (!atomic_load(&xe->gone))
+                return -1;
+            fd = -1; /* its sender died between the record and the bell */
+        }
+    }
+    mblk_t *mp = fd >= 0 ? ust_passfp_received(fd, uid, gid) : NULL;
+    if (fd >= 0 && mp == NULL) {
+        ust_xbell_unget(&xe->bell, m->aux, fd, uid, gid);
+        if (xe->bufc == 0)
+            xe->bufc = qbufcall(q, 64, BPRI_MED, rsrv_again, q);
+        return -1;
+    }
+    int r = xring_take(xe->xc->ch, !xe->side, &got, NULL, 0, NULL, 0);
+    if (r < 0 || got.type != M_PASSFP || got.aux != m->aux) {
+        /* Another process took it, or the ring changed: the descriptor
+         * waits for the record that names it (or the close). */
+        if (mp != NULL) {
+            fd = ust_passfp_release_fd(mp);
+            ust_xbell_unget(&xe->bell, m->aux, fd, uid, gid);
+        }
+        if (r < 0 && r != -ENODATA && r != -EAGAIN)
+            atomic_store(&xe->gone, 1);
+        return r == -ENODATA || r == -EAGAIN ? 2 : 0;
+    }
+    if (r & XRING_WAKE_WRITER)
+        xp_bell_ring(xe);
+    if (mp == NULL)
+        return 2;
+    *out = mp;
+    return 1;
+}
+
+/* The next record, peeked as a small M_DATA: taken through a buffer on the
+ * stack and, when the head is right above, deposited among its arrivals
+ * (sd_arrive.c), where small writes share a block and keep their
+ * boundaries -- as the writes of an in-process pipe do.  1 taken as a
+ * message (*out), 2 deposited (or nothing taken: look again), 0 trouble
+ * (gone set).  The record taken may not be the one peeked when another
+ * process takes from the ring too: it is then made a message as it is. */
+static int small_take(queue_t *q, struct ust_xend *xe, mblk_t **out)
+{
+    unsigned char buf[XP_SMALL];
+    struct xring_msg got;
+    queue_t *hq = ust_qnext(q);
+    mblk_t *mp;
+
+    int r = xring_take(xe->xc->ch, !xe->side, &got, NULL, 0, buf, sizeof(buf));
+    if (r == -ENODATA || r == -EAGAIN)
+        return 2; /* another process took the one peeked: look again */
+    if (r < 0) {
+        atomic_store(&xe->gone, 1);
+        return 0;
+    }
+    if (r & XRING_WAKE_WRITER)
+        xp_bell_ring(xe);
+    int plain = got.type == M_DATA && got.band == 0 && got.flags == XF_DATA && got.data_len > 0;
+    if (plain && hq != NULL && (ust_qflags(hq) & (QHEAD | QREADR)) == (QHEAD | QREADR)) {
+        struct ust_sd_dpath dp = {.q = hq, .pv = ust_qpv(hq), .rsd = hq->q_ptr,
+                                  .gen = ust_plumb_gen_now(), .valid = 1};
+        struct iovec iov = {buf, got.data_len};
+        struct ust_sd_uio u = {.iov = &iov, .iovcnt = 1, .idx = 1, .cur = iov};
+        mblk_t *built = NULL;
+        int d = dp.rsd != NULL ? ust_sd_deposit(&dp, &u, got.data_len, &built) : 0;
+        if (d == 1)
+            return 2;
+        if (d == 2) {
+            *out = built;
+            return 1;
+        }
+    }
+    if (got.type == M_PASSFP)
+        return 2; /* raced in from another process's sender: its descriptor is
+                   * that process's to receive (docs: several receivers) */
+    /* Taken already: this one waits for memory rather than be lost. */
+    while ((mp = record_msg(&got)) == NULL) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    mblk_t *d = mp->b_datap->db_type == M_DATA ? mp : mp->b_cont;
+    if (d != NULL) {
+        memcpy(d->b_wptr, buf, got.data_len);
+        d->b_wptr += got.data_len;
+    }
+    *out = mp;
+    return 1;
+}
+
+/* Take the next record into a message: 1 taken (*out), 0 none now, -1
+ * blocked upstream or out of memory (the caller stops). */
+static int record_take(queue_t *q, struct ust_xend *xe, mblk_t **out)
+{
+    struct xring_msg m, got;
+    int dir = !xe->side;
+
+    for (;;) {
+        int r = xring_peek(xe->xc->ch, dir, &m);
+        if (r <= 0) {
+            if (r < 0)
+                atomic_store(&xe->gone, 1);
+            return 0;
+        }
+        if (m.type < QPCTL && !bcanputnext(q, m.band))
+            return -1;
+        if (m.type == M_PASSFP) {
+            r = passfp_take(q, xe, &m, out);
+            if (r != 2)
+                return r;
+            continue; /* a cancelled one: dropped */
+        }
+        if (m.type == M_DATA && m.ctl_len == 0 && m.band == 0 && m.flags == XF_DATA &&
+            m.data_len > 0 && m.data_len <= XP_SMALL) {
+            r = small_take(q, xe, out);
+            if (r != 2)
+                return r;
+            continue;
+        }
+        mblk_t *mp = record_msg(&m);
+        if (mp == NULL) {
+            if (xe->bufc == 0)
+                xe->bufc = qbufcall(q, m.ctl_len + m.data_len, BPRI_MED, rsrv_again, q);
+            return -1;
+        }
+        mblk_t *c = mp->b_datap->db_type != M_DATA || m.ctl_len > 0 ? mp : NULL;
+        mblk_t *d = c != NULL ? mp->b_cont : mp;
+        r = xring_take(xe->xc->ch, dir, &got, c ? c->b_wptr : NULL, m.ctl_len,
+                       d ? d->b_wptr : NULL, d ? m.data_len : 0);
+        if (r == -EAGAIN || r == -ENODATA ||
+            (r >= 0 && (got.ctl_len != m.ctl_len || got.data_len != m.data_len ||
+                        got.type != m.type || got.flags != m.flags))) {
+            freemsg(mp); /* another process took or changed it: look again */
+            if (r >= 0 && (r & XRING_WAKE_WRITER))
+                xp_bell_ring(xe);
+            continue;
+        }
+        if (r < 0) {
+            freemsg(mp);
+            atomic_store(&xe->gone, 1);
+            return 0;
+        }
+        if (c != NULL)
+            c->b_wptr += m.ctl_len;
+        if (d != NULL)
+            d->b_wptr += m.data_len;
+        if (r & XRING_WAKE_WRITER)
+            xp_bell_ring(xe);
+        *out = mp;
+        return 1;
+    }
+}
+
+/*
+ * ust_xpipe_rsrv -- the pipe pair's read service procedure (split ends):
+ *   enabled by the bell (epoll thread), by back-enabling, and after the
+ *   split.  Takes what rang, wakes our own write side if it waits for room,
+ *   then moves records up while the stream above takes them; an empty ring
+ *   is armed before leaving.  Once the peer side is gone and its ring
+ *   empty, M_HANGUP goes up (once).
+ */
+int ust_xpipe_rsrv(queue_t *q)
+{
+    struct ust_xend *xe = xp_xend_of(q);
+    mblk_t *mp;
+
+    if (xe == NULL || !atomic_load(&xe->live))
+        return 0; /* untouched in this process: the others take (or it later) */
+    xe->bufc = 0; /* a bufcall that was pending has fired, or this run does its work */
+    xp_bell_drain(xe);
+    if (atomic_load(&xe->backlog) > 0) /* our writes wait for room: maybe there is some */
+        qenable(WR(q));
+    for (;;) {
+        int r = record_take(q, xe, &mp);
+        if (r < 0)
+            return 0;
+        if (r == 1) {
+            putnext(q, mp);
+            continue;
+        }
+        if (atomic_load(&xe->gone))
+            break;
+        if (atomic_load(&xe->readers) > 0)
+            return 0; /* a reader watches the ring: no doorbell while it does */
+        int a = xring_arm_reader(xe->xc->ch, !xe->side);
+        if (a == 1)
+            continue;
+        if (a < 0)
+            atomic_store(&xe->gone, 1);
+        else
+            return 0;
+    }
+    if (!xe->hup_sent) {
+        if (putnextctl(q, M_HANGUP))
+            xe->hup_sent = 1;
+        else if (xe->bufc == 0)
+            xe->bufc = qbufcall(q, 0, BPRI_HI, rsrv_again, q);
+    }
+    return 0;
+}
