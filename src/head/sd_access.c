@@ -22,6 +22,20 @@
  *   Like the descriptor table, the bytes live in 1024 chunks of 1024,
  *   allocated on demand and never freed; reads and writes are atomic and
  *   take no lock.
+ *
+ *   FIFOs count their readers and writers by these modes (sd_fifo.c): the
+ *   mode set for a descriptor of a FIFO counts it (ACC_COUNTED marks the
+ *   byte), and the slot leaving the descriptor table (strm_close, a stale
+ *   slot dropped, a number taken over: sd_fd.c) uncounts it.  Both happen
+ *   under cnt_lock, the set only while the table still names the FIFO at
+ *   fd, so a descriptor is counted at most once and uncounted exactly when
+ *   it was counted, whatever the order of a set and a close racing.
+ *
+ * Locking
+ *   cnt_lock guards the ACC_COUNTED bits and every FIFO's ff_readers and
+ *   ff_writers (written under it, read anywhere with atomics).  A leaf:
+ *   taken under sd_fd.c's table lock (ust_fifo_slot_gone) or with no lock
+ *   held (ust_sd_acc_set); nothing is taken under it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +48,12 @@
 #define ACC_NCHUNKS 1024
 
 static unsigned char *acc_chunks[ACC_NCHUNKS]; /* atomic pointers, set once */
+
+/* The byte's descriptor is counted in its FIFO's ff_readers/ff_writers. */
+#define ACC_COUNTED 4
+#define ACC_MODE (UST_ACC_NOREAD | UST_ACC_NOWRITE)
+
+static ust_lock_t cnt_lock = UST_LOCK_INIT; /* see Locking; a leaf */
 
 static unsigned char *acc_slot(int fd, int create)
 {
@@ -69,8 +89,49 @@ int ust_sd_acc_of_oflag(int oflag)
     }
 }
 
+/* Add (dir 1) or remove (dir -1) a descriptor of mode acc to sd's counts;
+ * cnt_lock held. */
+static void count(struct stdata *sd, int acc, int dir)
+{
+    UST_ASSERT_HELD(&cnt_lock);
+    struct ust_fifo_state *ff = &sd->sd_ff;
+    if (!(acc & UST_ACC_NOREAD)) {
+        __atomic_add_fetch(&ff->ff_readers, dir, __ATOMIC_SEQ_CST);
+        if (dir > 0)
+            __atomic_add_fetch(&ff->ff_ropens, 1, __ATOMIC_SEQ_CST);
+    }
+    if (!(acc & UST_ACC_NOWRITE)) {
+        __atomic_add_fetch(&ff->ff_writers, dir, __ATOMIC_SEQ_CST);
+        if (dir > 0)
+            __atomic_add_fetch(&ff->ff_wopens, 1, __ATOMIC_SEQ_CST);
+    }
+}
+
+/* ust_sd_acc_set for a descriptor of FIFO sd: count it (once). */
+static int acc_set_fifo(int fd, struct stdata *sd, int acc)
+{
+    unsigned char *s = acc_slot(fd, 1);
+    if (!s)
+        return ENOMEM;
+    ust_lock(&cnt_lock);
+    unsigned char old = __atomic_load_n(s, __ATOMIC_ACQUIRE);
+    int counted = ust_sd_peek(fd) == sd; /* not closed meanwhile */
+    if (counted && (old & ACC_COUNTED))
+        count(sd, old & ACC_MODE, -1); /* set again: counted by the new mode */
+    if (counted)
+        count(sd, acc, 1);
+    __atomic_store_n(s, (unsigned char)(acc | (counted ? ACC_COUNTED : 0)), __ATOMIC_RELEASE);
+    ust_unlock(&cnt_lock);
+    if (counted)
+        ust_fifo_announce(sd);
+    return 0;
+}
+
 int ust_sd_acc_set(int fd, int acc)
 {
+    struct stdata *sd = ust_sd_peek(fd);
+    if (sd != NULL && ust_sd_isfifo(sd))
+        return acc_set_fifo(fd, sd, acc);
     unsigned char *s = acc_slot(fd, acc != 0);
     if (!s)
         return acc != 0 ? ENOMEM : 0;
@@ -78,10 +139,33 @@ int ust_sd_acc_set(int fd, int acc)
     return 0;
 }
 
+int ust_fifo_slot_gone(int fd, struct stdata *sd)
+{
+    if (!ust_sd_isfifo(sd))
+        return 0;
+    unsigned char *s = acc_slot(fd, 0);
+    if (!s)
+        return 0;
+    ust_lock(&cnt_lock);
+    unsigned char old = __atomic_load_n(s, __ATOMIC_ACQUIRE);
+    if (old & ACC_COUNTED) {
+        count(sd, old & ACC_MODE, -1);
+        __atomic_store_n(s, (unsigned char)(old & ACC_MODE), __ATOMIC_RELEASE);
+    }
+    ust_unlock(&cnt_lock);
+    return (old & ACC_COUNTED) != 0;
+}
+
+/* fork child: a holder of cnt_lock may have been frozen by the fork. */
+void ust_sd_acc_fork_child(void)
+{
+    ust_lock_init(&cnt_lock);
+}
+
 int ust_sd_acc_get(int fd)
 {
     unsigned char *s = acc_slot(fd, 0);
-    return s ? __atomic_load_n(s, __ATOMIC_ACQUIRE) : 0;
+    return s ? __atomic_load_n(s, __ATOMIC_ACQUIRE) & ACC_MODE : 0;
 }
 
 int ust_sd_acc_oflag(int fd)

@@ -132,7 +132,7 @@ void ust_sd_teardown(struct stdata *sd)
     if (claimed)
         sd->sd_flag |= STRCLOSE;
     oflag = sd->sd_oflag;
-    pipe_end = (sd->sd_flag & STRPIPE) != 0;
+    pipe_end = (sd->sd_flag & (STRPIPE | STRFIFO)) != 0; /* a FIFO is a looped pipe end */
     ust_unlock(&sd->sd_lock);
     se = claimed ? ust_sd_share_closing(sd) : NULL;
     ust_sd_tab_unlock();
@@ -153,6 +153,8 @@ void ust_sd_teardown(struct stdata *sd)
     }
     sd->sd_anchor = 0;
     if (pipe_end) {
+        if (ust_sd_isfifo(sd))
+            ust_fifo_teardown(sd); /* its key goes (sd_fifo.c) */
         ust_pipe_teardown(sd);
     } else if ((q = ust_sd_top(sd)) != NULL) {
         drain_wait(sd, q);

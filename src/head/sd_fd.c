@@ -164,6 +164,11 @@ struct stdata *ust_sd_alloc(void)
     sd->sd_xlprev = NULL;
     sd->sd_next = NULL;
     sd->sd_name[0] = '\0';
+    __atomic_store_n(&sd->sd_ff.ff_isfifo, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&sd->sd_ff.ff_readers, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&sd->sd_ff.ff_writers, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&sd->sd_ff.ff_ropens, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&sd->sd_ff.ff_wopens, 0, __ATOMIC_RELAXED);
     ust_unlock(&sd->sd_lock);
     if (ust_sd_headinit(sd) != 0) {
         ust_lock(&pool_lock);
@@ -223,11 +228,23 @@ static int table_enter(int fd, struct stdata *sd)
     struct stdata *old = __atomic_load_n(s, __ATOMIC_ACQUIRE);
     __atomic_store_n(s, sd, __ATOMIC_RELEASE);
     atomic_fetch_add(&sd->sd_refs, 1);
-    if (old != NULL && old != sd && atomic_fetch_sub(&old->sd_refs, 1) == 1) {
+    /* A FIFO losing a descriptor is told once the lock is dropped, its
+     * reference kept until then (sd_fifo.h). */
+    int tell = old != NULL && ust_fifo_slot_gone(fd, old);
+    if (old != NULL && old != sd && !tell && atomic_fetch_sub(&old->sd_refs, 1) == 1) {
         old->sd_stale_next = stale_list;
         stale_list = old;
     }
     ust_unlock(&tab_lock);
+    if (tell) {
+        ust_fifo_announce(old);
+        if (old != sd && atomic_fetch_sub(&old->sd_refs, 1) == 1) {
+            ust_lock(&tab_lock);
+            old->sd_stale_next = stale_list;
+            stale_list = old;
+            ust_unlock(&tab_lock);
+        }
+    }
     return fd;
 }
 
@@ -435,7 +452,10 @@ int ust_sd_forget_fd(int fd, struct stdata *sd)
         return -EBADF; /* not (any more) a descriptor of this stream */
     }
     __atomic_store_n(s, NULL, __ATOMIC_RELEASE);
+    int tell = ust_fifo_slot_gone(fd, sd);
     ust_unlock(&tab_lock);
+    if (tell)
+        ust_fifo_announce(sd); /* before the slot's reference goes */
     return atomic_fetch_sub(&sd->sd_refs, 1) - 1;
 }
 
@@ -453,7 +473,10 @@ int ust_sd_forget_stale_fd(int fd, struct stdata *sd)
         return -EBADF; /* not sd's slot, or a valid one */
     }
     __atomic_store_n(s, NULL, __ATOMIC_RELEASE);
+    int tell = ust_fifo_slot_gone(fd, sd);
     ust_unlock(&tab_lock);
+    if (tell)
+        ust_fifo_announce(sd); /* before the slot's reference goes */
     return atomic_fetch_sub(&sd->sd_refs, 1) - 1;
 }
 

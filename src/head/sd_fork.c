@@ -100,6 +100,7 @@ void ust_sd_fork_child(void)
     ust_sd_fd_detach_all(ust_sd_detach_inherited);
     ust_pipe_fork_child();
     ust_sd_link_fork_child();
+    ust_fifo_fork_child();
     ust_sd_open_fork_child(ust_sd_detach_inherited);
 }
 

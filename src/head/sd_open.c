@@ -457,7 +457,7 @@ static int stream_reopen(struct stdata *sd, int oflag, cred_t *cr)
     else
         err = 0;
     dev = sd->sd_dev;
-    pipe_end = (sd->sd_flag & STRPIPE) != 0;
+    pipe_end = (sd->sd_flag & (STRPIPE | STRFIFO)) != 0; /* no driver */
     ust_unlock(&sd->sd_lock);
     q = sd->sd_wq;
     for (int i = 0; err == 0 && i < sd->sd_pushcnt; i++) {
@@ -468,6 +468,11 @@ static int stream_reopen(struct stdata *sd, int oflag, cred_t *cr)
         err = ust_qopen(RD(q), &dev, oflag, DRVOPEN, cr);
     ust_unlock(&sd->sd_plumb);
     return err;
+}
+
+int ust_sd_reopen(struct stdata *sd, int oflag, cred_t *cr)
+{
+    return stream_reopen(sd, oflag, cr);
 }
 
 /* No lock held: the last reference tears the stream down. */
@@ -609,6 +614,8 @@ int ust_sd_open(const char *upath, int oflag, cred_t *cr)
         return -1;
     }
     ust_ucopy_check(); /* a SIGSEGV handler installed since goes behind ours */
+    if (ust_fifo_is_name(path)) /* /dev/streams/fifo, /dev/fifo... (sd_fifo.c) */
+        return ust_fifo_open_name(path, oflag, cr);
     sd = ust_fattach_lookup(path);
     if (sd != NULL) {
         fd = name_flags_error(oflag);

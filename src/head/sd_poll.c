@@ -160,15 +160,21 @@ short ust_sd_pollmask(struct stdata *sd, short want)
         return POLLNVAL;
     if (fl & (STRDERR | STWRERR))
         ev |= POLLERR;
-    if (fl & STRHUP)
+    /* A FIFO: hung up once a writer has been and none is left (Linux: after
+     * a writer has come and gone), in error while no reader has it open. */
+    int fhup = (fl & STRFIFO) && ust_fifo_hup(sd);
+    int fnord = (fl & STRFIFO) && ust_fifo_noreader(sd);
+    if (fnord)
+        ev |= POLLERR;
+    if ((fl & STRHUP) || fhup)
         ev |= POLLHUP;
     if (want & POLL_READ) {
         ev |= read_events(sd);
-        if (fl & (STRHUP | STRDERR))
+        if ((fl & (STRHUP | STRDERR)) || fhup)
             ev |= POLLIN | POLLRDNORM;
     }
-    if ((want & POLL_WRITE) && !(fl & STRHUP)) {
-        if (fl & STWRERR) {
+    if ((want & POLL_WRITE) && !(fl & STRHUP) && !fhup) {
+        if ((fl & STWRERR) || fnord) {
             ev |= POLLOUT | POLLWRNORM;
         } else {
             int band0, anyband, nband;

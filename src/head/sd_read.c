@@ -417,7 +417,7 @@ ssize_t ust_sd_read(struct stdata *sd, const struct iovec *iov, int iovcnt)
         if (!mp) {
             if (n > 0 && !fill)
                 break;
-            if (sd->sd_flag & STRHUP)
+            if ((sd->sd_flag & STRHUP) || ust_fifo_eof(sd)) /* a FIFO without writer too */
                 break;
             if (sd->sd_oflag & (O_NONBLOCK | O_NDELAY)) {
                 if (n == 0) {
@@ -615,7 +615,7 @@ int ust_sd_getpmsg(struct stdata *sd, struct strbuf *ctl, struct strbuf *data, i
         }
         if (ust_sd_absorb_some(sd)) /* a pipe's arrivals (sd_arrive.c) */
             continue;
-        if (sd->sd_flag & STRHUP) {
+        if ((sd->sd_flag & STRHUP) || ust_fifo_eof(sd)) { /* a FIFO without writer too */
             hup = 1;
             goto out;
         }

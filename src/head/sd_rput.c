@@ -178,7 +178,7 @@ void ust_sd_rready(struct stdata *sd)
      * poll).  A blocking reader leaves it, so a busy stream makes no system
      * call per message.  A stale token is a spurious readiness, which
      * the next non-blocking read or poll clears. */
-    if (norm || sd->sd_rerror || (sd->sd_flag & STRHUP))
+    if (norm || sd->sd_rerror || (sd->sd_flag & STRHUP) || ust_fifo_hup(sd))
         ust_sd_ready_read(sd, 1);
     else if (sd->sd_oflag & (O_NONBLOCK | O_NDELAY))
         ust_sd_ready_read(sd, 0);
@@ -639,8 +639,11 @@ static void sd_flush(struct stdata *sd, queue_t *q, mblk_t *mp)
     unsigned char fl = mp->b_rptr[0];
     int byband = (fl & FLUSHBAND) && n >= 2;
     unsigned char band = byband ? mp->b_rptr[1] : 0;
+    /* A FIFO's FLUSHW came down its write side and looped: what was written
+     * and not yet read waits on this read side (sd_fifo.c, "M_FLUSH"). */
+    int fifo = (fl & FLUSHW) && !(mp->b_flag & MSGNOLOOP) && ust_sd_isfifo(sd);
 
-    if (fl & FLUSHR) {
+    if ((fl & FLUSHR) || fifo) {
         ust_sd_lockq(sd); /* sd_lock: the read queue's front, readiness */
         ust_sd_absorb(sd); /* what arrived before the flush goes with it */
         if (byband)
@@ -659,7 +662,9 @@ static void sd_flush(struct stdata *sd, queue_t *q, mblk_t *mp)
         }
         ust_unlock(&sd->sd_lock);
         freemsg(held);
-        mp->b_rptr[0] = fl & ~FLUSHR;
+        /* down again as FLUSHR on a FIFO: it flushes the modules' read
+         * queues on its second way up */
+        mp->b_rptr[0] = fifo ? (unsigned char)((fl & ~FLUSHW) | FLUSHR) : fl & ~FLUSHR;
         mp->b_flag |= MSGNOLOOP;
         sd_send_down(sd, mp);
         return;

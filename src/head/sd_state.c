@@ -84,6 +84,8 @@ int ust_sd_state_error(struct stdata *sd, int rule, int consume)
     }
     if ((stops & STOP_HUP) && (fl & STRHUP))
         return rule == UST_RULE_WRITE && (fl & (STRPIPE | STRFIFO)) ? EPIPE : ENXIO;
+    if (rule == UST_RULE_WRITE && (fl & STRFIFO) && ust_fifo_noreader(sd))
+        return EPIPE; /* a FIFO nobody has open for reading (sd_fifo.c) */
     return 0;
 }
 

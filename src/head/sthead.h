@@ -22,6 +22,8 @@
  *   sd_state.c  the hang-up and M_ERROR rules of every call, in one table
  *   sd_arrive.c arrivals: a module-free pipe's writer puts data straight at the
  *               reading head, small writes coalesced with their boundaries kept
+ *   sd_fifo.c   FIFOs: a pipe end looped onto itself, the open rules, the keyed
+ *               table (mkfifo nodes); private header sd_fifo.h
  *
  * Lock order: sd_plumb (plumbing, may sleep) > sd_lock > the arrival lock
  * (sd_ar.lock) > queue locks.  sd_lock
@@ -81,6 +83,21 @@ struct ust_waitq {
     atomic_uint seq;      /* bumped by every wake */
     atomic_int waiters;   /* threads registered to sleep and not yet woken (sd_fd.c,
                            * ust_sd_wake): a wake makes no system call at 0 */
+};
+
+/* A FIFO's descriptors (sd_fifo.c, sd_access.c).  ff_isfifo is set before
+ * the stream has its first descriptor and stays while it lives.  The counts
+ * are written under sd_access.c's count lock (each descriptor counted once,
+ * by the mode it was opened with) and read anywhere; a change is announced
+ * under sd_lock (ust_fifo_announce), so a waiter testing them under sd_lock
+ * never misses it.  All atomics. */
+struct ust_fifo_state {
+    int ff_isfifo;       /* 1: this stream is a FIFO */
+    int ff_readers;      /* descriptors open for reading (O_RDONLY, O_RDWR) */
+    int ff_writers;      /* descriptors open for writing (O_WRONLY, O_RDWR) */
+    unsigned ff_ropens;  /* readers ever counted: a blocked writer's open ends when it moves */
+    unsigned ff_wopens;  /* writers ever counted (also: a writer has been, for POLLHUP) */
+    struct ust_waitq ff_owait; /* opens waiting for the other side (sd_fifo.c) */
 };
 
 /* Arrivals (sd_arrive.c): data a writer of a module-free pipe put straight
@@ -201,6 +218,7 @@ struct stdata {
     struct stdata **sd_xlprev;   /* pipe_lock: where this end is linked from, or NULL */
     struct stdata *sd_next;      /* free list / registry link */
     char sd_name[64];            /* name it was opened by, for I_LOOK-like tools */
+    struct ust_fifo_state sd_ff; /* a FIFO's readers and writers (sd_fifo.h) */
 };
 
 /* ---- sd_fd.c: descriptors, lookup, readiness, waiting ---- */
@@ -370,6 +388,10 @@ void ust_sd_ioc_reply(struct stdata *sd, mblk_t *mp);
 /* Open a stream by name (see ustreams.h) and return its descriptor, or -1
  * with errno. Resolves fattach-ed names first (sd_pipe.c). */
 int ust_sd_open(const char *path, int oflag, cred_t *cr);
+/* Call the open routines of every module (and the driver) of sd again, as
+ * a shared reopen does: 0 or an errno (EINVAL linked, EIO hung up or in
+ * error, an open routine's).  Takes sd_plumb. */
+int ust_sd_reopen(struct stdata *sd, int oflag, cred_t *cr);
 /* Push module `name` below the head (I_PUSH); 0 or errno (EINVAL unknown or
  * a driver name or past UST_NSTRPUSH, ENXIO open failed / hung up, ...). */
 int ust_sd_push(struct stdata *sd, const char *name, cred_t *cr);
@@ -818,11 +840,15 @@ void ust_sd_fd_detach_all(void (*detach)(struct stdata *sd));
 /* The UST_ACC_* bits of open flags (O_ACCMODE part). */
 int ust_sd_acc_of_oflag(int oflag);
 /* Record the mode of a stream descriptor just made, before its number is
- * returned to the program.  0 or ENOMEM.  No lock; any thread. */
+ * returned to the program; a FIFO's descriptor is counted by it (and the
+ * change announced: sd_fifo.h).  0 or ENOMEM.  Any thread; no stream head
+ * lock held. */
 int ust_sd_acc_set(int fd, int acc);
 /* The UST_ACC_* bits of fd (0: read and write), and as O_ACCMODE flags. */
 int ust_sd_acc_get(int fd);
 int ust_sd_acc_oflag(int fd);
+/* fork child: re-initialise the lock of the FIFO counts (sd_access.c). */
+void ust_sd_acc_fork_child(void);
 /* ust_sd_get, failing EBADF also when fd's mode has a bit of `need`
  * (UST_ACC_NOREAD for a read, UST_ACC_NOWRITE for a write). */
 struct stdata *ust_sd_get_acc(int fd, int need, int *err);
@@ -845,4 +871,6 @@ int ust_sd_state_error(struct stdata *sd, int rule, int consume);
 /* The rule of ioctl request cmd, and in *acc (may be NULL) the UST_ACC_*
  * bits that make it fail EBADF on a descriptor opened without them. */
 int ust_sd_ioc_rule(unsigned long cmd, int *acc);
+
+#include "sd_fifo.h"
 #endif /* UST_STHEAD_H */
