@@ -427,14 +427,22 @@ static void test_misc(void)
         CHECK_ERR(fattach(p[0], b), EFAULT);
         CHECK_ERR(fdetach(b), EFAULT);
     }
-    /* a name ending right before the PROT_NONE page is fine */
-    memcpy(p_edge, "/efault", 8);
-    CHECK_EQ(fattach(p[0], p_edge), 0);
+    /* a name ending right before the PROT_NONE page is fine (fattach covers
+     * an existing file: a relative name in a directory of our own) */
+    char here[PATH_MAX], tmpd[] = "/tmp/ust_efXXXXXX";
+    CHECK(getcwd(here, sizeof(here)) != NULL && mkdtemp(tmpd) != NULL && chdir(tmpd) == 0);
+    int ef = open("efault", O_CREAT | O_WRONLY, 0600);
+    CHECK(ef >= 0);
+    close(ef);
+    memcpy(p_edge, "efault", 7);
+    CHECK_EQ(fattach(p[0], p_edge + 0), 0);
     int fd = strm_open(p_edge, O_RDWR);
     CHECK(fd >= 0);
     strm_close(fd);
     CHECK_EQ(fdetach(p_edge), 0);
-    CHECK_EQ(nfds_open(), before);
+    unlink("efault");
+    CHECK(chdir(here) == 0 && rmdir(tmpd) == 0);
+    CHECK_EQ(nfds_open(), before + 1); /* the rendezvous' epoll set stays (sd_rdv.c) */
     strm_close(p[0]);
     strm_close(p[1]);
 }

@@ -213,7 +213,10 @@ static void test_pipe_modes(void)
 {
     int p[2];
     char buf[8];
-    const char *name = "/tmp/ustreams-openmode-test";
+    char name[] = "/tmp/ustreams-openmode-testXXXXXX";
+    int tf = mkstemp(name); /* fattach covers an existing file */
+    CHECK(tf >= 0);
+    close(tf);
     CHECK_EQ(strm_pipe(p), 0);
     CHECK_EQ(strm_fcntl(p[0], F_SETFL, O_NONBLOCK), 0); /* a failure is not a hang */
     CHECK_EQ(strm_fcntl(p[1], F_SETFL, O_NONBLOCK), 0);
@@ -260,6 +263,7 @@ static void test_pipe_modes(void)
     CHECK_EQ(strm_read(p[0], buf, sizeof(buf)), 1);
 
     CHECK_EQ(fdetach(name), 0);
+    unlink(name);
     CHECK_EQ(strm_close(rw), 0);
     CHECK_EQ(strm_close(rr), 0);
     CHECK_EQ(strm_close(fr), 0);

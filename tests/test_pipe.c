@@ -515,7 +515,11 @@ static void test_fattach(void)
 {
     int fds[2], fd, nul;
     char longname[PATH_MAX + 16], longcomp[NAME_MAX + 8];
-    const char *name = "/tmp/ustreams-test-fattach";
+    char name[] = "/tmp/ustreams-test-fattachXXXXXX", name2[] = "/tmp/ustreams-test-fattachXXXXXX";
+    int tf = mkstemp(name), tf2 = mkstemp(name2); /* fattach covers existing files */
+    CHECK(tf >= 0 && tf2 >= 0);
+    close(tf);
+    close(tf2);
 
     CHECK_EQ(strm_pipe(fds), 0);
     nul = open("/dev/null", O_RDWR);
@@ -557,14 +561,19 @@ static void test_fattach(void)
     CHECK_EQ(fdetach(""), -1);
     CHECK_EQ(errno, ENOENT);
     errno = 0;
-    CHECK_EQ(strm_open(name, O_RDWR), -1);
+    fd = strm_open(name, O_RDWR); /* the plain file */
+    CHECK(fd >= 0);
+    CHECK_EQ(isastream(fd), 0);
+    close(fd);
+    errno = 0;
+    CHECK_EQ(fattach(fds[0], "/nonexistent/ust-fattach"), -1);
     CHECK_EQ(errno, ENOENT);
 
     CHECK_EQ(fattach(fds[0], name), 0);
     errno = 0;
     CHECK_EQ(fattach(fds[1], name), -1);
     CHECK_EQ(errno, EBUSY);
-    CHECK_EQ(fattach(fds[0], "/tmp/ustreams-test-fattach-2"), 0); /* a second name */
+    CHECK_EQ(fattach(fds[0], name2), 0); /* a second name */
 
     /* open(2) of the name reaches the attached end */
     fd = strm_open(name, O_RDWR);
@@ -581,7 +590,7 @@ static void test_fattach(void)
     CHECK_EQ(strm_close(fds[0]), 0);
     CHECK_EQ(poll1(fds[1], POLLIN, 50) & POLLHUP, 0);
     put_str(fds[1], "kept");
-    fd = strm_open("/tmp/ustreams-test-fattach-2", O_RDWR);
+    fd = strm_open(name2, O_RDWR);
     CHECK(fd >= 0);
     get_str(fd, "kept");
     CHECK_EQ(strm_close(fd), 0);
@@ -590,11 +599,12 @@ static void test_fattach(void)
     errno = 0;
     CHECK_EQ(fdetach(name), -1);
     CHECK_EQ(errno, EINVAL);
-    errno = 0;
-    CHECK_EQ(strm_open(name, O_RDWR), -1);
-    CHECK_EQ(errno, ENOENT);
+    fd = strm_open(name, O_RDWR); /* the file again */
+    CHECK(fd >= 0);
+    CHECK_EQ(isastream(fd), 0);
+    close(fd);
     CHECK_EQ(poll1(fds[1], POLLIN, 50) & POLLHUP, 0); /* the second name holds it */
-    CHECK_EQ(fdetach("/tmp/ustreams-test-fattach-2"), 0);
+    CHECK_EQ(fdetach(name2), 0);
     /* last reference gone: end 0 is closed, end 1 hung up */
     CHECK(poll1(fds[1], POLLIN, 2000) & POLLHUP);
     char buf[8];
@@ -611,6 +621,8 @@ static void test_fattach(void)
     strm_close(fds[0]);
     strm_close(fds[1]);
     close(nul);
+    unlink(name);
+    unlink(name2);
 }
 
 /* 10 */

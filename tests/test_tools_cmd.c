@@ -119,10 +119,14 @@ static void test_run(void)
 static void test_fattach(void)
 {
     int st;
-    CHECK(run_split("fattach /dev/streams/echo /tmp/x", 2, "names are per process", &st));
+    CHECK(run_split("fattach /dev/streams/echo /tmp/x", 2, "nothing done", &st));
     CHECK_EQ(st, 1);
-    CHECK(run_split("fdetach /tmp/x", 2, "nothing done", &st));
+    CHECK(run_split("fdetach /nonexistent/ust-x", 2, "No such file", &st));
     CHECK_EQ(st, 1);
+    CHECK(run_split("fdetach /", 2, "no STREAMS name attached", &st));
+    CHECK_EQ(st, 1);
+    CHECK(run_split("fdetach", 2, "usage: ustreams fdetach PATH", &st));
+    CHECK_EQ(st, 2);
 }
 
 static void test_link(void)

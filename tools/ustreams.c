@@ -14,25 +14,27 @@
  * strerr, strinfo: see CMakeLists.txt), and invoked so it runs that
  * subcommand.  No subcommand, or an unknown one: the usage on stderr, exit 2.
  *
- * fattach and fdetach exist to say why they do nothing: in ustreams a
- * stream, and a name fattach-ed to it, belong to the process that made them
- * (the names live in that process's table, not in the file system), so a
- * command that attached a name would lose it when it exited.  A program
- * calls fattach(3)/fdetach(3) itself.  They print that and exit 1.
+ * fattach exists to say why it does nothing: in ustreams a stream belongs
+ * to the process that made it, and so does a name fattach(3) gives it (the
+ * name goes when that process exits), so a command that attached a name
+ * would lose it at once.  It prints that and exits 1.  fdetach PATH...
+ * removes names, whichever process attached them (fdetach(3)): exit 0, or 1
+ * when one could not be removed (reported on stderr).
  */
+#include <errno.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <string.h>
+#include <stropts.h>
 
 #include "commands.h"
 
 static const char fattach_note[] =
     "  In ustreams a stream and the names fattach(3) gives it belong to the\n"
-    "  process that made them: names live in that process's table, not in the\n"
-    "  file system, and vanish when it exits.  A command run on its own could\n"
-    "  only attach a name that disappears at once, so this one does nothing.\n"
-    "  Call fattach(fd, path) and fdetach(path) from <stropts.h> in the program\n"
-    "  that owns the stream; its strm_open(path) then opens that stream.\n";
+    "  process that made them: a name goes when that process exits.  A command\n"
+    "  run on its own could only attach a name that disappears at once, so\n"
+    "  this one does nothing.  Call fattach(fd, path) from <stropts.h> in the\n"
+    "  program that owns the stream; any process then opens it by the path.\n";
 
 static void usage_fattach(FILE *f)
 {
@@ -41,14 +43,34 @@ static void usage_fattach(FILE *f)
 
 static void usage_fdetach(FILE *f)
 {
-    fprintf(f, "usage: ustreams fdetach (not available as a command)\n%s", fattach_note);
+    fprintf(f, "usage: ustreams fdetach PATH...\n"
+               "  Remove the STREAMS name attached to each PATH (fdetach(3)), in\n"
+               "  whichever process attached it; allowed to the owner of PATH and the\n"
+               "  superuser.  The path then opens as the file it covered.\n");
 }
 
 static int cmd_fattach(int argc, char **argv)
 {
     (void)argc;
-    fprintf(stderr, "ustreams %s: names are per process; nothing done\n%s", argv[0], fattach_note);
+    fprintf(stderr, "ustreams %s: a name lives as long as its process; nothing done\n%s",
+            argv[0], fattach_note);
     return 1;
+}
+
+static int cmd_fdetach(int argc, char **argv)
+{
+    int rc = 0;
+    if (argc < 2) {
+        usage_fdetach(stderr);
+        return 2;
+    }
+    for (int i = 1; i < argc; i++)
+        if (fdetach(argv[i]) != 0) {
+            fprintf(stderr, "ustreams fdetach: %s: %s\n", argv[i],
+                    errno == EINVAL ? "no STREAMS name attached" : strerror(errno));
+            rc = 1;
+        }
+    return rc;
 }
 
 struct subcommand {
@@ -61,7 +83,7 @@ struct subcommand {
 static const struct subcommand subcommands[] = {
     {"autopush", ust_cmd_autopush, ust_usage_autopush, "check and show autopush configuration"},
     {"fattach", cmd_fattach, usage_fattach, "(per process: see ustreams fattach --help)"},
-    {"fdetach", cmd_fattach, usage_fdetach, "(per process: see ustreams fdetach --help)"},
+    {"fdetach", cmd_fdetach, usage_fdetach, "remove STREAMS names from files (fdetach(3))"},
     {"netperf", ust_cmd_netperf, ust_usage_netperf, "UDP/TCP benchmark, XTI against sockets"},
     {"perftest", ust_cmd_perftest, ust_usage_perftest, "pipe throughput benchmark"},
     {"scls", ust_cmd_scls, ust_usage_scls, "list the drivers and modules"},

@@ -30,6 +30,7 @@ static void builtin_register_all(void)
     ust_udp_register(); /* issue 12: udp */
     ust_tcp_register(); /* issue 12: tcp */
     ust_rawip_register(); /* issue 12: rawip (after udp) */
+    ust_connld_register(); /* issue 13: connld */
 }
 
 void ust_builtin_register(void)

@@ -30,6 +30,7 @@ void ust_udp_register(void);     /* src/drivers/udp.c (issue 12: udp over kernel
 void ust_tcp_register(void);     /* src/drivers/tcp.c (issue 12: tcp over kernel sockets) */
 void ust_rawip_register(void);   /* src/drivers/rawip.c (issue 12: raw IP over kernel sockets) */
 void ust_nullmod_register(void); /* src/modules/nullmod.c */
+void ust_connld_register(void); /* src/modules/connld.c */
 void ust_srvmod_register(void);  /* src/modules/srvmod.c */
 void ust_pipemod_register(void); /* src/modules/pipemod.c */
 void ust_timod_register(void);   /* src/modules/timod.c */

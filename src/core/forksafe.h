@@ -30,7 +30,9 @@ enum ust_fork_rank {
     UST_FORK_XPIPE = 5,         /* src/head/sd_xpipe.c: pipes split (prepare), list of split ends */
     UST_FORK_HEAD_OPEN = 10,    /* src/head/sd_open.c: open streams, share table */
     UST_FORK_HEAD_HOLD = 20,    /* src/head/sd_hold.c: SNDHOLD timer table */
-    UST_FORK_HEAD_FATTACH = 25, /* src/head/sd_pipe.c: fattach table (leaf) */
+    UST_FORK_HEAD_FATTACH = 25, /* src/head/sd_fattach.c: fattach table (above rdv_lock) */
+    UST_FORK_RDV = 26,          /* src/head/sd_rdv.c: rendezvous listeners (leaf) */
+    UST_FORK_RELAY = 27,        /* src/head/sd_relay.c: relays (leaf; child: before XPIPE's) */
     UST_FORK_LOADER = 30,       /* src/core/loader.c: loaded objects (above registry) */
     UST_FORK_DRIVER = 40,       /* src/drivers: each driver's own table lock */
     UST_FORK_AUTOPUSH = 50,     /* src/admin/autopush.c (leaf) */

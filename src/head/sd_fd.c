@@ -908,3 +908,8 @@ int ust_sd_fork_rebind(int fd, struct stdata *sd, int *ufd_made)
     ust_unlock(&tab_lock);
     return s != NULL ? 0 : -ENOMEM;
 }
+
+int ust_sd_is_stream_fd(int fd)
+{
+    return slot_get(fd) != NULL;
+}

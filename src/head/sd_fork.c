@@ -30,7 +30,9 @@
  * Hooks (ranks in src/core/forksafe.h; prepare in increasing rank):
  *   UST_FORK_HEAD_OPEN     tab_lock of sd_open.c; child: ust_sd_fork_child
  *   UST_FORK_HEAD_HOLD     ht_lock of sd_hold.c
- *   UST_FORK_HEAD_FATTACH  fattach_lock of sd_pipe.c
+ *   UST_FORK_HEAD_FATTACH  fattach_lock of sd_fattach.c
+ *   UST_FORK_RDV           rdv_lock of sd_rdv.c
+ *   UST_FORK_RELAY         relay_lock of sd_relay.c
  *   UST_FORK_HEAD_FD       the descriptor table and stream head pool locks;
  *                          child: the locks of free heads re-initialised
  *   sd_plumb, link_serial and pipe_lock are not taken (the first two are
@@ -56,6 +58,11 @@ static void fork_register(void)
                       ust_sd_hold_fork_child);
     ust_fork_register(UST_FORK_HEAD_FATTACH, ust_fattach_fork_prepare, ust_fattach_fork_parent,
                       ust_fattach_fork_child);
+    ust_fork_register(UST_FORK_RDV, ust_rdv_fork_prepare, ust_rdv_fork_parent, ust_rdv_fork_child);
+    ust_fork_register(UST_FORK_RDV, ust_fifo_name_fork_prepare, ust_fifo_name_fork_parent,
+                      ust_fifo_name_fork_child);
+    ust_fork_register(UST_FORK_RELAY, ust_relay_fork_prepare, ust_relay_fork_parent,
+                      ust_relay_fork_child);
     ust_fork_register(UST_FORK_HEAD_FD, ust_sd_fd_fork_prepare, ust_sd_fd_fork_parent,
                       ust_sd_fd_fork_child);
     ust_fork_register(UST_FORK_HEAD_LEND, ust_lend_fork_prepare, ust_lend_fork_parent,

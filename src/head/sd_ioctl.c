@@ -707,3 +707,12 @@ int strm_ioctl(int fd, unsigned long request, ...)
     ust_call_end();
     return r;
 }
+
+int ust_sd_top_is(struct stdata *sd, const char *name)
+{
+    struct str_mlist top;
+    ust_lock(&sd->sd_plumb);
+    int n = sd->sd_pushcnt > 0 ? ioc_names(sd, &top, 1) : 0;
+    ust_unlock(&sd->sd_plumb);
+    return n > 0 && strcmp(top.l_name, name) == 0;
+}

@@ -9,8 +9,8 @@
  *   a new minor when the driver is D_CLONE (CLONEOPEN); "/dev/streams/clone/
  *   <driver>" always clone-opens.  "/dev/<driver>" (one component, a
  *   registered driver, e.g. "/dev/ticots") opens as "/dev/streams/<driver>"
- *   does.  A name fattach-ed to a stream (sd_pipe.c) is resolved before any
- *   of these.  Anything else does not exist (ENOENT).
+ *   does.  Any other name is a path in the file system (sd_names.c): a
+ *   file covered by fattach, a FIFO, or a plain file.
  *
  *   Sharing.  As in SVR4, a second non-clone open of a device that is already
  *   open does not build a new stream: the open routines of every module and of
@@ -501,17 +501,24 @@ static void drop_fd(int fd, struct stdata *sd)
         ust_sd_teardown(sd);
 }
 
-/* Open of a fattach-ed name: a new descriptor on that stream, reopened.
- * ref is the reference ust_fattach_lookup took; it is given back here. */
-static int open_attached(struct stdata *sd, int oflag, cred_t *cr)
+/* Open of a fattach-ed name: a new descriptor on that stream, reopened --
+ * or, when connld is its top module, a new pipe (sd_rdv.c).  The reference
+ * ust_fattach_lookup took is given back here. */
+int ust_sd_open_attached(struct stdata *sd, int oflag, const cred_t *cr)
 {
     int fd, err;
 
+    if (ust_sd_top_is(sd, "connld")) {
+        fd = ust_connld_open(sd, cr);
+        ust_sd_rele(sd);
+        return fd;
+    }
     fd = ust_sd_dup_fd(sd);
     ust_sd_rele(sd); /* the lookup's reference */
     if (fd < 0)
         return fd;
-    err = stream_reopen(sd, oflag, cr);
+    cred_t c = *cr;
+    err = stream_reopen(sd, oflag, &c);
     if (err != 0) {
         drop_fd(fd, sd);
         return -err;
@@ -602,9 +609,9 @@ static int name_flags_error(int oflag)
  */
 int ust_sd_open(const char *upath, int oflag, cred_t *cr)
 {
-    struct ust_modent *ent;
+    struct ust_modent *ent = NULL;
     struct stdata *sd;
-    const char *name;
+    const char *name = NULL;
     char path[PATH_MAX];
     int fd, sflag;
 
@@ -616,30 +623,25 @@ int ust_sd_open(const char *upath, int oflag, cred_t *cr)
     ust_ucopy_check(); /* a SIGSEGV handler installed since goes behind ours */
     if (ust_fifo_is_name(path)) /* /dev/streams/fifo, /dev/fifo... (sd_fifo.c) */
         return ust_fifo_open_name(path, oflag, cr);
-    sd = ust_fattach_lookup(path);
-    if (sd != NULL) {
-        fd = name_flags_error(oflag);
-        if (fd == 0)
-            fd = open_attached(sd, oflag, cr);
-        else
-            ust_sd_rele(sd); /* the lookup's reference */
-        goto done;
-    }
     sflag = DRVOPEN;
-    if (strncmp(path, DEVPREFIX, strlen(DEVPREFIX)) == 0) {
+    if (strncmp(path, DEVPREFIX, strlen(DEVPREFIX)) == 0)
         name = path + strlen(DEVPREFIX);
-    } else if (strncmp(path, DEVDIR, strlen(DEVDIR)) == 0) {
+    else if (strncmp(path, DEVDIR, strlen(DEVDIR)) == 0)
         name = path + strlen(DEVDIR); /* "/dev/<driver>", as "/dev/streams/<driver>" */
-    } else {
-        errno = ENOENT;
-        return -1;
-    }
-    if (name != path + strlen(DEVDIR) && strncmp(name, CLONEDIR, strlen(CLONEDIR)) == 0) {
+    if (name != NULL && name != path + strlen(DEVDIR) &&
+        strncmp(name, CLONEDIR, strlen(CLONEDIR)) == 0) {
         name += strlen(CLONEDIR);
         sflag = CLONEOPEN;
     }
-    ent = strchr(name, '/') == NULL ? ust_reg_find(name, UST_DRIVER) : NULL;
+    if (name != NULL && strchr(name, '/') == NULL)
+        ent = ust_reg_find(name, UST_DRIVER);
     if (ent == NULL) {
+        /* Not a device: a name in the file system (sd_names.c) -- an
+         * attached stream, a FIFO, or a plain file. */
+        int handled = 0;
+        fd = ust_sd_open_path(path, oflag, cr, &handled);
+        if (handled)
+            goto done;
         errno = ENOENT;
         return -1;
     }
@@ -656,6 +658,8 @@ done:
         errno = -fd;
         return -1;
     }
+    if (!ust_sd_is_stream_fd(fd))
+        return fd; /* a plain file, opened as open(2) does */
     set_cloexec(fd, (oflag & O_CLOEXEC) != 0);
     ust_sd_acc_set(fd, ust_sd_acc_of_oflag(oflag)); /* per descriptor (sd_access.c) */
     return fd;

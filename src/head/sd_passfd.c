@@ -136,7 +136,7 @@ void ust_sd_passfp_cycle(struct stdata *sd, int left)
 
 /* Build the M_PASSFP for descriptor fd: 0 and *mpp, or an errno (EBADF,
  * EMFILE for the duplicate, EAGAIN when out of memory). */
-static int passfp_make(int fd, mblk_t **mpp)
+static int passfp_make(int fd, uid_t uid, gid_t gid, mblk_t **mpp)
 {
     struct passfp *pf;
     struct stdata *fsd;
@@ -151,8 +151,8 @@ static int passfp_make(int fd, mblk_t **mpp)
     pf->frtn.free_func = passfp_free;
     pf->frtn.free_arg = (caddr_t)pf;
     pf->fd = -1;
-    pf->uid = geteuid();
-    pf->gid = getegid();
+    pf->uid = uid;
+    pf->gid = gid;
     fsd = ust_sd_get(fd, &err);
     if (fsd != NULL) {
         if (ust_sd_hold_live(fsd)) {
@@ -225,6 +225,11 @@ int ust_passfp_release_fd(mblk_t *mp)
  */
 int ust_sd_sendfd(struct stdata *sd, int fd)
 {
+    return ust_sd_sendfd_cred(sd, fd, geteuid(), getegid(), 1);
+}
+
+int ust_sd_sendfd_cred(struct stdata *sd, int fd, uid_t uid, gid_t gid, int cross)
+{
     mblk_t *mp;
     int err = 0;
 
@@ -237,8 +242,8 @@ int ust_sd_sendfd(struct stdata *sd, int fd)
     if (err != 0)
         return err;
     if (__atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE) != NULL)
-        return ust_xpipe_sendfd(sd, fd); /* the peer may be another process */
-    err = passfp_make(fd, &mp);
+        return cross ? ust_xpipe_sendfd(sd, fd) : ENXIO; /* the peer may be another process */
+    err = passfp_make(fd, uid, gid, &mp);
     if (err != 0)
         return err;
 

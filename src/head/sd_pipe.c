@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sd_pipe.c -- STREAMS-based pipes: strm_pipe, the close of a pipe end,
- * fattach/fdetach, and the delivery of I_SENDFD's message (sd_passfd.c).
+ * and the delivery of I_SENDFD's message (sd_passfd.c); fattach is sd_fattach.c.
  *
  * Principles of operation
  *   A pipe is two stream heads whose write sides are cross-connected (the
@@ -39,10 +39,6 @@
  *   out the claims of threads still passing through its pipe pair, and frees
  *   it; so an end is freed only when nothing points into it.
  *
- *   fattach names live in a process-wide table (not in the file system); each
- *   holds a reference (sd_refs) on its stream until fdetach.  Opening the name
- *   (ust_sd_open, via ust_fattach_lookup) gives a new descriptor on it.
- *
  *   I_SENDFD (sd_passfd.c) hands its M_PASSFP to ust_pipe_put_peer, which
  *   puts it straight on the peer head's read queue.
  *
@@ -50,8 +46,7 @@
  *   pipe_lock guards sd_peer of every pipe end and the `breaking` list;
  *   pipe_cv (with pipe_lock) is signalled when a break finishes.  pipe_lock is
  *   a leaf: nothing else is taken while it is held, except a claim (an atomic
- *   increment) on a peer's read queue.  fattach_lock guards the fattach table;
- *   it is a leaf too.  sd_plumb of the end being torn down is held by the
+ *   increment) on a peer's read queue.  sd_plumb of the end being torn down is held by the
  *   caller of ust_pipe_teardown (and kept: the peer's sd_plumb is never
  *   needed, so two sd_plumb locks are never held together).
  */
@@ -493,192 +488,6 @@ struct stdata *ust_pipe_end_new(const cred_t *cr, queue_t **drv)
 }
 
 /* ------------------------------------------------------------------------ */
-/* fattach / fdetach                                                        */
-/* ------------------------------------------------------------------------ */
-struct fattach_ent {
-    struct fattach_ent *next;
-    struct stdata *sd; /* holds one sd_refs reference */
-    char path[];
-};
-
-static ust_lock_t fattach_lock = UST_LOCK_INIT; /* guards fattach_tab; leaf */
-static struct fattach_ent *fattach_tab;         /* fattach_lock */
-
-/* Copy in and validate a name for fattach/fdetach (upath, a user address,
- * into path): 0, EFAULT (NULL or not readable), ENOENT (empty), ENAMETOOLONG
- * (PATH_MAX or more, or a component longer than NAME_MAX). */
-static int name_check(const char *upath, char path[PATH_MAX])
-{
-    size_t n, comp = 0;
-    int err = ust_strncpy_in(upath, path, PATH_MAX, &n);
-
-    if (err != 0)
-        return err;
-    if (n == 0)
-        return ENOENT;
-    for (size_t i = 0; i < n; i++) {
-        comp = path[i] == '/' ? 0 : comp + 1;
-        if (comp > NAME_MAX)
-            return ENAMETOOLONG;
-    }
-    return 0;
-}
-
-static struct fattach_ent **fattach_find(const char *path)
-{
-    UST_ASSERT_HELD(&fattach_lock);
-    struct fattach_ent **pp = &fattach_tab;
-    while (*pp != NULL && strcmp((*pp)->path, path) != 0)
-        pp = &(*pp)->next;
-    return pp;
-}
-
-/*
- * fattach -- fattach(3C): attach the stream fd to the name path.
- *   Context: any thread.  The name lives in ustreams' own table (it need not
- *   exist in the file system); strm_open(path) then opens the stream.  The
- *   attachment holds the stream open until fdetach.  A stream may carry
- *   several names.
- *   Returns 0, or -1 with errno: EBADF (fd not open), EINVAL (fd is not a
- *   stream), EFAULT (path NULL or not readable), ENOENT (path empty),
- *   ENAMETOOLONG, EBUSY (path already has a stream attached), ENOMEM.
- */
-static int fattach_call(int fd, const char *upath)
-{
-    struct fattach_ent *e = NULL, **pp;
-    struct stdata *sd;
-    char path[PATH_MAX];
-    size_t len;
-    int err;
-
-    err = name_check(upath, path);
-    if (err != 0)
-        goto out;
-    sd = ust_sd_get(fd, &err);
-    if (sd == NULL) {
-        err = err == ENOSTR ? EINVAL : EBADF;
-        goto out;
-    }
-    len = strlen(path);
-    e = malloc(sizeof(*e) + len + 1);
-    if (e == NULL) {
-        err = ENOMEM;
-        goto put;
-    }
-    memcpy(e->path, path, len + 1);
-    e->sd = sd;
-    ust_lock(&fattach_lock);
-    pp = fattach_find(path);
-    if (*pp != NULL)
-        err = EBUSY;
-    else if (!ust_sd_hold_live(sd))
-        err = EBADF; /* closed meanwhile by another thread */
-    if (err == 0) {
-        e->next = NULL;
-        *pp = e;
-        e = NULL;
-    }
-    ust_unlock(&fattach_lock);
-    if (err == 0) {
-        ust_lock(&sd->sd_lock);
-        sd->sd_flag |= STRATTACH;
-        ust_unlock(&sd->sd_lock);
-    }
-put:
-    ust_sd_put(sd);
-out:
-    free(e);
-    if (err != 0) {
-        errno = err;
-        return -1;
-    }
-    return 0;
-}
-
-int fattach(int fd, const char *upath)
-{
-    ust_call_begin();
-    int r = fattach_call(fd, upath);
-    ust_call_end();
-    return r;
-}
-
-/*
- * fdetach -- fdetach(3C): remove the name path from its stream.
- *   Context: blocking when it drops the stream's last reference (the stream
- *   is then closed as by the last close).  Descriptors already opened
- *   through the name stay valid.
- *   Returns 0, or -1 with errno: EFAULT, ENOENT, ENAMETOOLONG (as fattach),
- *   EINVAL (nothing attached to path).
- */
-static int fdetach_call(const char *upath)
-{
-    struct fattach_ent *e = NULL, **pp;
-    struct stdata *sd;
-    char path[PATH_MAX];
-    int err, others = 0;
-
-    err = name_check(upath, path);
-    if (err != 0) {
-        errno = err;
-        return -1;
-    }
-    ust_lock(&fattach_lock);
-    pp = fattach_find(path);
-    e = *pp;
-    if (e != NULL) {
-        *pp = e->next;
-        for (struct fattach_ent *o = fattach_tab; o != NULL; o = o->next)
-            others += o->sd == e->sd;
-    }
-    ust_unlock(&fattach_lock);
-    if (e == NULL) {
-        errno = EINVAL;
-        return -1;
-    }
-    sd = e->sd;
-    free(e);
-    if (others == 0) {
-        ust_lock(&sd->sd_lock);
-        sd->sd_flag &= ~STRATTACH;
-        ust_unlock(&sd->sd_lock);
-    }
-    if (atomic_fetch_sub(&sd->sd_refs, 1) == 1)
-        ust_sd_teardown(sd);
-    return 0;
-}
-
-int fdetach(const char *upath)
-{
-    ust_call_begin();
-    int r = fdetach_call(upath);
-    ust_call_end();
-    return r;
-}
-
-/*
- * ust_fattach_lookup -- the stream attached to path, with a reference taken
- *   (sd_refs) that the caller gives back (the last one tears down); NULL if
- *   nothing is attached there (or path is NULL).
- *   Context: any thread; takes fattach_lock briefly.
- */
-struct stdata *ust_fattach_lookup(const char *path)
-{
-    struct stdata *sd = NULL;
-
-    if (path == NULL)
-        return NULL;
-    ust_lock(&fattach_lock);
-    struct fattach_ent *e = *fattach_find(path);
-    if (e != NULL) {
-        sd = e->sd;
-        atomic_fetch_add(&sd->sd_refs, 1); /* the entry's own keeps it above 0 */
-    }
-    ust_unlock(&fattach_lock);
-    return sd;
-}
-
-/* ------------------------------------------------------------------------ */
 /* I_SENDFD's delivery (sd_passfd.c)                                        */
 /* ------------------------------------------------------------------------ */
 /*
@@ -710,30 +519,6 @@ int ust_pipe_put_peer(struct stdata *sd, mblk_t *mp)
 /* ------------------------------------------------------------------------ */
 /* fork() (sd_fork.c)                                                       */
 /* ------------------------------------------------------------------------ */
-/* fattach_lock is a leaf: quiesced.  In the child every attached name names
- * a parent's stream, so the table starts empty (opening such a name in the
- * child fails as for any name nothing is attached to); the references the
- * entries held are the parent's and are not dropped. */
-void ust_fattach_fork_prepare(void)
-{
-    ust_lock(&fattach_lock);
-}
-
-void ust_fattach_fork_parent(void)
-{
-    ust_unlock(&fattach_lock);
-}
-
-void ust_fattach_fork_child(void)
-{
-    for (struct fattach_ent *e = fattach_tab, *n; e != NULL; e = n) {
-        n = e->next;
-        free(e);
-    }
-    fattach_tab = NULL;
-    ust_unlock(&fattach_lock);
-}
-
 /* pipe_lock is not quiesced: it guards only the peer links of existing pipe
  * ends and the records of breaks in progress (on the breakers' stacks), all
  * of them the parent's in the child; the child re-initialises the lock and

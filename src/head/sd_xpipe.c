@@ -463,6 +463,107 @@ void ust_xpipe_end_close(struct stdata *sd)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Ends made for another process (rendezvous: sd_rdv.c)                     */
+/* ------------------------------------------------------------------------ */
+/* A new split end of this process on side `side` of xc with bell end
+ * `bell`, with a descriptor (read and write): the descriptor, or -errno.
+ * On failure the bell is closed and nothing is left. */
+static int end_open(struct xchan *xc, int side, int bell, const cred_t *cr)
+{
+    queue_t *drv;
+    struct stdata *sd = ust_pipe_end_new(cr, &drv);
+    struct ust_xend *xe = sd != NULL ? end_new(xc, side, bell) : NULL;
+    if (xe == NULL) {
+        ust_sd_free(sd); /* never entered anywhere */
+        close(bell);
+        return -ENOSR;
+    }
+    atomic_store(&xe->live, 1); /* this process takes at once */
+    end_attach(sd, xe);
+    int fd = ust_sd_attach_fd(sd);
+    if (fd < 0) {
+        ust_sd_teardown(sd); /* closes the end, its bell with it */
+        return fd;
+    }
+    fcntl(fd, F_SETFD, 0);
+    ust_sd_acc_set(fd, 0);
+    ust_sd_register(sd);
+    if (end_watch(xe, 1) != 0)
+        atomic_store(&xe->gone, 1); /* no epoll: the end hangs up */
+    return fd;
+}
+
+int ust_xpipe_new_end(const cred_t *cr, int *fd, int *memfd, int *bell)
+{
+    int b[2];
+    struct xchan *xc = xchan_new();
+    if (xc == NULL)
+        return ENOMEM;
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, b) < 0) {
+        int e = errno;
+        xchan_rele(xc);
+        return e;
+    }
+    int on = 1; /* descriptors passed come with the kernel's credentials */
+    setsockopt(b[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on));
+    setsockopt(b[1], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on));
+    *memfd = fcntl(xring_fd(xc->ch), F_DUPFD_CLOEXEC, 0);
+    if (*memfd < 0) {
+        int e = errno;
+        close(b[0]);
+        close(b[1]);
+        xchan_rele(xc);
+        return e;
+    }
+    *fd = end_open(xc, 0, b[0], cr);
+    xchan_rele(xc); /* the end holds the channel now, if it was made */
+    if (*fd < 0) {
+        close(*memfd);
+        close(b[1]);
+        return -*fd;
+    }
+    *bell = b[1];
+    return 0;
+}
+
+int ust_xpipe_adopt(int memfd, int bell, int side, const cred_t *cr)
+{
+    struct xchan *xc = calloc(1, sizeof(*xc));
+    int r;
+
+    if (xc == NULL || (side != 0 && side != 1)) {
+        free(xc);
+        close(bell);
+        return xc == NULL ? -ENOMEM : -EINVAL;
+    }
+    r = xring_attach(memfd, &xc->ch); /* checks everything it maps */
+    if (r != 0) {
+        free(xc);
+        close(bell);
+        return r;
+    }
+    atomic_store(&xc->refs, 1);
+    /* Received sockets keep their options; the bell must be the stream
+     * socket of a pair (a datagram or listening socket is refused). */
+    int type = 0;
+    socklen_t tl = sizeof(type);
+    if (getsockopt(bell, SOL_SOCKET, SO_TYPE, &type, &tl) != 0 || type != SOCK_STREAM) {
+        close(bell);
+        xchan_rele(xc);
+        return -EINVAL;
+    }
+    int fl = fcntl(bell, F_GETFL);
+    if (fl < 0 || fcntl(bell, F_SETFL, fl | O_NONBLOCK) != 0 || fcntl(bell, F_SETFD, FD_CLOEXEC) != 0) {
+        close(bell);
+        xchan_rele(xc);
+        return -EINVAL;
+    }
+    r = end_open(xc, side, bell, cr);
+    xchan_rele(xc);
+    return r;
+}
+
+/* ------------------------------------------------------------------------ */
 /* fork                                                                     */
 /* ------------------------------------------------------------------------ */
 void ust_xpipe_fork_prepare(void)

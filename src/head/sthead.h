@@ -659,10 +659,64 @@ int ust_sd_getsig(struct stdata *sd, int *events);
  * modules] -> peer's sd_rq.  The pipe pair is not a module (sd_pushcnt does
  * not count it) nor a driver (sd_driver is NULL); plumbing an end touches only
  * its own queues. */
-/* Resolve a name given to fattach: the stream with one sd_refs reference
- * taken for the caller (who drops it: the last reference tears down), or
- * NULL if nothing is attached to path. */
-struct stdata *ust_fattach_lookup(const char *path);
+/* ---- sd_fattach.c, sd_names.c, sd_rdv.c, sd_relay.c: names and processes ---- */
+struct stat;
+/* The stream attached to the file (dev, ino), with one sd_refs reference
+ * the caller gives back (the last one tears down), and the path it was
+ * attached by into path (pathsz bytes) when path is not NULL; NULL if none. */
+struct stdata *ust_fattach_lookup(dev_t dev, ino_t ino, char *path, size_t pathsz);
+/* fdetach of the file (dev, ino) by its key: 0 or EINVAL (nothing attached). */
+int ust_fattach_detach_key(dev_t dev, ino_t ino);
+/* Open of an attached stream sd (consumes the lookup's reference): a new
+ * descriptor on it (its modules reopened), or a new pipe when connld is its
+ * top module.  Returns the descriptor or -errno. */
+int ust_sd_open_attached(struct stdata *sd, int oflag, const cred_t *cr);
+/* strm_open of a path that is not a device (sd_names.c): *handled 0 when
+ * the path does not exist (the caller answers ENOENT); else the descriptor
+ * (a stream's, or a plain file's) or -errno. */
+int ust_sd_open_path(const char *path, int oflag, cred_t *cr, int *handled);
+/* 1 if the top module of sd is `name` (sd_plumb taken briefly). */
+int ust_sd_top_is(struct stdata *sd, const char *name);
+/* 1 if fd is a descriptor of a stream of this process. */
+int ust_sd_is_stream_fd(int fd);
+/* connld for an open in this process: a new pipe, one end sent up sd (as
+ * I_SENDFD, with cr's ids), the other returned; or -errno. */
+int ust_connld_open(struct stdata *sd, const cred_t *cr);
+
+enum { UST_RDV_NAME = 'n', UST_RDV_FIFO = 'f' };
+/* Make the rendezvous of (kind, dev, ino): 0 and *lfd, EBUSY (another
+ * process owns it), or an errno. */
+int ust_rdv_listen(int kind, dev_t dev, ino_t ino, int *lfd);
+void ust_rdv_unlisten(int lfd);
+/* Open (kind, st) owned by another process: the descriptor of this
+ * process's end, -ENOENT when no (entitled) process owns it, or -errno. */
+int ust_rdv_open(int kind, const struct stat *st, int oflag, const cred_t *cr);
+/* The owner's side of an open from another process: a new pipe whose near
+ * end is joined to the stream sfd (consumed) by a relay in the directions
+ * oflag allows, its far end sent on conn.  An errno, or -1 when it replied. */
+int ust_rdv_serve_relay(int conn, int sfd, int oflag);
+/* Does st admit uid with groups for `want` (R_OK | W_OK)? */
+int ust_rdv_admits(const struct stat *st, uid_t uid, const gid_t *gid, int ngid, int want);
+/* fdetach of a name another process owns: 0, EINVAL (none), EPERM. */
+int ust_rdv_detach(const struct stat *st);
+void ust_rdv_fork_prepare(void);
+void ust_rdv_fork_parent(void);
+void ust_rdv_fork_child(void);
+/* Join stream descriptor sfd and pipe end pfd (both consumed, also on
+ * failure): up copies sfd -> pfd, down pfd -> sfd.  0 or an errno. */
+int ust_relay_start(int sfd, int pfd, int up, int down);
+void ust_relay_fork_prepare(void);
+void ust_relay_fork_parent(void);
+void ust_relay_fork_child(void);
+/* Named FIFOs (sd_fifo_name.c): strm_open of a FIFO at path; and the
+ * owner's side of another process's open (conn: the rendezvous connection,
+ * to reply on): an errno, or -1 when it replied. */
+int ust_fifo_open_node(const char *path, const struct stat *st, int oflag, cred_t *cr);
+int ust_fifo_serve(int conn, dev_t dev, ino_t ino, int oflag, uid_t uid, const gid_t *groups,
+                   int ngroups);
+void ust_fifo_name_fork_prepare(void);
+void ust_fifo_name_fork_parent(void);
+void ust_fifo_name_fork_child(void);
 /* Called by ust_sd_teardown (sd_close.c) for a STRPIPE end instead of closing a
  * driver, after every module of this end was popped, sd_plumb held: unlink
  * this end from its peer (M_HANGUP to the peer, the twist cut, waiting for a
@@ -673,6 +727,10 @@ void ust_pipe_teardown(struct stdata *sd);
  * I_RECVFD: 0 with *rf filled (kernel memory: the caller copies it out), or
  * errno (EBADMSG, EAGAIN, ENXIO, EINTR, EMFILE).  Calls on sd in progress. */
 int ust_sd_sendfd(struct stdata *sd, int fd);
+/* ust_sd_sendfd_cred -- I_SENDFD with the credentials given (connld: the
+ *   client's, from the kernel); cross 0 refuses a pipe split across
+ *   processes (ENXIO) instead of passing over it. */
+int ust_sd_sendfd_cred(struct stdata *sd, int fd, uid_t uid, gid_t gid, int cross);
 int ust_sd_recvfd(struct stdata *sd, struct strrecvfd *rf);
 /* A descriptor of sd closed with `left` references remaining: free the
  * M_PASSFPs of sd on its own read queue if they are all that keeps it.  The
@@ -818,6 +876,18 @@ enum { UST_XREADER_ENTER, UST_XREADER_READY, UST_XREADER_LEAVE, UST_XREADER_SLEE
 int ust_xpipe_reader(struct stdata *sd, int how);
 /* A split end's last close (ust_pipe_teardown, sd_plumb held). */
 void ust_xpipe_end_close(struct stdata *sd);
+/* ust_xpipe_new_end -- a pipe end of this process whose peer end is for
+ *   another process: a new channel and bell.  *fd is the end's descriptor
+ *   (read and write); *memfd (the channel) and *bell (bell end 1) are what the
+ *   other process needs for ust_xpipe_adopt(.., side 1, ..): the caller sends
+ *   and closes them.  Returns 0 or an errno (ENOMEM, ENOSR, EMFILE...). */
+int ust_xpipe_new_end(const cred_t *cr, int *fd, int *memfd, int *bell);
+/* ust_xpipe_adopt -- side `side` of a channel another process made, from its
+ *   memfd and bell end as received (every field the mapping holds is checked;
+ *   memfd is dup'ed by the channel, bell consumed in all cases): a new pipe
+ *   end of this process.  Returns its descriptor (read and write), or -errno
+ *   (EINVAL: not a channel or not a bell). */
+int ust_xpipe_adopt(int memfd, int bell, int side, const cred_t *cr);
 /* fork hooks (rank UST_FORK_XPIPE, registered by sd_fork.c) */
 void ust_xpipe_fork_prepare(void);
 void ust_xpipe_fork_parent(void);

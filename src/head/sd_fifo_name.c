@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sd_fifo_name.c -- named FIFOs: a node made with mkfifo(3), opened with
+ * strm_open by any process, is one STREAMS FIFO.
+ *
+ * Principles of operation
+ *   The FIFO stream lives in one process, its *owner*: the first process
+ *   that opens the name.  It makes the rendezvous of the node's identity
+ *   (sd_rdv.c, kind UST_RDV_FIFO) and keeps it while it lives; opens in the
+ *   owner reach the FIFO of its own table directly (ust_fifo_open_key,
+ *   sd_fifo.c), which follows the FIFO open rules (an O_RDONLY open waits
+ *   for a writer, O_WRONLY for a reader, O_WRONLY | O_NONBLOCK without a
+ *   reader fails ENXIO).  An open in another process connects to the owner;
+ *   the owner opens its FIFO on the client's behalf with the client's flags
+ *   (in the connection's own thread, so waiting there holds up nothing
+ *   else), and joins that descriptor to a new pipe between the processes
+ *   with a relay (sd_relay.c) that carries only what the client's mode
+ *   allows.  The relay's descriptor counts as the client's reader or
+ *   writer, so the open rules, end of file and EPIPE see every process.
+ *
+ *   When every descriptor of the FIFO is closed the owner's FIFO goes with
+ *   its data (as a kernel FIFO's data does), and the next open makes a new
+ *   one, in the owner still.  When the owner exits, the others' descriptors
+ *   see a hang-up, and the next open makes a new owner.
+ *
+ * Locking
+ *   fifo_lock guards the table of names this process owns; a leaf (the
+ *   rendezvous is made with it released), quiesced at fork (rank
+ *   UST_FORK_RDV).  In a fork child the table starts empty: the names are
+ *   the parent's.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sd_fifo.h"
+#include "sthead.h"
+
+#define OWN_TRIES 8 /* races with other processes becoming the owner */
+
+struct owned {
+    struct owned *next;
+    dev_t dev;
+    ino_t ino;
+    int lfd;
+    int node; /* O_PATH descriptor of the node: its owner and mode now */
+};
+
+static ust_lock_t fifo_lock = UST_LOCK_INIT; /* guards `owned`; leaf */
+static struct owned *owned;                  /* fifo_lock; entries live until exit */
+
+static struct owned *owned_find(dev_t dev, ino_t ino)
+{
+    UST_ASSERT_HELD(&fifo_lock);
+    struct owned *o = owned;
+    while (o != NULL && !(o->dev == dev && o->ino == ino))
+        o = o->next;
+    return o;
+}
+
+/* This process's FIFO of the node: its descriptor or -errno. */
+static int open_key(const struct stat *st, int oflag, cred_t *cr)
+{
+    int fd = ust_fifo_open_key(st->st_dev, st->st_ino, oflag, cr);
+    return fd >= 0 ? fd : -errno;
+}
+
+int ust_fifo_open_node(const char *path, const struct stat *st, int oflag, cred_t *cr)
+{
+    for (int i = 0; i < OWN_TRIES; i++) {
+        ust_lock(&fifo_lock);
+        struct owned *o = owned_find(st->st_dev, st->st_ino);
+        ust_unlock(&fifo_lock);
+        if (o != NULL)
+            return open_key(st, oflag, cr);
+        int fd = ust_rdv_open(UST_RDV_FIFO, st, oflag, cr);
+        if (fd != -ENOENT)
+            return fd;
+        /* Nobody owns it: this process becomes the owner. */
+        o = calloc(1, sizeof(*o));
+        if (o == NULL)
+            return -ENOMEM;
+        o->dev = st->st_dev;
+        o->ino = st->st_ino;
+        o->node = open(path, O_PATH | O_CLOEXEC);
+        int err = o->node < 0 ? errno : ust_rdv_listen(UST_RDV_FIFO, st->st_dev, st->st_ino, &o->lfd);
+        if (err != 0 && o->node >= 0)
+            close(o->node);
+        if (err == EBUSY) { /* another process was quicker: ask it */
+            free(o);
+            continue;
+        }
+        if (err != 0) {
+            free(o);
+            return -err;
+        }
+        ust_lock(&fifo_lock);
+        if (owned_find(st->st_dev, st->st_ino) == NULL) {
+            o->next = owned;
+            owned = o;
+            o = NULL;
+        }
+        ust_unlock(&fifo_lock);
+        if (o != NULL) { /* another thread of ours was quicker */
+            ust_rdv_unlisten(o->lfd);
+            close(o->node);
+            free(o);
+        }
+        return open_key(st, oflag, cr);
+    }
+    return -EAGAIN;
+}
+
+int ust_fifo_serve(int conn, dev_t dev, ino_t ino, int oflag, uid_t uid, const gid_t *groups,
+                   int ngroups)
+{
+    struct stat st;
+    ust_lock(&fifo_lock);
+    struct owned *o = owned_find(dev, ino);
+    ust_unlock(&fifo_lock);
+    if (o == NULL || fstat(o->node, &st) != 0)
+        return ENOENT;
+    int want = (oflag & O_ACCMODE) == O_RDONLY ? R_OK
+               : (oflag & O_ACCMODE) == O_WRONLY ? W_OK
+                                                  : R_OK | W_OK;
+    if (!ust_rdv_admits(&st, uid, groups, ngroups, want))
+        return EACCES;
+    cred_t cr;
+    ust_sd_cred(&cr);
+    int sfd = ust_fifo_open_key(dev, ino, oflag & (O_ACCMODE | O_NONBLOCK | O_NDELAY), &cr);
+    if (sfd < 0)
+        return errno;
+    return ust_rdv_serve_relay(conn, sfd, oflag);
+}
+
+/* fork: fifo_lock is quiesced; the child forgets the parent's names (their
+ * rendezvous sockets are closed by sd_rdv.c's child hook). */
+void ust_fifo_name_fork_prepare(void)
+{
+    ust_lock(&fifo_lock);
+}
+
+void ust_fifo_name_fork_parent(void)
+{
+    ust_unlock(&fifo_lock);
+}
+
+void ust_fifo_name_fork_child(void)
+{
+    for (struct owned *o = owned, *n; o != NULL; o = n) {
+        n = o->next;
+        close(o->node);
+        free(o);
+    }
+    owned = NULL;
+    ust_lock_init(&fifo_lock);
+}

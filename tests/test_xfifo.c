@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_xfifo.c -- named FIFOs between processes (issue 13, item 5;
+ * src/head/sd_fifo_name.c over sd_fifo.c, sd_rdv.c, sd_relay.c;
+ * docs/STREAMHEAD.md "Named FIFOs").  The other processes are this program
+ * re-executed (/proc/self/exe peer ...), unrelated to the test but for the
+ * path.
+ *
+ *   F.1  a writer process opens first (and waits, O_WRONLY, for a reader);
+ *        this process opens O_RDONLY: message boundaries, control and data
+ *        parts and a zero-length message arrive as written, then end of file
+ *        when the writer closes; isastream is 1 on both sides.
+ *   F.2  modules: the reader pushes srvmod on its descriptor, the writer
+ *        nullmod on its own; traffic passes.
+ *   F.3  open rules: O_WRONLY | O_NONBLOCK with no reader anywhere fails
+ *        ENXIO (here and in another process); O_RDONLY | O_NONBLOCK opens at
+ *        once.
+ *   F.4  two writer processes and this reader: every message of each
+ *        arrives once, in order per writer; end of file after both close.
+ *   F.5  security: a FIFO of mode 0600 refuses another user (EACCES), and
+ *        keeps its mode (stat).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stropts.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <ustreams.h>
+
+#include "check.h"
+
+int ust_fifo_counts(int fd, int *readers, int *writers); /* src/head/sd_fifo.h */
+
+#define NOBODY 65534
+#define NMSG 2000
+
+extern char **environ;
+static char dir[] = "/tmp/ust_xfifoXXXXXX";
+
+static pid_t peer_spawn(const char *a1, const char *a2, const char *a3)
+{
+    char *argv[] = {"test_xfifo", "peer", (char *)a1, (char *)a2, (char *)a3, NULL};
+    pid_t pid;
+    fflush(NULL);
+    if (posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ) != 0)
+        return -1;
+    return pid;
+}
+
+static int peer_wait(pid_t pid)
+{
+    int st;
+    for (int i = 0; i < 3000; i++) {
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 255;
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    return 255;
+}
+
+/* "write PATH TAG": open O_WRONLY (waits for a reader), push nullmod, then
+ * NMSG messages: control "TAG", data "TAG:<i>"; then a zero-length one. */
+static int peer_write(const char *path, const char *tag)
+{
+    int fd = strm_open(path, O_WRONLY);
+    if (fd < 0)
+        return 10;
+    if (isastream(fd) != 1 || strm_ioctl(fd, I_PUSH, "nullmod") != 0)
+        return 11;
+    for (int i = 0; i < NMSG; i++) {
+        char d[32];
+        struct strbuf ctl = {.len = (int)strlen(tag), .buf = (char *)tag};
+        struct strbuf dat = {.len = snprintf(d, sizeof(d), "%s:%d", tag, i), .buf = d};
+        if (putmsg(fd, &ctl, &dat, 0) != 0)
+            return 12;
+    }
+    struct strbuf z = {.len = 0, .buf = ""};
+    if (putmsg(fd, NULL, &z, 0) != 0)
+        return 13;
+    return strm_close(fd) == 0 ? 0 : 14;
+}
+
+/* "enxio PATH": O_WRONLY | O_NONBLOCK must fail with ENXIO. */
+static int peer_enxio(const char *path)
+{
+    int fd = strm_open(path, O_WRONLY | O_NONBLOCK);
+    return fd < 0 && errno == ENXIO ? 0 : 20;
+}
+
+/* "eacces PATH": as nobody, any open fails with EACCES. */
+static int peer_eacces(const char *path)
+{
+    if (setgroups(0, NULL) != 0 || setresgid(NOBODY, NOBODY, NOBODY) != 0 ||
+        setresuid(NOBODY, NOBODY, NOBODY) != 0)
+        return 30;
+    int fd = strm_open(path, O_WRONLY | O_NONBLOCK);
+    return fd < 0 && errno == EACCES ? 0 : 31;
+}
+
+static int peer_main(int argc, char **argv)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    const char *op = argv[2], *a = argc > 3 ? argv[3] : "", *b = argc > 4 ? argv[4] : "w";
+    if (strcmp(op, "write") == 0)
+        return peer_write(a, b);
+    if (strcmp(op, "enxio") == 0)
+        return peer_enxio(a);
+    if (strcmp(op, "eacces") == 0)
+        return peer_eacces(a);
+    return 99;
+}
+
+/* Read what `nw` writers (tags "a", "b"...) sent: every message once, in
+ * order per writer, with its control part; then end of file. */
+static void read_writers(int fd, int nw)
+{
+    int next[4] = {0}, zeros = 0;
+    for (;;) {
+        char cb[16], db[64];
+        struct strbuf ctl = {.maxlen = sizeof(cb), .buf = cb};
+        struct strbuf dat = {.maxlen = sizeof(db) - 1, .buf = db};
+        int flags = 0;
+        int r = getmsg(fd, &ctl, &dat, &flags);
+        if (r != 0) {
+            CHECK_EQ(r, 0);
+            break;
+        }
+        if (ctl.len == 0 && dat.len == 0)
+            break; /* end of file */
+        if (ctl.len <= 0 && dat.len == 0) {
+            zeros++; /* a writer's zero-length message */
+            continue;
+        }
+        db[dat.len > 0 ? dat.len : 0] = '\0';
+        int w = cb[0] - 'a', i = -1;
+        CHECK(ctl.len == 1 && w >= 0 && w < nw);
+        if (ctl.len != 1 || w < 0 || w >= nw)
+            break;
+        CHECK(sscanf(db, "%*c:%d", &i) == 1);
+        CHECK_EQ(i, next[w]);
+        next[w] = i + 1;
+    }
+    for (int w = 0; w < nw; w++)
+        CHECK_EQ(next[w], NMSG);
+    CHECK_EQ(zeros, nw);
+}
+
+static void test_f1_f2(void)
+{
+    char f[PATH_MAX];
+    snprintf(f, sizeof(f), "%s/f1", dir);
+    CHECK_EQ(mkfifo(f, 0644), 0);
+    pid_t w = peer_spawn("write", f, "a"); /* opens first: it waits for us */
+    struct timespec ts = {0, 100000000};
+    nanosleep(&ts, NULL);
+    int fd = strm_open(f, O_RDONLY);
+    CHECK(fd >= 0);
+    CHECK_EQ(isastream(fd), 1);
+    CHECK_EQ(strm_ioctl(fd, I_PUSH, "srvmod"), 0);
+    read_writers(fd, 1);
+    CHECK_EQ(peer_wait(w), 0);
+    CHECK_EQ(strm_close(fd), 0);
+    unlink(f);
+}
+
+static void test_f3_rules(void)
+{
+    char f[PATH_MAX];
+    snprintf(f, sizeof(f), "%s/f3", dir);
+    CHECK_EQ(mkfifo(f, 0666), 0);
+    errno = 0;
+    CHECK_EQ(strm_open(f, O_WRONLY | O_NONBLOCK), -1);
+    CHECK_EQ(errno, ENXIO);
+    CHECK_EQ(peer_wait(peer_spawn("enxio", f, NULL)), 0);
+    int fd = strm_open(f, O_RDONLY | O_NONBLOCK);
+    CHECK(fd >= 0);
+    int wfd = strm_open(f, O_WRONLY | O_NONBLOCK); /* now there is a reader */
+    CHECK(wfd >= 0);
+    CHECK_EQ(strm_write(wfd, "x", 1), 1);
+    char c;
+    CHECK_EQ(strm_read(fd, &c, 1), 1);
+    strm_close(wfd);
+    strm_close(fd);
+    unlink(f);
+}
+
+static void test_f4_two_writers(void)
+{
+    char f[PATH_MAX];
+    snprintf(f, sizeof(f), "%s/f4", dir);
+    CHECK_EQ(mkfifo(f, 0644), 0);
+    int fd = strm_open(f, O_RDONLY | O_NONBLOCK); /* this process owns it */
+    CHECK(fd >= 0);
+    CHECK_EQ(strm_fcntl(fd, F_SETFL, 0), 0); /* blocking reads from now on */
+    /* Hold a writer of our own until both peers are in, so that end of
+     * file comes only after all of them. */
+    int hold = strm_open(f, O_WRONLY);
+    CHECK(hold >= 0);
+    pid_t a = peer_spawn("write", f, "a"), b = peer_spawn("write", f, "b");
+    for (int i = 0; i < 300; i++) {
+        int r = 0, w = 0;
+        ust_fifo_counts(fd, &r, &w);
+        if (w >= 3)
+            break;
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    strm_close(hold);
+    read_writers(fd, 2);
+    CHECK_EQ(peer_wait(a), 0);
+    CHECK_EQ(peer_wait(b), 0);
+    strm_close(fd);
+    unlink(f);
+}
+
+static void test_f5_security(void)
+{
+    char f[PATH_MAX];
+    struct stat st;
+    snprintf(f, sizeof(f), "%s/f5", dir);
+    CHECK_EQ(mkfifo(f, 0600), 0);
+    int fd = strm_open(f, O_RDONLY | O_NONBLOCK);
+    CHECK(fd >= 0);
+    CHECK_EQ(peer_wait(peer_spawn("eacces", f, NULL)), 0);
+    CHECK_EQ(stat(f, &st), 0);
+    CHECK_EQ(st.st_mode & 07777, 0600);
+    CHECK(S_ISFIFO(st.st_mode));
+    strm_close(fd);
+    unlink(f);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 2 && strcmp(argv[1], "peer") == 0)
+        return peer_main(argc, argv);
+    if (geteuid() != 0) {
+        printf("test_xfifo: needs root (it switches users to test permissions): skipped\n");
+        return 77;
+    }
+    CHECK(mkdtemp(dir) != NULL);
+    CHECK_EQ(chmod(dir, 0755), 0);
+    signal(SIGPIPE, SIG_IGN);
+    test_f1_f2();
+    test_f3_rules();
+    test_f4_two_writers();
+    test_f5_security();
+    CHECK_EQ(rmdir(dir), 0);
+    CHECK_EQ(ustreams_quiesce(5000), 0);
+    CHECK_NO_BLOCKS();
+    return CHECK_RESULT();
+}
