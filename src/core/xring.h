@@ -133,6 +133,25 @@ int xring_take(struct xring_chan *ch, int dir, struct xring_msg *m, void *ctl, s
                void *data, size_t data_cap);
 
 /*
+ * xring_take_batch -- take consecutive records of ring dir under one hold of
+ *   the consumer lock and with one store of head: as long as fewer than max
+ *   are taken, their bytes fit in what is left of buf (cap bytes), and
+ *   accept(m, arg) says yes.  Record i's description goes to ms[i], its
+ *   control then data bytes to buf after those of records 0..i-1 (back to
+ *   back, no padding).  accept is called with the consumer lock held, on a
+ *   validated description, before the record is taken: it must not block,
+ *   take locks or call into xring; 0 stops the batch and leaves that record
+ *   (and all after it) in the ring.
+ *   *wake (may be NULL) receives XRING_WAKE_WRITER or 0, as xring_take's
+ *   return value would be for the last record taken.
+ *   Returns the records taken (0: empty, or the first one stays), -EIO
+ *   (broken), -EINVAL.
+ */
+int xring_take_batch(struct xring_chan *ch, int dir, struct xring_msg *ms, int max, void *buf,
+                     size_t cap, int (*accept)(const struct xring_msg *, void *), void *arg,
+                     int *wake);
+
+/*
  * xring_arm_reader / xring_arm_writer -- declare that this side is about to
  *   sleep waiting for data in (space in) ring dir.  Returns 1 if it need not
  *   sleep (data is there / there is room below hiwat now), 0 if it may
