@@ -8,7 +8,11 @@
  *   Publication.  A producer, holding the ring's producer lock, reads head
  *   (acquire: the consumer has finished copying out what it freed), writes
  *   the record at tail, then stores the new tail (seq_cst, which includes
- *   release; see "Arming").  A consumer, holding the consumer lock, reads
+ *   release; see "Arming").  xring_put_begin does the first half (lock,
+ *   room, header) and hands the caller the record's body in place, one or
+ *   two pieces; the caller copies into them (from memory that may fault:
+ *   nothing is published until xring_put_end, which stores tail -- or, to
+ *   abandon the record, does not -- and unlocks).  A consumer, holding the consumer lock, reads
  *   tail with acquire (the record's bytes are visible), copies the record
  *   out, then stores the new head (seq_cst).  So an uncontended put or take
  *   is one compare-and-swap for the lock, the copies, one store of tail or
@@ -437,21 +441,11 @@ void xring_destroy(struct xring_chan *ch)
 
 /* ---------------------------------------------------------------- producing */
 
-int xring_put(struct xring_chan *ch, int dir, const struct xring_msg *m, const struct iovec *iov,
-              int iovcnt)
+int xring_put_begin(struct xring_chan *ch, int dir, const struct xring_msg *m, struct xring_wr *w)
 {
-    size_t total = 0;
-
-    if (!xr_dir_ok(ch, dir) || !m || iovcnt < 0 || (iovcnt > 0 && !iov))
+    if (!xr_dir_ok(ch, dir) || !m || !w)
         return -EINVAL;
-    for (int i = 0; i < iovcnt; i++) {
-        if (iov[i].iov_len > SIZE_MAX - total || (iov[i].iov_len > 0 && !iov[i].iov_base))
-            return -EINVAL;
-        total += iov[i].iov_len;
-    }
     uint64_t body = (uint64_t)m->ctl_len + m->data_len;
-    if (total != body)
-        return -EINVAL;
     if (xr_is_broken(ch, dir))
         return -EIO;
     if (body > XRING_MSG_MAX || xring_reclen(body) > ch->size)
@@ -468,11 +462,11 @@ int xring_put(struct xring_chan *ch, int dir, const struct xring_msg *m, const s
     int64_t q = xr_queued(ch, head, tail);
     if (q < 0) {
         err = xr_break(ch, dir);
-        goto out;
+        goto fail;
     }
     if (q >= ch->hiwat || len > ch->size - (uint32_t)q) {
         err = -EAGAIN;
-        goto out;
+        goto fail;
     }
     struct xring_rec r = {
         .r_len = len,
@@ -484,20 +478,71 @@ int xring_put(struct xring_chan *ch, int dir, const struct xring_msg *m, const s
         .r_aux = m->aux,
         .r_zero = 0,
     };
-    uint32_t pos = tail;
-    xr_copy_in(ch, dir, pos, &r, sizeof(r));
-    pos += sizeof(r);
-    for (int i = 0; i < iovcnt; i++) {
-        xr_copy_in(ch, dir, pos, iov[i].iov_base, iov[i].iov_len);
-        pos += (uint32_t)iov[i].iov_len;
-    }
-    __atomic_store_n(&c->x_tail, tail + len, __ATOMIC_SEQ_CST); /* the Dekker store */
-out:
+    xr_copy_in(ch, dir, tail, &r, sizeof(r));
+    uint32_t off = (tail + (uint32_t)sizeof(r)) & ch->mask;
+    size_t first = body < (uint64_t)(ch->size - off) ? (size_t)body : (size_t)(ch->size - off);
+    w->seg[0].iov_base = ch->data[dir] + off;
+    w->seg[0].iov_len = first;
+    w->seg[1].iov_base = ch->data[dir];
+    w->seg[1].iov_len = (size_t)body - first;
+    w->dir = dir;
+    w->tail = tail + len;
+    return 0;
+fail:
     xr_unlock(&c->x_plock);
-    if (err != 0)
-        return err;
+    return err;
+}
+
+int xring_put_end(struct xring_chan *ch, struct xring_wr *w, int commit)
+{
+    struct xring_ctl *c = ch->ctl[w->dir];
+
+    if (commit)
+        __atomic_store_n(&c->x_tail, w->tail, __ATOMIC_SEQ_CST); /* the Dekker store */
+    xr_unlock(&c->x_plock);
+    if (!commit)
+        return 0;
     /* Dekker with xring_arm_reader: tail is stored, now look at the arming. */
     return xr_arm_fire(&c->x_rd_armed) ? XRING_WAKE_READER : 0;
+}
+
+int xring_put(struct xring_chan *ch, int dir, const struct xring_msg *m, const struct iovec *iov,
+              int iovcnt)
+{
+    size_t total = 0;
+    struct xring_wr w;
+
+    if (!xr_dir_ok(ch, dir) || !m || iovcnt < 0 || (iovcnt > 0 && !iov))
+        return -EINVAL;
+    for (int i = 0; i < iovcnt; i++) {
+        if (iov[i].iov_len > SIZE_MAX - total || (iov[i].iov_len > 0 && !iov[i].iov_base))
+            return -EINVAL;
+        total += iov[i].iov_len;
+    }
+    if (total != (uint64_t)m->ctl_len + m->data_len)
+        return -EINVAL;
+    int err = xring_put_begin(ch, dir, m, &w);
+    if (err != 0)
+        return err;
+    /* The body into the record's one or two pieces. */
+    int s = 0;
+    size_t at = 0;
+    for (int i = 0; i < iovcnt; i++) {
+        const unsigned char *src = iov[i].iov_base;
+        size_t left = iov[i].iov_len;
+        while (left > 0) {
+            size_t k = w.seg[s].iov_len - at < left ? w.seg[s].iov_len - at : left;
+            memcpy((unsigned char *)w.seg[s].iov_base + at, src, k);
+            src += k;
+            left -= k;
+            at += k;
+            if (at == w.seg[s].iov_len && s == 0) {
+                s = 1;
+                at = 0;
+            }
+        }
+    }
+    return xring_put_end(ch, &w, 1);
 }
 
 /* ---------------------------------------------------------------- consuming */

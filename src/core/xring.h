@@ -113,6 +113,27 @@ int xring_put(struct xring_chan *ch, int dir, const struct xring_msg *m, const s
               int iovcnt);
 
 /*
+ * xring_put_begin / xring_put_end -- xring_put in two halves, so that the
+ *   caller copies the body straight from where it is (a user buffer, which
+ *   may fault) into the ring.  begin takes the producer lock, checks the
+ *   room exactly as xring_put does (same errors, nothing held on error)
+ *   and writes the record's header; on 0 the body (m->ctl_len + m->data_len
+ *   bytes: control then data) goes to w->seg[0] then w->seg[1] (the second
+ *   piece is empty unless the record wraps).  Then, always, xring_put_end:
+ *   commit 1 publishes the record and returns 0 or XRING_WAKE_READER;
+ *   commit 0 abandons it (the ring is as before) and returns 0.  Between
+ *   the two the producer lock is held: copy, nothing else (no sleeping, no
+ *   other lock, no xring call).
+ */
+struct xring_wr {
+    struct iovec seg[2]; /* where the body goes */
+    int dir;             /* the rest: xring.c's */
+    uint32_t tail;
+};
+int xring_put_begin(struct xring_chan *ch, int dir, const struct xring_msg *m, struct xring_wr *w);
+int xring_put_end(struct xring_chan *ch, struct xring_wr *w, int commit);
+
+/*
  * xring_peek -- describe the next record of ring dir without taking it.
  *   Returns 1 and *m (validated: lengths within XRING_MSG_MAX and within what
  *   is queued), 0 if the ring is empty, -EIO if broken.

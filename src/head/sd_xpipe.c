@@ -211,6 +211,34 @@ int ust_xpipe_wput(queue_t *q, mblk_t *mp)
     return 0;
 }
 
+int ust_xpipe_write(struct stdata *sd, struct ust_sd_uio *u, size_t n)
+{
+    struct ust_xend *xe = __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE);
+    struct xring_wr w;
+
+    if (xe == NULL || n == 0 || atomic_load(&xe->gone) || atomic_load(&xe->backlog) != 0)
+        return 0;
+    /* The path: the pipe pair right below the head, procedures on. */
+    unsigned long gen = ust_plumb_gen_now();
+    queue_t *wq = WR(xe->rq);
+    if (ust_qnext(sd->sd_wq) != wq || (ust_qflags(wq) & QPROCSOFF))
+        return 0;
+    struct xring_msg m = {.type = M_DATA, .flags = XF_DATA, .data_len = (uint32_t)n};
+    if (n > XRING_MSG_MAX || xring_put_begin(xe->xc->ch, xe->side, &m, &w) != 0)
+        return 0; /* full, or trouble: the normal path queues it, or finds out */
+    int err = ust_plumb_gen_now() != gen ? EAGAIN : 0; /* plumbed meanwhile */
+    if (err == 0)
+        err = ust_sd_uio_copy(u, w.seg[0].iov_base, w.seg[0].iov_len);
+    if (err == 0)
+        err = ust_sd_uio_copy(u, w.seg[1].iov_base, w.seg[1].iov_len);
+    int r = xring_put_end(xe->xc->ch, &w, err == 0);
+    if (err != 0)
+        return err == EAGAIN ? 0 : -err;
+    if (r & XRING_WAKE_READER)
+        xp_bell_ring(xe);
+    return 1;
+}
+
 /*
  * ust_xpipe_wsrv -- move queued messages into the ring until it is full;
  *   then arm the ring, so that the reader's crossing of the low water mark

@@ -230,11 +230,23 @@ static int small_batch(queue_t *q, struct ust_xend *xe)
     if (wake)
         xp_bell_ring(xe);
     head_path(q, &dp);
+    struct iovec w[XP_BATCH];
     size_t off = 0;
     for (int i = 0; i < n; i++) {
-        if (small_up(&dp, &ms[i], buf + off, &mp) == 1)
-            putnext(q, mp);
+        w[i].iov_base = buf + off;
+        w[i].iov_len = ms[i].data_len;
         off += ms[i].data_len;
+    }
+    /* As many as fit in the head's last block at one hold of its arrival
+     * lock; the one that does not starts a block (small_up), and so on. */
+    for (int i = 0; i < n; i++) {
+        if (dp.valid) {
+            i += ust_sd_deposit_many(&dp, &w[i], n - i);
+            if (i == n)
+                break;
+        }
+        if (small_up(&dp, &ms[i], w[i].iov_base, &mp) == 1)
+            putnext(q, mp);
     }
     return n;
 }
