@@ -15,10 +15,16 @@
  *                 ring (type, band, control bytes, data bytes); when the
  *                 ring is at its high water mark the message waits on the
  *                 pair's write queue, which flow-controls the head as any
- *                 driver does;
+ *                 driver does.  A plain write(2) on an end with no module
+ *                 pushed and nothing waiting goes straight from the
+ *                 caller's buffer into the ring (ust_xpipe_write, from the
+ *                 head's write path: no message is built, no put procedure
+ *                 runs; the record is the one wput would have written);
  *     read side   ust_xpipe_rsrv: records become messages again and go up,
  *                 as long as the stream above takes them (bcanputnext), so
- *                 a slow reader fills the ring and stops the writer.
+ *                 a slow reader fills the ring and stops the writer; small
+ *                 plain data records are taken in batches (one hold of the
+ *                 ring's lock) and appended to the head's arrivals.
  *   Doorbells are rung only on the rings' hysteresis edges (xring.h): a
  *   byte sent on the bell wakes the other side, whose epoll thread (io
  *   watch, src/core/io_watch.h) qenables its pair; both "data for you" and
