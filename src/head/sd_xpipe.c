@@ -222,7 +222,12 @@ int ust_xpipe_write(struct stdata *sd, struct ust_sd_uio *u, size_t n)
     struct ust_xend *xe = __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE);
     struct xring_wr w;
 
-    if (xe == NULL || n == 0 || atomic_load(&xe->gone) || atomic_load(&xe->backlog) != 0)
+    /* Small writes only: at 4 KiB this path measured slower than the
+     * message path between processes (1.05x pipe(2) against 1.64x, cause
+     * not yet found), and a small write is where building a message costs
+     * most against the copy. */
+    if (xe == NULL || n == 0 || n > XP_SMALL || atomic_load(&xe->gone) ||
+        atomic_load(&xe->backlog) != 0)
         return 0;
     /* The path: the pipe pair right below the head, procedures on. */
     unsigned long gen = ust_plumb_gen_now();

@@ -802,7 +802,8 @@ int ust_xpipe_pull(struct stdata *sd);
 enum { UST_XREADER_ENTER, UST_XREADER_READY, UST_XREADER_LEAVE, UST_XREADER_SLEEP };
 int ust_xpipe_reader(struct stdata *sd, int how);
 /*
- * ust_xpipe_write -- a write(2) of n bytes (one plain M_DATA message) on
+ * ust_xpipe_write -- a small write(2) of n bytes (at most 1024: one plain
+ *   M_DATA message) on
  *   split end sd, copied from u straight into the ring as one record: no
  *   message is built, no put procedure runs.  Taken only when the pipe pair
  *   is right below the head (no module pushed; the plumbing generation is
