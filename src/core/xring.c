@@ -8,12 +8,23 @@
  *   Publication.  A producer, holding the ring's producer lock, reads head
  *   (acquire: the consumer has finished copying out what it freed), writes
  *   the record at tail, then stores the new tail (seq_cst, which includes
- *   release; see "Arming").  A consumer, holding the consumer lock, reads
+ *   release; see "Arming").  xring_put_begin does the first half (lock,
+ *   room, header) and hands the caller the record's body in place, one or
+ *   two pieces; the caller copies into them (from memory that may fault:
+ *   nothing is published until xring_put_end, which stores tail -- or, to
+ *   abandon the record, does not -- and unlocks).  A consumer, holding the consumer lock, reads
  *   tail with acquire (the record's bytes are visible), copies the record
  *   out, then stores the new head (seq_cst).  So an uncontended put or take
  *   is one compare-and-swap for the lock, the copies, one store of tail or
  *   head, one load of the arming word and one exchange to unlock: no system
- *   call.
+ *   call.  xring_take_batch takes many records at one hold of the consumer
+ *   lock: tail is read once, each record is checked and copied out in turn,
+ *   head is stored once at the end (the Dekker store for all of them), and
+ *   the writers' arming is looked at once, with the queue as the batch left
+ *   it.  Storing head once instead of after each record only delays the
+ *   freed room: a writer that sees the old head finds less room, arms, and
+ *   the batch's head store (seq_cst, then the load of x_wr_armed) is on the
+ *   other side of the same Dekker pair as a single take's.
  *
  *   Locks.  A lock word is 0 or the holder's pid, plus XRING_LOCK_WAITERS
  *   when someone may sleep on it (FUTEX_WAIT, shared: the two processes map
@@ -430,21 +441,11 @@ void xring_destroy(struct xring_chan *ch)
 
 /* ---------------------------------------------------------------- producing */
 
-int xring_put(struct xring_chan *ch, int dir, const struct xring_msg *m, const struct iovec *iov,
-              int iovcnt)
+int xring_put_begin(struct xring_chan *ch, int dir, const struct xring_msg *m, struct xring_wr *w)
 {
-    size_t total = 0;
-
-    if (!xr_dir_ok(ch, dir) || !m || iovcnt < 0 || (iovcnt > 0 && !iov))
+    if (!xr_dir_ok(ch, dir) || !m || !w)
         return -EINVAL;
-    for (int i = 0; i < iovcnt; i++) {
-        if (iov[i].iov_len > SIZE_MAX - total || (iov[i].iov_len > 0 && !iov[i].iov_base))
-            return -EINVAL;
-        total += iov[i].iov_len;
-    }
     uint64_t body = (uint64_t)m->ctl_len + m->data_len;
-    if (total != body)
-        return -EINVAL;
     if (xr_is_broken(ch, dir))
         return -EIO;
     if (body > XRING_MSG_MAX || xring_reclen(body) > ch->size)
@@ -461,11 +462,11 @@ int xring_put(struct xring_chan *ch, int dir, const struct xring_msg *m, const s
     int64_t q = xr_queued(ch, head, tail);
     if (q < 0) {
         err = xr_break(ch, dir);
-        goto out;
+        goto fail;
     }
     if (q >= ch->hiwat || len > ch->size - (uint32_t)q) {
         err = -EAGAIN;
-        goto out;
+        goto fail;
     }
     struct xring_rec r = {
         .r_len = len,
@@ -477,23 +478,92 @@ int xring_put(struct xring_chan *ch, int dir, const struct xring_msg *m, const s
         .r_aux = m->aux,
         .r_zero = 0,
     };
-    uint32_t pos = tail;
-    xr_copy_in(ch, dir, pos, &r, sizeof(r));
-    pos += sizeof(r);
-    for (int i = 0; i < iovcnt; i++) {
-        xr_copy_in(ch, dir, pos, iov[i].iov_base, iov[i].iov_len);
-        pos += (uint32_t)iov[i].iov_len;
-    }
-    __atomic_store_n(&c->x_tail, tail + len, __ATOMIC_SEQ_CST); /* the Dekker store */
-out:
+    xr_copy_in(ch, dir, tail, &r, sizeof(r));
+    uint32_t off = (tail + (uint32_t)sizeof(r)) & ch->mask;
+    size_t first = body < (uint64_t)(ch->size - off) ? (size_t)body : (size_t)(ch->size - off);
+    w->seg[0].iov_base = ch->data[dir] + off;
+    w->seg[0].iov_len = first;
+    w->seg[1].iov_base = ch->data[dir];
+    w->seg[1].iov_len = (size_t)body - first;
+    w->dir = dir;
+    w->tail = tail + len;
+    return 0;
+fail:
     xr_unlock(&c->x_plock);
-    if (err != 0)
-        return err;
+    return err;
+}
+
+int xring_put_end(struct xring_chan *ch, struct xring_wr *w, int commit)
+{
+    struct xring_ctl *c = ch->ctl[w->dir];
+
+    if (commit)
+        __atomic_store_n(&c->x_tail, w->tail, __ATOMIC_SEQ_CST); /* the Dekker store */
+    xr_unlock(&c->x_plock);
+    if (!commit)
+        return 0;
     /* Dekker with xring_arm_reader: tail is stored, now look at the arming. */
     return xr_arm_fire(&c->x_rd_armed) ? XRING_WAKE_READER : 0;
 }
 
+int xring_put(struct xring_chan *ch, int dir, const struct xring_msg *m, const struct iovec *iov,
+              int iovcnt)
+{
+    size_t total = 0;
+    struct xring_wr w;
+
+    if (!xr_dir_ok(ch, dir) || !m || iovcnt < 0 || (iovcnt > 0 && !iov))
+        return -EINVAL;
+    for (int i = 0; i < iovcnt; i++) {
+        if (iov[i].iov_len > SIZE_MAX - total || (iov[i].iov_len > 0 && !iov[i].iov_base))
+            return -EINVAL;
+        total += iov[i].iov_len;
+    }
+    if (total != (uint64_t)m->ctl_len + m->data_len)
+        return -EINVAL;
+    int err = xring_put_begin(ch, dir, m, &w);
+    if (err != 0)
+        return err;
+    /* The body into the record's one or two pieces. */
+    int s = 0;
+    size_t at = 0;
+    for (int i = 0; i < iovcnt; i++) {
+        const unsigned char *src = iov[i].iov_base;
+        size_t left = iov[i].iov_len;
+        while (left > 0) {
+            size_t k = w.seg[s].iov_len - at < left ? w.seg[s].iov_len - at : left;
+            memcpy((unsigned char *)w.seg[s].iov_base + at, src, k);
+            src += k;
+            left -= k;
+            at += k;
+            if (at == w.seg[s].iov_len && s == 0) {
+                s = 1;
+                at = 0;
+            }
+        }
+    }
+    return xring_put_end(ch, &w, 1);
+}
+
 /* ---------------------------------------------------------------- consuming */
+
+/*
+ * xr_rec_at -- copy out and check the record at index h of ring d, q bytes
+ *   being queued from h on (q > 0).
+ *   Locking: the caller holds the consumer lock.
+ *   Returns 1 with *r, or -EIO (the ring is now broken).
+ */
+static int xr_rec_at(struct xring_chan *ch, int d, uint32_t h, int64_t q, struct xring_rec *r)
+{
+    if (q < (int64_t)sizeof(*r))
+        return xr_break(ch, d);
+    xr_copy_out(ch, d, h, r, sizeof(*r));
+    if (r->r_ctl_len > XRING_MSG_MAX || r->r_data_len > XRING_MSG_MAX ||
+        (uint64_t)r->r_ctl_len + r->r_data_len > XRING_MSG_MAX || r->r_zero != 0 ||
+        r->r_len != xring_reclen((uint64_t)r->r_ctl_len + r->r_data_len) || r->r_len > q)
+        return xr_break(ch, d);
+    return 1;
+}
 
 /*
  * xr_next -- read and check the next record of ring d.
@@ -512,15 +582,10 @@ static int xr_next(struct xring_chan *ch, int d, struct xring_rec *r, uint32_t *
         return xr_break(ch, d);
     if (q == 0)
         return 0;
-    if (q < (int64_t)sizeof(*r))
-        return xr_break(ch, d);
-    xr_copy_out(ch, d, h, r, sizeof(*r));
-    if (r->r_ctl_len > XRING_MSG_MAX || r->r_data_len > XRING_MSG_MAX ||
-        (uint64_t)r->r_ctl_len + r->r_data_len > XRING_MSG_MAX || r->r_zero != 0 ||
-        r->r_len != xring_reclen((uint64_t)r->r_ctl_len + r->r_data_len) || r->r_len > q)
-        return xr_break(ch, d);
-    *head = h;
-    return 1;
+    int rc = xr_rec_at(ch, d, h, q, r);
+    if (rc == 1)
+        *head = h;
+    return rc;
 }
 
 static void xr_desc(const struct xring_rec *r, struct xring_msg *m)
@@ -531,6 +596,22 @@ static void xr_desc(const struct xring_rec *r, struct xring_msg *m)
     m->ctl_len = r->r_ctl_len;
     m->data_len = r->r_data_len;
     m->aux = r->r_aux;
+}
+
+/*
+ * xr_take_report -- after a take stored head (seq_cst): the Dekker load of
+ *   the writers' arming (xring_arm_writer), and the report if the take
+ *   brought the ring to lowat or below.  Returns XRING_WAKE_WRITER or 0.
+ */
+static int xr_take_report(struct xring_chan *ch, struct xring_ctl *c, uint32_t head)
+{
+    if (__atomic_load_n(&c->x_wr_armed, __ATOMIC_SEQ_CST) & XR_ARM_COUNT) {
+        uint32_t tail = __atomic_load_n(&c->x_tail, __ATOMIC_ACQUIRE);
+        uint32_t q = tail - head; /* a wild value only delays the report */
+        if (q <= ch->lowat && xr_arm_fire(&c->x_wr_armed))
+            return XRING_WAKE_WRITER;
+    }
+    return 0;
 }
 
 int xring_peek(struct xring_chan *ch, int dir, struct xring_msg *m)
@@ -589,14 +670,61 @@ out:
         return rc;
     if (m)
         xr_desc(&r, m);
-    /* Dekker with xring_arm_writer: head is stored, now look at the arming. */
-    if (__atomic_load_n(&c->x_wr_armed, __ATOMIC_SEQ_CST) & XR_ARM_COUNT) {
-        uint32_t tail = __atomic_load_n(&c->x_tail, __ATOMIC_ACQUIRE);
-        uint32_t q = tail - head; /* a wild value only delays the report */
-        if (q <= ch->lowat && xr_arm_fire(&c->x_wr_armed))
-            return XRING_WAKE_WRITER;
+    return xr_take_report(ch, c, head);
+}
+
+int xring_take_batch(struct xring_chan *ch, int dir, struct xring_msg *ms, int max, void *buf,
+                     size_t cap, int (*accept)(const struct xring_msg *, void *), void *arg,
+                     int *wake)
+{
+    struct xring_rec r;
+    size_t used = 0;
+    int n = 0;
+
+    if (wake)
+        *wake = 0;
+    if (!xr_dir_ok(ch, dir) || !ms || max < 0 || (!buf && cap > 0) || !accept)
+        return -EINVAL;
+    if (xr_is_broken(ch, dir))
+        return -EIO;
+    struct xring_ctl *c = ch->ctl[dir];
+    int rc = xr_lock(ch, dir, &c->x_clock);
+    if (rc != 0)
+        return rc;
+    uint32_t h = __atomic_load_n(&c->x_head, __ATOMIC_RELAXED);
+    uint32_t t = __atomic_load_n(&c->x_tail, __ATOMIC_ACQUIRE);
+    int64_t q = xr_queued(ch, h, t);
+    if (q < 0) {
+        rc = xr_break(ch, dir);
+        goto out;
     }
-    return 0;
+    while (n < max && q > 0) {
+        rc = xr_rec_at(ch, dir, h, q, &r);
+        if (rc < 0)
+            goto out;
+        size_t body = (size_t)r.r_ctl_len + r.r_data_len;
+        if (body > cap - used)
+            break;
+        xr_desc(&r, &ms[n]);
+        if (!accept(&ms[n], arg))
+            break;
+        /* Control then data, back to back, as in the ring. */
+        xr_copy_out(ch, dir, h + sizeof(r), (unsigned char *)buf + used, body);
+        used += body;
+        n++;
+        h += r.r_len;
+        q -= r.r_len;
+    }
+    rc = 0;
+    if (n > 0)
+        __atomic_store_n(&c->x_head, h, __ATOMIC_SEQ_CST); /* the Dekker store */
+out:
+    xr_unlock(&c->x_clock);
+    if (rc != 0)
+        return rc;
+    if (n > 0 && xr_take_report(ch, c, h) && wake)
+        *wake = XRING_WAKE_WRITER;
+    return n;
 }
 
 /* ------------------------------------------------------------------ arming */

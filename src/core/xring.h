@@ -113,6 +113,27 @@ int xring_put(struct xring_chan *ch, int dir, const struct xring_msg *m, const s
               int iovcnt);
 
 /*
+ * xring_put_begin / xring_put_end -- xring_put in two halves, so that the
+ *   caller copies the body straight from where it is (a user buffer, which
+ *   may fault) into the ring.  begin takes the producer lock, checks the
+ *   room exactly as xring_put does (same errors, nothing held on error)
+ *   and writes the record's header; on 0 the body (m->ctl_len + m->data_len
+ *   bytes: control then data) goes to w->seg[0] then w->seg[1] (the second
+ *   piece is empty unless the record wraps).  Then, always, xring_put_end:
+ *   commit 1 publishes the record and returns 0 or XRING_WAKE_READER;
+ *   commit 0 abandons it (the ring is as before) and returns 0.  Between
+ *   the two the producer lock is held: copy, nothing else (no sleeping, no
+ *   other lock, no xring call).
+ */
+struct xring_wr {
+    struct iovec seg[2]; /* where the body goes */
+    int dir;             /* the rest: xring.c's */
+    uint32_t tail;
+};
+int xring_put_begin(struct xring_chan *ch, int dir, const struct xring_msg *m, struct xring_wr *w);
+int xring_put_end(struct xring_chan *ch, struct xring_wr *w, int commit);
+
+/*
  * xring_peek -- describe the next record of ring dir without taking it.
  *   Returns 1 and *m (validated: lengths within XRING_MSG_MAX and within what
  *   is queued), 0 if the ring is empty, -EIO if broken.
@@ -131,6 +152,25 @@ int xring_peek(struct xring_chan *ch, int dir, struct xring_msg *m);
  */
 int xring_take(struct xring_chan *ch, int dir, struct xring_msg *m, void *ctl, size_t ctl_cap,
                void *data, size_t data_cap);
+
+/*
+ * xring_take_batch -- take consecutive records of ring dir under one hold of
+ *   the consumer lock and with one store of head: as long as fewer than max
+ *   are taken, their bytes fit in what is left of buf (cap bytes), and
+ *   accept(m, arg) says yes.  Record i's description goes to ms[i], its
+ *   control then data bytes to buf after those of records 0..i-1 (back to
+ *   back, no padding).  accept is called with the consumer lock held, on a
+ *   validated description, before the record is taken: it must not block,
+ *   take locks or call into xring; 0 stops the batch and leaves that record
+ *   (and all after it) in the ring.
+ *   *wake (may be NULL) receives XRING_WAKE_WRITER or 0, as xring_take's
+ *   return value would be for the last record taken.
+ *   Returns the records taken (0: empty, or the first one stays), -EIO
+ *   (broken), -EINVAL.
+ */
+int xring_take_batch(struct xring_chan *ch, int dir, struct xring_msg *ms, int max, void *buf,
+                     size_t cap, int (*accept)(const struct xring_msg *, void *), void *arg,
+                     int *wake);
 
 /*
  * xring_arm_reader / xring_arm_writer -- declare that this side is about to

@@ -424,3 +424,40 @@ int ust_sd_deposit(const struct ust_sd_dpath *dp, struct ust_sd_uio *u, size_t n
     }
     return r;
 }
+
+int ust_sd_deposit_many(const struct ust_sd_dpath *dp, const struct iovec *w, int n)
+{
+    if (n <= 0)
+        return 0;
+    struct stdata *rsd = dp->rsd;
+    atomic_fetch_add(&dp->pv->active, 1); /* claim, then check: as ust_sd_deposit */
+    if (ust_plumb_gen_now() != dp->gen || !takes_deposits(rsd)) {
+        unclaim(dp);
+        return 0;
+    }
+    struct ust_arrivals *ar = &rsd->sd_ar;
+    int done = 0, wake = 0;
+
+    ust_lock(&ar->lock);
+    for (; done < n; done++) {
+        size_t len = w[done].iov_len;
+        if (len == 0)
+            break;
+        if (ar->bytes + len > ar->room)
+            wake |= absorb_locked(rsd, 0); /* the room is stale: the reader may have drained */
+        if (ar->bytes + len > ar->room)
+            break;
+        struct ust_sd_uio u = {.iov = &w[done], .iovcnt = 1, .idx = 1, .cur = w[done]};
+        if (append_locked(ar, &u, len) != 1)
+            break; /* no coalescing block with space (or a bad buffer) */
+    }
+    if (done > 0) {
+        wake |= ar->sleepy;
+        ar->sleepy = 0;
+    }
+    ust_unlock(&ar->lock);
+    if (wake) /* under the claim: rsd is still this pipe's */
+        ust_sd_wake(&rsd->sd_rwait);
+    unclaim(dp);
+    return done;
+}

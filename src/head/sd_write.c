@@ -430,6 +430,18 @@ ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt)
             return r;
         ust_lock(&sd->sd_lock);
     }
+    /* Likewise straight into the ring of a pipe end split across processes
+     * (sd_xpipe.c). */
+    if (total > 0 && total <= pkt && p.wroff == 0 && p.maxblk == SIZE_MAX && !built &&
+        __atomic_load_n(&sd->sd_xend, __ATOMIC_RELAXED) != NULL) {
+        ust_unlock(&sd->sd_lock);
+        int r = ust_xpipe_write(sd, &u, total);
+        if (r == 1)
+            return (ssize_t)total;
+        if (r < 0)
+            return r;
+        ust_lock(&sd->sd_lock);
+    }
     /* The first message's flow control. */
     err = ust_sd_wait_writable(sd, 0, p.nonblock);
     ust_unlock(&sd->sd_lock);

@@ -15,10 +15,16 @@
  *                 ring (type, band, control bytes, data bytes); when the
  *                 ring is at its high water mark the message waits on the
  *                 pair's write queue, which flow-controls the head as any
- *                 driver does;
+ *                 driver does.  A plain write(2) on an end with no module
+ *                 pushed and nothing waiting goes straight from the
+ *                 caller's buffer into the ring (ust_xpipe_write, from the
+ *                 head's write path: no message is built, no put procedure
+ *                 runs; the record is the one wput would have written);
  *     read side   ust_xpipe_rsrv: records become messages again and go up,
  *                 as long as the stream above takes them (bcanputnext), so
- *                 a slow reader fills the ring and stops the writer.
+ *                 a slow reader fills the ring and stops the writer; small
+ *                 plain data records are taken in batches (one hold of the
+ *                 ring's lock) and appended to the head's arrivals.
  *   Doorbells are rung only on the rings' hysteresis edges (xring.h): a
  *   byte sent on the bell wakes the other side, whose epoll thread (io
  *   watch, src/core/io_watch.h) qenables its pair; both "data for you" and
@@ -209,6 +215,39 @@ int ust_xpipe_wput(queue_t *q, mblk_t *mp)
     atomic_fetch_add(&xe->backlog, 1);
     putq(q, mp);
     return 0;
+}
+
+int ust_xpipe_write(struct stdata *sd, struct ust_sd_uio *u, size_t n)
+{
+    struct ust_xend *xe = __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE);
+    struct xring_wr w;
+
+    /* Small writes only: at 4 KiB this path measured slower than the
+     * message path between processes (1.05x pipe(2) against 1.64x, cause
+     * not yet found), and a small write is where building a message costs
+     * most against the copy. */
+    if (xe == NULL || n == 0 || n > XP_SMALL || atomic_load(&xe->gone) ||
+        atomic_load(&xe->backlog) != 0)
+        return 0;
+    /* The path: the pipe pair right below the head, procedures on. */
+    unsigned long gen = ust_plumb_gen_now();
+    queue_t *wq = WR(xe->rq);
+    if (ust_qnext(sd->sd_wq) != wq || (ust_qflags(wq) & QPROCSOFF))
+        return 0;
+    struct xring_msg m = {.type = M_DATA, .flags = XF_DATA, .data_len = (uint32_t)n};
+    if (n > XRING_MSG_MAX || xring_put_begin(xe->xc->ch, xe->side, &m, &w) != 0)
+        return 0; /* full, or trouble: the normal path queues it, or finds out */
+    int err = ust_plumb_gen_now() != gen ? EAGAIN : 0; /* plumbed meanwhile */
+    if (err == 0)
+        err = ust_sd_uio_copy(u, w.seg[0].iov_base, w.seg[0].iov_len);
+    if (err == 0)
+        err = ust_sd_uio_copy(u, w.seg[1].iov_base, w.seg[1].iov_len);
+    int r = xring_put_end(xe->xc->ch, &w, err == 0);
+    if (err != 0)
+        return err == EAGAIN ? 0 : -err;
+    if (r & XRING_WAKE_READER)
+        xp_bell_ring(xe);
+    return 1;
 }
 
 /*

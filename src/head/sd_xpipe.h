@@ -20,6 +20,8 @@ enum {
     XP_MAXPSZ = 128 * 1024, /* largest message written (the head splits writes) */
     XP_SMALL = 1024,        /* records of at most this many data bytes: sd_arrive.c's coalescing */
     XP_IOV = 32,          /* blocks of one message written in one record */
+    XP_BATCH = 64,        /* small records taken at one hold of the ring's lock */
+    XP_BATCH_BYTES = 4096, /* their data bytes at most */
     XF_DATA = 1,          /* the record has a data part (even an empty one) */
 };
 

@@ -108,19 +108,74 @@ static int passfp_take(queue_t *q, struct ust_xend *xe, const struct xring_msg *
     return 1;
 }
 
+/* A small record taken (got, its data bytes at buf) goes up: when the head
+ * is right above, deposited among its arrivals (sd_arrive.c), where small
+ * writes share a block and keep their boundaries -- as the writes of an
+ * in-process pipe do; else (or when the head takes no deposit now) as a
+ * message of its own.  *dp is the path to the head (valid 0: none); a plain
+ * record needs one.  1 made a message (*out), 2 deposited or dropped. */
+static int small_up(const struct ust_sd_dpath *dp, const struct xring_msg *got,
+                    unsigned char *buf, mblk_t **out)
+{
+    mblk_t *mp;
+    int plain = got->type == M_DATA && got->band == 0 && got->flags == XF_DATA &&
+                got->data_len > 0;
+
+    if (plain && dp->valid) {
+        struct iovec iov = {buf, got->data_len};
+        struct ust_sd_uio u = {.iov = &iov, .iovcnt = 1, .idx = 1, .cur = iov};
+        mblk_t *built = NULL;
+        int d = ust_sd_deposit(dp, &u, got->data_len, &built);
+        if (d == 1)
+            return 2;
+        if (d == 2) {
+            *out = built;
+            return 1;
+        }
+    }
+    if (got->type == M_PASSFP)
+        return 2; /* raced in from another process's sender: its descriptor is
+                   * that process's to receive (docs: several receivers) */
+    /* Taken already: this one waits for memory rather than be lost. */
+    while ((mp = record_msg(got)) == NULL) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    mblk_t *d = mp->b_datap->db_type == M_DATA ? mp : mp->b_cont;
+    if (d != NULL) {
+        memcpy(d->b_wptr, buf, got->data_len);
+        d->b_wptr += got->data_len;
+    }
+    *out = mp;
+    return 1;
+}
+
+/* The deposit path to the head right above q, if q leads to one. */
+static void head_path(queue_t *q, struct ust_sd_dpath *dp)
+{
+    queue_t *hq = ust_qnext(q);
+
+    memset(dp, 0, sizeof(*dp));
+    if (hq != NULL && (ust_qflags(hq) & (QHEAD | QREADR)) == (QHEAD | QREADR) &&
+        hq->q_ptr != NULL) {
+        dp->q = hq;
+        dp->pv = ust_qpv(hq);
+        dp->rsd = hq->q_ptr;
+        dp->gen = ust_plumb_gen_now();
+        dp->valid = 1;
+    }
+}
+
 /* The next record, peeked as a small M_DATA: taken through a buffer on the
- * stack and, when the head is right above, deposited among its arrivals
- * (sd_arrive.c), where small writes share a block and keep their
- * boundaries -- as the writes of an in-process pipe do.  1 taken as a
- * message (*out), 2 deposited (or nothing taken: look again), 0 trouble
- * (gone set).  The record taken may not be the one peeked when another
- * process takes from the ring too: it is then made a message as it is. */
+ * stack, then up (small_up).  1 taken as a message (*out), 2 deposited (or
+ * nothing taken: look again), 0 trouble (gone set).  The record taken may
+ * not be the one peeked when another process takes from the ring too: it
+ * is then made a message as it is. */
 static int small_take(queue_t *q, struct ust_xend *xe, mblk_t **out)
 {
     unsigned char buf[XP_SMALL];
     struct xring_msg got;
-    queue_t *hq = ust_qnext(q);
-    mblk_t *mp;
+    struct ust_sd_dpath dp;
 
     int r = xring_take(xe->xc->ch, !xe->side, &got, NULL, 0, buf, sizeof(buf));
     if (r == -ENODATA || r == -EAGAIN)
@@ -131,36 +186,69 @@ static int small_take(queue_t *q, struct ust_xend *xe, mblk_t **out)
     }
     if (r & XRING_WAKE_WRITER)
         xp_bell_ring(xe);
-    int plain = got.type == M_DATA && got.band == 0 && got.flags == XF_DATA && got.data_len > 0;
-    if (plain && hq != NULL && (ust_qflags(hq) & (QHEAD | QREADR)) == (QHEAD | QREADR)) {
-        struct ust_sd_dpath dp = {.q = hq, .pv = ust_qpv(hq), .rsd = hq->q_ptr,
-                                  .gen = ust_plumb_gen_now(), .valid = 1};
-        struct iovec iov = {buf, got.data_len};
-        struct ust_sd_uio u = {.iov = &iov, .iovcnt = 1, .idx = 1, .cur = iov};
-        mblk_t *built = NULL;
-        int d = dp.rsd != NULL ? ust_sd_deposit(&dp, &u, got.data_len, &built) : 0;
-        if (d == 1)
-            return 2;
-        if (d == 2) {
-            *out = built;
-            return 1;
+    head_path(q, &dp);
+    return small_up(&dp, &got, buf, out);
+}
+
+/* xring_take_batch's filter: plain small data records only (under the
+ * ring's consumer lock: looks at the description alone). */
+static int small_plain(const struct xring_msg *m, void *arg)
+{
+    (void)arg;
+    return m->type == M_DATA && m->ctl_len == 0 && m->band == 0 && m->flags == XF_DATA &&
+           m->data_len > 0 && m->data_len <= XP_SMALL;
+}
+
+/*
+ * small_batch -- take the small plain data records at the front of the
+ *   ring in batches (one hold of the ring's consumer lock and one store of
+ *   its head for up to XP_BATCH of them) and send them up in order, as
+ *   small_take does one.  Flow control is looked at once per batch: the
+ *   stream above may get up to a batch (XP_BATCH_BYTES) beyond its high
+ *   water mark, as two racing writers overshoot canput by a message each.
+ *   Returns the records taken (0: none such at the front, or blocked
+ *   upstream: the caller looks at the next record itself), -1 trouble (gone
+ *   set).
+ */
+static int small_batch(queue_t *q, struct ust_xend *xe)
+{
+    unsigned char buf[XP_BATCH_BYTES];
+    struct xring_msg ms[XP_BATCH];
+    struct ust_sd_dpath dp;
+    mblk_t *mp;
+    int wake;
+
+    if (!bcanputnext(q, 0))
+        return 0;
+    int n = xring_take_batch(xe->xc->ch, !xe->side, ms, XP_BATCH, buf, sizeof(buf), small_plain,
+                             NULL, &wake);
+    if (n <= 0) {
+        if (n < 0)
+            atomic_store(&xe->gone, 1);
+        return n < 0 ? -1 : 0;
+    }
+    if (wake)
+        xp_bell_ring(xe);
+    head_path(q, &dp);
+    struct iovec w[XP_BATCH];
+    size_t off = 0;
+    for (int i = 0; i < n; i++) {
+        w[i].iov_base = buf + off;
+        w[i].iov_len = ms[i].data_len;
+        off += ms[i].data_len;
+    }
+    /* As many as fit in the head's last block at one hold of its arrival
+     * lock; the one that does not starts a block (small_up), and so on. */
+    for (int i = 0; i < n; i++) {
+        if (dp.valid) {
+            i += ust_sd_deposit_many(&dp, &w[i], n - i);
+            if (i == n)
+                break;
         }
+        if (small_up(&dp, &ms[i], w[i].iov_base, &mp) == 1)
+            putnext(q, mp);
     }
-    if (got.type == M_PASSFP)
-        return 2; /* raced in from another process's sender: its descriptor is
-                   * that process's to receive (docs: several receivers) */
-    /* Taken already: this one waits for memory rather than be lost. */
-    while ((mp = record_msg(&got)) == NULL) {
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
-    }
-    mblk_t *d = mp->b_datap->db_type == M_DATA ? mp : mp->b_cont;
-    if (d != NULL) {
-        memcpy(d->b_wptr, buf, got.data_len);
-        d->b_wptr += got.data_len;
-    }
-    *out = mp;
-    return 1;
+    return n;
 }
 
 /* Take the next record into a message: 1 taken (*out), 0 none now, -1
@@ -246,6 +334,11 @@ int ust_xpipe_rsrv(queue_t *q)
     if (atomic_load(&xe->backlog) > 0) /* our writes wait for room: maybe there is some */
         qenable(WR(q));
     for (;;) {
+        int b = small_batch(q, xe);
+        if (b < 0)
+            break;
+        if (b > 0)
+            continue;
         int r = record_take(q, xe, &mp);
         if (r < 0)
             return 0;

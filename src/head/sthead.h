@@ -504,6 +504,13 @@ int ust_sd_deposit_path(struct stdata *sd, struct ust_sd_dpath *dp);
  *   -EFAULT.
  */
 int ust_sd_deposit(const struct ust_sd_dpath *dp, struct ust_sd_uio *u, size_t n, mblk_t **built);
+/* ust_sd_deposit_many -- writes w[0..n) (one write each, in order, from
+ * memory that cannot fault) appended at dp's head under one hold of its
+ * arrival lock, as far as they fit in the last coalescing block and the
+ * room: no block is made.  Returns how many of the first went (0..n); the
+ * caller deposits the next one with ust_sd_deposit (which starts a block)
+ * or sends it the normal way.  Context: as ust_sd_deposit. */
+int ust_sd_deposit_many(const struct ust_sd_dpath *dp, const struct iovec *w, int n);
 /* Move sd's arrivals onto its read queue, in order, and recompute the room.
  * Any lock but the arrival and queue locks may be held. */
 void ust_sd_absorb(struct stdata *sd);
@@ -874,6 +881,21 @@ int ust_xpipe_pull(struct stdata *sd);
  * sleep: pull). */
 enum { UST_XREADER_ENTER, UST_XREADER_READY, UST_XREADER_LEAVE, UST_XREADER_SLEEP };
 int ust_xpipe_reader(struct stdata *sd, int how);
+/*
+ * ust_xpipe_write -- a small write(2) of n bytes (at most 1024: one plain
+ *   M_DATA message) on
+ *   split end sd, copied from u straight into the ring as one record: no
+ *   message is built, no put procedure runs.  Taken only when the pipe pair
+ *   is right below the head (no module pushed; the plumbing generation is
+ *   checked again under the ring's lock, as a deposit does, sd_arrive.c),
+ *   nothing of this end waits for room (its write queue is empty) and the
+ *   ring has room below its high water mark.
+ *   Context: the writer's thread, inside a call, no lock held.
+ *   Returns 1 written; 0 not taken, nothing of u consumed (the caller takes
+ *   the normal path, which queues, flow-controls and reports errors);
+ *   -EFAULT (a bad buffer: nothing written).
+ */
+int ust_xpipe_write(struct stdata *sd, struct ust_sd_uio *u, size_t n);
 /* A split end's last close (ust_pipe_teardown, sd_plumb held). */
 void ust_xpipe_end_close(struct stdata *sd);
 /* ust_xpipe_new_end -- a pipe end of this process whose peer end is for
