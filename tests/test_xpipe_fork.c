@@ -33,7 +33,9 @@
  *        by the parent arrive usable in the child (I_RECVFD, in order with
  *        the data around them: I_RECVFD before the descriptor's turn fails
  *        with EBADMSG), with the sender's effective ids as the kernel gives
- *        them; I_SENDFD of a stream descriptor fails with EINVAL.
+ *        them; a stream descriptor of the parent (a pipe end) arrives as a
+ *        stream of the child (isastream 1) that talks to the parent's other
+ *        end both ways.
  *   Every case ends with no message block outstanding in the parent (and in
  *   each child that returns).
  */
@@ -500,6 +502,12 @@ static int p9_child(void *arg)
     CHECK_EQ(strm_ioctl(fds[1], I_RECVFD, &rf), 0);
     CHECK_EQ(write(rf.fd, "sock", 4), 4);
     close(rf.fd);
+    CHECK_EQ(strm_ioctl(fds[1], I_RECVFD, &rf), 0); /* a stream of the parent */
+    CHECK_EQ(isastream(rf.fd), 1);
+    CHECK_EQ(rf.uid, geteuid());
+    CHECK_EQ(strm_write(rf.fd, "ping", 4), 4);
+    CHECK(read_all(rf.fd, buf, 4) && memcmp(buf, "pong", 4) == 0);
+    strm_close(rf.fd);
     CHECK_EQ(strm_read(fds[1], buf, 1), 0);
     strm_close(fds[1]);
     return child_end();
@@ -525,13 +533,14 @@ static void test_p9(void)
     close(file);
     close(sv[1]); /* the child's copy is the only one left */
     CHECK_EQ(strm_pipe(other), 0);
-    errno = 0;
-    CHECK_EQ(strm_ioctl(fds[0], I_SENDFD, other[0]), -1);
-    CHECK_EQ(errno, EINVAL);
-    strm_close(other[0]);
-    strm_close(other[1]);
+    CHECK_EQ(strm_ioctl(fds[0], I_SENDFD, other[0]), 0);
+    strm_close(other[0]); /* the relay keeps it */
     CHECK_EQ(read(sv[0], buf, 4), 4);
     CHECK(memcmp(buf, "sock", 4) == 0);
+    CHECK(read_all(other[1], buf, 4) && memcmp(buf, "ping", 4) == 0);
+    CHECK_EQ(strm_write(other[1], "pong", 4), 4);
+    CHECK_EQ(strm_read(other[1], buf, 4), 0); /* the child closed it: hang-up */
+    strm_close(other[1]);
     close(sv[0]);
     strm_close(fds[0]);
     CHECK_EQ(child_wait(pid, CHILD_MS), 0);

@@ -206,6 +206,12 @@ mblk_t *ust_passfp_received(int fd, uid_t uid, gid_t gid)
     return mp;
 }
 
+mblk_t *ust_passfp_stream(int fd, uid_t uid, gid_t gid)
+{
+    mblk_t *mp;
+    return passfp_make(fd, uid, gid, &mp) == 0 ? mp : NULL;
+}
+
 int ust_passfp_release_fd(mblk_t *mp)
 {
     struct passfp *pf = (struct passfp *)(void *)mp->b_rptr;

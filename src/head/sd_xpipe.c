@@ -52,7 +52,8 @@
  *   modules pushed before the fork stay in the parent (the child's ends
  *   start with none; push them after the fork).  I_SENDFD on a split pipe
  *   passes the descriptor on the bell (sd_xbell.c) beside an M_PASSFP
- *   record in the ring; a stream of this process cannot be passed (EINVAL).
+ *   record in the ring; a stream of this process crosses as a new pipe
+ *   joined to it by a relay (sendfd_stream).
  *   A split pipe stays
  *   split: after the child is gone its two ends in the parent keep talking
  *   through the rings.
@@ -76,6 +77,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <ustreams.h>
 
 #include "forksafe.h"
 #include "sd_xpipe.h"
@@ -401,6 +404,44 @@ int ust_xpipe_split(struct stdata *sd[2])
     return 0;
 }
 
+/* A stream of this process crosses as the far end of a new pipe between
+ * the processes whose near end is joined to it by a relay (sd_relay.c):
+ * the record names two tokens, the channel's memfd (token) and the bell end
+ * (token ^ XP_PASS_BELL), and carries the access mode of fd in its flags. */
+static int sendfd_stream(struct ust_xend *xe, int fd, uint32_t token)
+{
+    int acc = ust_sd_acc_get(fd);
+    int sfd = strm_fcntl(fd, F_DUPFD_CLOEXEC, 0); /* the relay's own, same mode */
+    int lfd, mfd, bfd, err;
+    cred_t cr;
+
+    if (sfd < 0)
+        return errno == EMFILE ? EMFILE : EBADF;
+    ust_sd_cred(&cr);
+    err = ust_xpipe_new_end(&cr, &lfd, &mfd, &bfd);
+    if (err != 0) {
+        strm_close(sfd);
+        return err;
+    }
+    err = ust_relay_start(sfd, lfd, !(acc & UST_ACC_NOREAD), !(acc & UST_ACC_NOWRITE));
+    if (err == 0) {
+        struct xring_msg m = {.type = M_PASSFP, .aux = token,
+                              .flags = (uint16_t)(XP_PASS_STREAM | (acc & 3) << 8)};
+        int r = xring_put(xe->xc->ch, xe->side, &m, NULL, 0);
+        err = r == -EAGAIN ? EAGAIN : r < 0 ? ENXIO : 0;
+    }
+    if (err == 0) {
+        err = ust_xbell_sendfd(&xe->bell, mfd, token);
+        if (err == 0)
+            err = ust_xbell_sendfd(&xe->bell, bfd, token ^ XP_PASS_BELL);
+        if (err != 0) /* the record is there: tell the receiver to drop it */
+            ust_xbell_sendfd(&xe->bell, -1, token);
+    }
+    close(mfd);
+    close(bfd); /* the relay's pipe end hangs up if the far end never comes */
+    return err;
+}
+
 int ust_xpipe_sendfd(struct stdata *sd, int fd)
 {
     static atomic_uint seq;
@@ -410,16 +451,17 @@ int ust_xpipe_sendfd(struct stdata *sd, int fd)
 
     if (xe == NULL || atomic_load(&xe->gone))
         return ENXIO;
+    /* The token tells the receiver which descriptor goes with which record
+     * when several processes send on this side. */
+    uint32_t token = (((uint32_t)ust_getpid() * 2654435761u) ^ atomic_fetch_add(&seq, 1)) &
+                     ~XP_PASS_BELL;
     fsd = ust_sd_get(fd, &err);
-    if (fsd != NULL) { /* a stream lives in this process: it cannot be passed */
+    if (fsd != NULL) { /* a stream of this process: through a relay */
         ust_sd_put(fsd);
-        return EINVAL;
+        return sendfd_stream(xe, fd, token);
     }
     if (err != ENOSTR)
         return EBADF;
-    /* The token tells the receiver which descriptor goes with which record
-     * when several processes send on this side. */
-    uint32_t token = ((uint32_t)ust_getpid() * 2654435761u) ^ atomic_fetch_add(&seq, 1);
     struct xring_msg m = {.type = M_PASSFP, .aux = token};
     int r = xring_put(xe->xc->ch, xe->side, &m, NULL, 0);
     if (r == -EAGAIN)
@@ -509,6 +551,11 @@ void ust_xpipe_end_close(struct stdata *sd)
  * On failure the bell is closed and nothing is left. */
 static int end_open(struct xchan *xc, int side, int bell, const cred_t *cr)
 {
+    cred_t own;
+    if (cr == NULL) { /* this process's */
+        ust_sd_cred(&own);
+        cr = &own;
+    }
     queue_t *drv;
     struct stdata *sd = ust_pipe_end_new(cr, &drv);
     struct ust_xend *xe = sd != NULL ? end_new(xc, side, bell) : NULL;

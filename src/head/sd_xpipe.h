@@ -23,7 +23,11 @@ enum {
     XP_BATCH = 64,        /* small records taken at one hold of the ring's lock */
     XP_BATCH_BYTES = 4096, /* their data bytes at most */
     XF_DATA = 1,          /* the record has a data part (even an empty one) */
+    XP_PASS_STREAM = 2,   /* an M_PASSFP record of a stream: two descriptors, the
+                           * access mode in flags bits 8-9 (sd_xpipe.c sendfd_stream) */
 };
+
+#define XP_PASS_BELL 0x80000000u /* token bit: the bell end of a stream passed */
 
 /* A channel as this process holds it: shared by its local ends. */
 struct xchan {

@@ -14,6 +14,9 @@
 #include <errno.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <ustreams.h>
 
 #include "sd_xpipe.h"
 
@@ -66,23 +69,63 @@ static mblk_t *record_msg(const struct xring_msg *m)
  * bell (sd_xbell.c) under the token m->aux.  1 taken (*out), 2 dropped (the
  * sender could not pass it, or it will never come), -1 not yet (the bell
  * will ring when it comes) or out of memory. */
+/* Take the bell's descriptor for token (draining the bell once if it has
+ * not come yet): 1 and *fd (-1: cancelled, or its sender died), or 0 when
+ * it is still to come. */
+static int bell_fd(struct ust_xend *xe, uint32_t token, int *fd, uid_t *uid, gid_t *gid)
+{
+    if (ust_xbell_take(&xe->bell, token, fd, uid, gid))
+        return 1;
+    xp_bell_drain(xe);
+    if (ust_xbell_take(&xe->bell, token, fd, uid, gid))
+        return 1;
+    if (!atomic_load(&xe->gone))
+        return 0;
+    *fd = -1; /* its sender died between the record and the bell */
+    return 1;
+}
+
+/* A stream passed from another process (sd_xpipe.c sendfd_stream): its pipe
+ * end adopted from the two descriptors, as an M_PASSFP of a stream of ours
+ * with the access mode it was sent with.  NULL (both closed) when it cannot
+ * be made: the sender's relay then sees its pipe end hang up. */
+static mblk_t *stream_received(const struct xring_msg *m, int mfd, int bfd, uid_t uid, gid_t gid)
+{
+    if (mfd < 0 || bfd < 0) {
+        if (mfd >= 0)
+            close(mfd);
+        if (bfd >= 0)
+            close(bfd);
+        return NULL;
+    }
+    int fd = ust_xpipe_adopt(mfd, bfd, 1, NULL);
+    close(mfd); /* the channel keeps its own */
+    if (fd < 0)
+        return NULL;
+    ust_sd_acc_set(fd, (m->flags >> 8) & 3);
+    mblk_t *mp = ust_passfp_stream(fd, uid, gid);
+    struct stdata *sd = ust_sd_peek(fd);
+    if (sd != NULL) /* the descriptor goes, the message holds the stream */
+        ust_sd_fork_close(fd, sd);
+    return mp;
+}
+
 static int passfp_take(queue_t *q, struct ust_xend *xe, const struct xring_msg *m, mblk_t **out)
 {
-    int fd;
-    uid_t uid;
-    gid_t gid;
+    int fd, bfd = -1;
+    uid_t uid, buid;
+    gid_t gid, bgid;
     struct xring_msg got;
+    int stream = (m->flags & XP_PASS_STREAM) != 0;
 
-    if (!ust_xbell_take(&xe->bell, m->aux, &fd, &uid, &gid)) {
-        xp_bell_drain(xe);
-        if (!ust_xbell_take(&xe->bell, m->aux, &fd, &uid, &gid)) {
-            if (!atomic_load(&xe->gone))
-                return -1;
-            fd = -1; /* its sender died between the record and the bell */
-        }
+    if (!bell_fd(xe, m->aux, &fd, &uid, &gid))
+        return -1;
+    if (stream && fd >= 0 && !bell_fd(xe, m->aux ^ XP_PASS_BELL, &bfd, &buid, &bgid)) {
+        ust_xbell_unget(&xe->bell, m->aux, fd, uid, gid);
+        return -1;
     }
-    mblk_t *mp = fd >= 0 ? ust_passfp_received(fd, uid, gid) : NULL;
-    if (fd >= 0 && mp == NULL) {
+    mblk_t *mp = fd >= 0 && !stream ? ust_passfp_received(fd, uid, gid) : NULL;
+    if (fd >= 0 && !stream && mp == NULL) {
         ust_xbell_unget(&xe->bell, m->aux, fd, uid, gid);
         if (xe->bufc == 0)
             xe->bufc = qbufcall(q, 64, BPRI_MED, rsrv_again, q);
@@ -90,18 +133,22 @@ static int passfp_take(queue_t *q, struct ust_xend *xe, const struct xring_msg *
     }
     int r = xring_take(xe->xc->ch, !xe->side, &got, NULL, 0, NULL, 0);
     if (r < 0 || got.type != M_PASSFP || got.aux != m->aux) {
-        /* Another process took it, or the ring changed: the descriptor
-         * waits for the record that names it (or the close). */
-        if (mp != NULL) {
+        /* Another process took it, or the ring changed: the descriptors
+         * wait for the record that names them (or the close). */
+        if (mp != NULL)
             fd = ust_passfp_release_fd(mp);
+        if (fd >= 0)
             ust_xbell_unget(&xe->bell, m->aux, fd, uid, gid);
-        }
+        if (bfd >= 0)
+            ust_xbell_unget(&xe->bell, m->aux ^ XP_PASS_BELL, bfd, buid, bgid);
         if (r < 0 && r != -ENODATA && r != -EAGAIN)
             atomic_store(&xe->gone, 1);
         return r == -ENODATA || r == -EAGAIN ? 2 : 0;
     }
     if (r & XRING_WAKE_WRITER)
         xp_bell_ring(xe);
+    if (stream && fd >= 0)
+        mp = stream_received(m, fd, bfd, uid, gid); /* out of memory: lost, said above */
     if (mp == NULL)
         return 2;
     *out = mp;

@@ -849,6 +849,9 @@ void ust_xbell_close(struct ust_xbell *b);
  * process (fd owned by the message from now on); NULL when out of memory
  * (fd untouched). */
 mblk_t *ust_passfp_received(int fd, uid_t uid, gid_t gid);
+/* An M_PASSFP of the stream fd of this process (a reference taken; the
+ * access mode of fd), with the ids given; NULL when out of memory. */
+mblk_t *ust_passfp_stream(int fd, uid_t uid, gid_t gid);
 /* Undo ust_passfp_received: the descriptor back, the message freed. */
 int ust_passfp_release_fd(mblk_t *mp);
 
@@ -907,7 +910,7 @@ int ust_xpipe_new_end(const cred_t *cr, int *fd, int *memfd, int *bell);
 /* ust_xpipe_adopt -- side `side` of a channel another process made, from its
  *   memfd and bell end as received (every field the mapping holds is checked;
  *   memfd is dup'ed by the channel, bell consumed in all cases): a new pipe
- *   end of this process.  Returns its descriptor (read and write), or -errno
+ *   end of this process, opened with cr (NULL: this process's credentials).  Returns its descriptor (read and write), or -errno
  *   (EINVAL: not a channel or not a bell). */
 int ust_xpipe_adopt(int memfd, int bell, int side, const cred_t *cr);
 /* fork hooks (rank UST_FORK_XPIPE, registered by sd_fork.c) */
