@@ -49,6 +49,7 @@
 #include <stropts.h>
 #include <unistd.h>
 #include <ustreams.h>
+#include <ustreams_exec.h>
 
 #include "forksafe.h"
 #include "sthead.h"
@@ -63,6 +64,7 @@ struct relay {
     int pfd;                    /* the pipe end towards the far process */
     atomic_int stop;
     int threads;                /* relay_lock: running */
+    int closing;                /* relay_lock: its descriptors are being closed */
 };
 
 static ust_lock_t relay_lock = UST_LOCK_INIT; /* guards `relays`, threads; leaf */
@@ -76,6 +78,14 @@ static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
  * their pipe end, which waits for its backlog), "down" threads stop at once. */
 static void relay_exit(void)
 {
+    ust_lock(&relay_lock);
+    int any = relays != NULL;
+    ust_unlock(&relay_lock);
+    if (!any)
+        return;
+    /* What is on its way up the streams (service procedures scheduled,
+     * modules' queues) arrives first, so that "nothing to read" means it. */
+    ustreams_quiesce(RELAY_EXIT_MS / 5);
     atomic_store(&exiting, 1);
     for (int waited = 0; waited < RELAY_EXIT_MS; waited += 5) {
         ust_lock(&relay_lock);
@@ -98,17 +108,21 @@ static void relay_leave(struct relay *r)
     int last;
     ust_lock(&relay_lock);
     last = --r->threads == 0;
-    if (last) {
-        *r->prev = r->next;
-        if (r->next != NULL)
-            r->next->prev = r->prev;
-    }
+    r->closing = last;
     ust_unlock(&relay_lock);
-    if (last) {
-        strm_close(r->pfd);
-        strm_close(r->sfd);
-        free(r);
-    }
+    if (!last)
+        return;
+    /* Closed before the relay leaves the list: the pipe end's close waits
+     * for what is still on its way to the far process, and relay_exit waits
+     * for the list to empty. */
+    strm_close(r->pfd);
+    strm_close(r->sfd);
+    ust_lock(&relay_lock);
+    *r->prev = r->next;
+    if (r->next != NULL)
+        r->next->prev = r->prev;
+    ust_unlock(&relay_lock);
+    free(r);
 }
 
 /* Wait until src has a message; 1: go, 0: stop.  The pipe end's hang-up
@@ -258,7 +272,7 @@ void ust_relay_fork_child(void)
     while (r != NULL) {
         struct relay *n = r->next;
         int fds[2] = {r->sfd, r->pfd};
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < 2 && !r->closing; i++) { /* closing: maybe closed, maybe reused */
             struct stdata *sd = ust_sd_peek(fds[i]); /* the inherited head: not entered */
             if (sd != NULL)
                 ust_sd_forget_fd(fds[i], sd);
