@@ -38,38 +38,15 @@
 #include <ustreams.h>
 
 #include "check.h"
+#include "peer_spawn.h"
 
 int ust_fifo_counts(int fd, int *readers, int *writers); /* src/head/sd_fifo.h */
 
 #define NOBODY 65534
 #define NMSG 2000
 
-extern char **environ;
 static char dir[] = "/tmp/ust_xfifoXXXXXX";
 
-static pid_t peer_spawn(const char *a1, const char *a2, const char *a3)
-{
-    char *argv[] = {"test_xfifo", "peer", (char *)a1, (char *)a2, (char *)a3, NULL};
-    pid_t pid;
-    fflush(NULL);
-    if (posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ) != 0)
-        return -1;
-    return pid;
-}
-
-static int peer_wait(pid_t pid)
-{
-    int st;
-    for (int i = 0; i < 3000; i++) {
-        if (waitpid(pid, &st, WNOHANG) == pid)
-            return WIFEXITED(st) ? WEXITSTATUS(st) : 255;
-        struct timespec ts = {0, 10000000};
-        nanosleep(&ts, NULL);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, &st, 0);
-    return 255;
-}
 
 /* "write PATH TAG": open O_WRONLY (waits for a reader), push nullmod, then
  * NMSG messages: control "TAG", data "TAG:<i>"; then a zero-length one. */

@@ -52,11 +52,11 @@
 #include <ustreams.h>
 
 #include "check.h"
+#include "peer_spawn.h"
 #include "tool_run.h"
 
 #define NOBODY 65534
 
-extern char **environ;
 static char dir[] = "/tmp/ust_xnamesXXXXXX";
 
 static void path_of(char *buf, const char *leaf)
@@ -83,32 +83,6 @@ static int become_nobody(void)
                : -1;
 }
 
-/* Run this program as "peer ARGS..."; returns its pid. */
-static pid_t peer_spawn(const char *a1, const char *a2, const char *a3)
-{
-    char *argv[] = {"test_xnames", "peer", (char *)a1, (char *)a2, (char *)a3, NULL};
-    pid_t pid;
-    fflush(NULL);
-    if (posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ) != 0)
-        return -1;
-    return pid;
-}
-
-/* Its exit status (255: killed or hung past 30 s). */
-static int peer_wait(pid_t pid)
-{
-    int st;
-    for (int i = 0; i < 3000; i++) {
-        pid_t r = waitpid(pid, &st, WNOHANG);
-        if (r == pid)
-            return WIFEXITED(st) ? WEXITSTATUS(st) : 255;
-        struct timespec ts = {0, 10000000};
-        nanosleep(&ts, NULL);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, &st, 0);
-    return 255;
-}
 
 /* ------------------------------------------------------------------------ */
 /* The peer                                                                 */

@@ -351,6 +351,18 @@ static struct xchan *xchan_new(void)
     return xc;
 }
 
+/* A bell: a stream socket pair, descriptors passed on it come with the
+ * kernel's credentials.  0 or an errno. */
+static int bell_pair(int b[2])
+{
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, b) < 0)
+        return errno;
+    int on = 1;
+    setsockopt(b[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on));
+    setsockopt(b[1], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on));
+    return 0;
+}
+
 int ust_xpipe_split(struct stdata *sd[2])
 {
     struct ust_xend *xe[2] = {NULL, NULL};
@@ -359,14 +371,11 @@ int ust_xpipe_split(struct stdata *sd[2])
 
     if (xc == NULL)
         return ENOMEM;
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, bell) < 0) {
-        int e = errno;
+    int e = bell_pair(bell);
+    if (e != 0) {
         xchan_rele(xc);
         return e;
     }
-    int on = 1; /* descriptors passed come with the kernel's credentials */
-    setsockopt(bell[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on));
-    setsockopt(bell[1], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on));
     for (int i = 0; i < 2; i++)
         xe[i] = end_new(xc, i, bell[i]);
     if (xe[0] == NULL || xe[1] == NULL) {
@@ -585,17 +594,14 @@ int ust_xpipe_new_end(const cred_t *cr, int *fd, int *memfd, int *bell)
     struct xchan *xc = xchan_new();
     if (xc == NULL)
         return ENOMEM;
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, b) < 0) {
-        int e = errno;
+    int e = bell_pair(b);
+    if (e != 0) {
         xchan_rele(xc);
         return e;
     }
-    int on = 1; /* descriptors passed come with the kernel's credentials */
-    setsockopt(b[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on));
-    setsockopt(b[1], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on));
     *memfd = fcntl(xring_fd(xc->ch), F_DUPFD_CLOEXEC, 0);
     if (*memfd < 0) {
-        int e = errno;
+        e = errno;
         close(b[0]);
         close(b[1]);
         xchan_rele(xc);

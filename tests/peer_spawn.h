@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * peer_spawn.h -- run this test program again as an unrelated process
+ * ("/proc/self/exe peer ARGS..."), for the tests of streams reached by name
+ * from other processes (test_xnames.c, test_xfifo.c).  The peer inherits no
+ * stream; it finds what it uses by its path.
+ */
+#ifndef UST_TEST_PEER_SPAWN_H
+#define UST_TEST_PEER_SPAWN_H
+
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* Start "/proc/self/exe peer a1 a2 a3" (NULLs end the list early): its pid,
+ * or -1. */
+static inline pid_t peer_spawn(const char *a1, const char *a2, const char *a3)
+{
+    char *argv[] = {"peer-of-test", "peer", (char *)a1, (char *)a2, (char *)a3, NULL};
+    pid_t pid;
+    fflush(NULL);
+    if (posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ) != 0)
+        return -1;
+    return pid;
+}
+
+/* The peer's exit status; 255 when it was killed, or still ran after 30 s
+ * (it is killed then). */
+static inline int peer_wait(pid_t pid)
+{
+    int st;
+    for (int i = 0; i < 3000; i++) {
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 255;
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    return 255;
+}
+
+#endif /* UST_TEST_PEER_SPAWN_H */
