@@ -44,7 +44,8 @@
  *   thread checks, before each accept, that its descriptor is still the
  *   socket it made (fstat: device and inode); if not, it stops without
  *   touching the number, removes the name, and the next strm_open or
- *   strm_pipe publishes again.
+ *   strm_pipe publishes again.  The fork child hook closes the numbers
+ *   only if they still are our sockets, for the same reason.
  *
  *   Ending.  An atexit handler removes the name (only in the process that
  *   bound it).  A process that dies otherwise leaves it behind: the tools
@@ -95,9 +96,11 @@
 static ust_lock_t pub_lock = UST_LOCK_INIT; /* leaf; guards the fields below */
 static atomic_int pub_done;    /* pub_lock to write: this process has tried to publish */
 static int pub_lfd = -1;       /* pub_lock: the listening socket, -1 none */
-static dev_t pub_dev;          /* pub_lock: its device and inode (fstat) */
+static dev_t pub_dev;          /* pub_lock: its device and inode (fstat; see "Descriptors") */
 static ino_t pub_ino;
 static int pub_cfd = -1;       /* pub_lock: the connection being served, -1 none */
+static dev_t pub_cdev;         /* pub_lock: its device and inode */
+static ino_t pub_cino;
 static char pub_path[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* pub_lock: "" none */
 static pid_t pub_pid;          /* pub_lock: the process that bound pub_path */
 static int pub_atexit;         /* pub_lock: pub_exit registered (inherited by children) */
@@ -307,7 +310,13 @@ static void *pub_thread(void *arg)
             break;
         }
         int cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (cfd >= 0 && fstat(cfd, &st) != 0) {
+            close(cfd);
+            cfd = -1;
+        }
         pub_cfd = cfd;
+        pub_cdev = st.st_dev;
+        pub_cino = st.st_ino;
         ust_unlock(&pub_lock);
         if (cfd < 0) {
             if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
@@ -413,14 +422,21 @@ static void pub_fork_parent(void)
     ust_unlock(&pub_lock);
 }
 
+/* Close fd if it is still the socket (dev, ino): the program may have
+ * closed the number and reused it before the thread noticed. */
+static void close_ours(int fd, dev_t dev, ino_t ino)
+{
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino)
+        close(fd);
+}
+
 /* The thread is not in the child: close what it listened and answered on,
  * forget the name (the parent's), publish again at the first stream. */
 static void pub_fork_child(void)
 {
-    if (pub_cfd >= 0)
-        close(pub_cfd);
-    if (pub_lfd >= 0)
-        close(pub_lfd);
+    close_ours(pub_cfd, pub_cdev, pub_cino);
+    close_ours(pub_lfd, pub_dev, pub_ino);
     pub_cfd = pub_lfd = -1;
     pub_path[0] = '\0';
     pub_pid = 0;
