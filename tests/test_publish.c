@@ -29,6 +29,9 @@
  *        tools exit 1, and no new process publishes there
  *   P.8  SO_PEERCRED: a process of another uid is not answered (root only:
  *        a child publishes as uid 65534, the test connects as root)
+ *   P.9  a program that closes every descriptor it does not know of takes
+ *        the listening socket away: the next connection finds it gone, the
+ *        name is removed, and the next strm_open publishes again
  */
 #include <dirent.h>
 #include <errno.h>
@@ -499,6 +502,77 @@ static void test_peercred(void)
     rmdir(other_base);
 }
 
+/* ---- P.9 ---- */
+/* The child: a stream; on 'c' close every descriptor above 2 but its two
+ * pipe ends (as closefrom would); on 'o' open a stream; on 'x' leave.
+ * Each step answers one byte. */
+static void closer_child(int cmd, int ans)
+{
+    char c;
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    c = strm_open("/dev/streams/nuls", O_RDWR) >= 0 ? 'y' : 'n';
+    while (write(ans, &c, 1) == 1 && read(cmd, &c, 1) == 1 && c != 'x') {
+        if (c == 'c') {
+            for (int fd = 3; fd < 1024; fd++)
+                if (fd != cmd && fd != ans)
+                    close(fd);
+            c = 'y';
+        } else {
+            c = strm_open("/dev/streams/echo", O_RDWR) >= 0 ? 'y' : 'n';
+        }
+    }
+    _exit(0);
+}
+
+static char closer_step(int cmd, int ans, char what)
+{
+    char c = 'n';
+    if (write(cmd, &what, 1) != 1 || read(ans, &c, 1) != 1)
+        return 'n';
+    return c;
+}
+
+static void test_closefrom(void)
+{
+    int cmd[2], ans[2], st;
+    char c = 'n';
+    CHECK_EQ(pipe2(cmd, O_CLOEXEC), 0);
+    CHECK_EQ(pipe2(ans, O_CLOEXEC), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0)
+        closer_child(cmd[0], ans[1]);
+    close(cmd[0]);
+    close(ans[1]);
+    CHECK(read(ans[0], &c, 1) == 1 && c == 'y');
+    CHECK(published(pid));
+    CHECK_EQ(closer_step(cmd[1], ans[0], 'c'), 'y');
+
+    char out[16384], err[4096];
+    st = tool_run_split("strinfo", "-P", out, sizeof(out), err, sizeof(err));
+    CHECK_EQ(st, 0);
+    char *sec = section(out, pid);
+    CHECK(sec == NULL || strstr(sec, "stream ") == NULL); /* nothing answered */
+    free(sec);
+    for (int i = 0; i < 100 && published(pid); i++)
+        fk_sleep_ms(10); /* the thread removes the name as it stops */
+    CHECK(!published(pid));
+
+    CHECK_EQ(closer_step(cmd[1], ans[0], 'o'), 'y'); /* a stream: published again */
+    CHECK(published(pid));
+    char *o = tool_run("strinfo", "-P", &st);
+    CHECK_EQ(st, 0);
+    sec = o ? section(o, pid) : NULL;
+    CHECK(sec && strstr(sec, "name=/dev/streams/echo"));
+    free(sec);
+    free(o);
+    c = 'x';
+    CHECK_EQ(write(cmd[1], &c, 1), 1);
+    close(cmd[1]);
+    close(ans[0]);
+    waitpid(pid, &st, 0);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -528,6 +602,7 @@ int main(int argc, char **argv)
     test_protocol(&a);
     test_refused();
     test_peercred();
+    test_closefrom();
 
     holder_stop(&a);
     CHECK(published(a.pid)); /* _exit: stale, left for the tools */
