@@ -2,7 +2,7 @@
 /*
  * scls.c -- list the STREAMS drivers and modules (scls(8)).
  *
- *   ustreams scls [-l] [-c] [-r] [-a] [NAME...]
+ *   ustreams scls [-l] [-c] [-r] [-a] [-P] [NAME...]
  *
  * Without options: the name of every registered driver and module, one a
  * line, in registration order.  With options: a header line, then one line
@@ -18,16 +18,22 @@
  *               linked into the program, "dynamic": loaded from a shared
  *               object) REFS (queue pairs using it)
  *   -a  all of -l, -c and -r.
+ *   -P  processes: instead of this program's own registry, the table of
+ *       every ustreams process of the user that published itself (every
+ *       process that made a stream; src/admin/publish.c), each after a line
+ *       "process PID COMMAND", in the order of their pids.  NAMEs a process
+ *       does not know are skipped there silently.
  * NAMEs restrict the listing to those entries, in the order given.
  *
- * ustreams runs inside the process that uses it: this program shows its own
- * process's registry (the built-ins and what was loaded), so its counters
- * are those of streams it opened, none.  A program sees its own live
- * counters with ustreams_print_modules() or ustreams_modinfo(), which is
- * what this tool calls (strinfo -s prints the table after its dump).
+ * ustreams runs inside the process that uses it: without -P this program
+ * shows its own process's registry (the built-ins and what was loaded), so
+ * its counters are those of streams it opened, none.  A program sees its
+ * own live counters with ustreams_print_modules() or ustreams_modinfo(),
+ * which is what this tool calls, here or (-P) in each process asked.
  *
- * Exit status: 0; 1 when a NAME is not registered (reported on stderr) or
- * output failed; 2 for a usage error.
+ * Exit status: 0; 1 when a NAME is not registered (reported on stderr;
+ * without -P), output failed, or (-P) the runtime directory was refused;
+ * 2 for a usage error.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -36,10 +42,12 @@
 #include <unistd.h>
 #include <ustreams_exec.h>
 #include "commands.h"
+#include "procs.h"
+#include "publish.h"
 
 void ust_usage_scls(FILE *f)
 {
-    fprintf(f, "usage: ustreams scls [-l] [-c] [-r] [-a] [NAME...]\n");
+    fprintf(f, "usage: ustreams scls [-l] [-c] [-r] [-a] [-P] [NAME...]\n");
 }
 
 /* 1 if name is a registered module or driver (v: n entries). */
@@ -51,12 +59,35 @@ static int known(const struct ustreams_modinfo *v, int n, const char *name)
     return 0;
 }
 
+/* -P: the table of every published process ("modules FLAGS NAME...",
+ * publish.h).  The exit status. */
+static int scls_procs(int flags, const char *const *names, int nnames)
+{
+    char req[UST_PUBLISH_LINE_MAX];
+    size_t len = (size_t)snprintf(req, sizeof(req), "modules %d", flags);
+    for (int i = 0; i < nnames; i++) {
+        if (strpbrk(names[i], " \t\n;") != NULL || strlen(names[i]) > 31) {
+            fprintf(stderr, "scls: %s: not a module or driver name\n", names[i]);
+            return 1;
+        }
+        len += (size_t)snprintf(req + len, len < sizeof(req) ? sizeof(req) - len : 0, " %s",
+                                names[i]);
+        if (len >= sizeof(req)) {
+            fprintf(stderr, "scls: too many names\n");
+            return 2;
+        }
+    }
+    if (ust_procs_query("scls", req, stdout) < 0)
+        return 1;
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
 int ust_cmd_scls(int argc, char **argv)
 {
-    int flags = 0, c, rc = 0, n;
+    int flags = 0, c, rc = 0, n, procs = 0;
     struct ustreams_modinfo *v;
 
-    while ((c = getopt(argc, argv, "lcrah")) != -1) {
+    while ((c = getopt(argc, argv, "lcrahP")) != -1) {
         switch (c) {
         case 'l':
             flags |= USTREAMS_LS_LONG;
@@ -70,6 +101,9 @@ int ust_cmd_scls(int argc, char **argv)
         case 'a':
             flags |= USTREAMS_LS_LONG | USTREAMS_LS_COUNTS | USTREAMS_LS_REG;
             break;
+        case 'P':
+            procs = 1;
+            break;
         case 'h':
             ust_usage_scls(stdout);
             return 0;
@@ -81,6 +115,8 @@ int ust_cmd_scls(int argc, char **argv)
     int nnames = argc - optind;
     const char *const *names = nnames > 0 ? (const char *const *)&argv[optind] : NULL;
 
+    if (procs)
+        return scls_procs(flags, names, nnames);
     if (names) { /* report the names that match nothing */
         int cap = ustreams_modinfo(NULL, 0);
         v = cap > 0 ? calloc((size_t)cap, sizeof(*v)) : NULL;

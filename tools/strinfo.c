@@ -4,6 +4,7 @@
  *
  *   ustreams strinfo [-p MODULE]... [-w COUNT] [-b BAND] [-a] [-s] DEVICE...
  *   ustreams strinfo --pipe [-p MODULE]... [-w COUNT] [-b BAND] [-a] [-s]
+ *   ustreams strinfo -P [-s]
  *
  * Opens each DEVICE (a name as strm_open takes it, /dev/streams/echo), or
  * with --pipe makes a STREAMS pipe (strm_pipe); pushes the MODULEs in the
@@ -27,9 +28,18 @@
  * followed by its bands ("band B count=...") and first messages ("msg TYPE
  * band=B bytes=N").
  *
+ * -P (--procs): instead of streams of its own, every stream of every
+ * ustreams process of the user that published itself (every process that
+ * made a stream; src/admin/publish.c): for each, in the order of their
+ * pids, a line "process PID COMMAND", then what ustreams_dump_all prints
+ * there; with -s also its outstanding message blocks (a line "blocks
+ * mblks=N dblks=N bytes=N allocs=N failures=N", ustreams_blockstats) and
+ * its module table with counts.  Nothing is opened, pushed or written.
+ *
  * Writes are non-blocking: a stream that is flow controlled takes fewer
  * messages, which the dump then shows as QFULL/QWANTW.
- * Exit status: 0; 1 when an open, push, write or the dump failed; 2 usage.
+ * Exit status: 0; 1 when an open, push, write or the dump failed, or (-P)
+ * the runtime directory was refused; 2 usage.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +51,7 @@
 #include <ustreams.h>
 #include <ustreams_exec.h>
 #include "commands.h"
+#include "procs.h"
 
 #define MAXSTREAMS 64
 #define MAXPUSH 16
@@ -48,7 +59,8 @@
 void ust_usage_strinfo(FILE *f)
 {
     fprintf(f, "usage: ustreams strinfo [-p MODULE]... [-w COUNT] [-b BAND] [-a] [-s] DEVICE...\n"
-               "       ustreams strinfo --pipe [-p MODULE]... [-w COUNT] [-b BAND] [-a] [-s]\n");
+               "       ustreams strinfo --pipe [-p MODULE]... [-w COUNT] [-b BAND] [-a] [-s]\n"
+               "       ustreams strinfo -P [-s]\n");
 }
 
 /* Parse a non-negative number no greater than max; -1 if it is not one. */
@@ -92,15 +104,17 @@ static int prepare(int fd, const char *name, char **mods, int nmods, long count,
 
 int ust_cmd_strinfo(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"pipe", no_argument, NULL, 'P'},
+    enum { OPT_PIPE = 256 };
+    static const struct option longopts[] = {{"pipe", no_argument, NULL, OPT_PIPE},
+                                             {"procs", no_argument, NULL, 'P'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     char *mods[MAXPUSH];
-    int nmods = 0, pipe_mode = 0, all = 0, table = 0, c, rc = 0;
+    int nmods = 0, pipe_mode = 0, all = 0, table = 0, procs = 0, setup = 0, c, rc = 0;
     long count = 3, band = -1;
     int fds[MAXSTREAMS], nfds = 0;
 
-    while ((c = getopt_long(argc, argv, "p:w:b:ash", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "p:w:b:ashP", longopts, NULL)) != -1) {
         switch (c) {
         case 'p':
             if (nmods == MAXPUSH) {
@@ -108,18 +122,21 @@ int ust_cmd_strinfo(int argc, char **argv)
                 return 2;
             }
             mods[nmods++] = optarg;
+            setup = 1;
             break;
         case 'w':
             if ((count = number(optarg, 1000000)) < 0) {
                 fprintf(stderr, "strinfo: -w: not a count: %s\n", optarg);
                 return 2;
             }
+            setup = 1;
             break;
         case 'b':
             if ((band = number(optarg, 255)) < 0) {
                 fprintf(stderr, "strinfo: -b: not a band (0..255): %s\n", optarg);
                 return 2;
             }
+            setup = 1;
             break;
         case 'a':
             all = 1;
@@ -127,8 +144,11 @@ int ust_cmd_strinfo(int argc, char **argv)
         case 's':
             table = 1;
             break;
-        case 'P':
+        case OPT_PIPE:
             pipe_mode = 1;
+            break;
+        case 'P':
+            procs = 1;
             break;
         case 'h':
             ust_usage_strinfo(stdout);
@@ -137,6 +157,18 @@ int ust_cmd_strinfo(int argc, char **argv)
             ust_usage_strinfo(stderr);
             return 2;
         }
+    }
+    if (procs) { /* every stream of every published process: nothing of our own */
+        if (pipe_mode || setup || optind != argc) {
+            ust_usage_strinfo(stderr);
+            return 2;
+        }
+        char req[64];
+        snprintf(req, sizeof(req), "streams;blocks;modules %d",
+                 USTREAMS_LS_LONG | USTREAMS_LS_COUNTS | USTREAMS_LS_REG);
+        if (ust_procs_query("strinfo", table ? req : "streams", stdout) < 0)
+            return 1;
+        return fflush(stdout) == 0 ? 0 : 1;
     }
     if ((pipe_mode && optind != argc) || (!pipe_mode && optind == argc) ||
         argc - optind > MAXSTREAMS) {

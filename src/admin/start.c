@@ -17,9 +17,13 @@
  *       (core, strlog.c)                 (the log driver)        reach no logger
  *     ust_sd_set_autopush              ust_autopush_apply      an open pushes
  *       (head, sd_open.c)                (autopush.c)            no module
+ *     ust_sd_set_publish               the first stream        nothing is
+ *       (head, sd_open.c)                publishes the process   published
+ *                                        (publish.c)
  *
  *   It also registers the fork hooks of the autopush table's lock
- *   (UST_FORK_AUTOPUSH, src/core/forksafe.h), then calls ust_init, which
+ *   (UST_FORK_AUTOPUSH, src/core/forksafe.h) and of the publishing socket
+ *   (UST_FORK_PUBLISH, by ust_publish_init), then calls ust_init, which
  *   runs the init hook: the built-ins are registered at load time, before
  *   any call into the library.
  *
@@ -39,6 +43,7 @@
 #include "autopush.h"
 #include "builtins.h"
 #include "drivers/logpriv.h"
+#include "publish.h"
 #include "sthead.h"
 #include "strcore.h"
 
@@ -48,6 +53,7 @@ __attribute__((constructor(101))) static void admin_start(void)
                       ust_autopush_fork_release);
     ust_strlog_set_route(ust_log_route);
     ust_sd_set_autopush(ust_autopush_apply);
+    ust_publish_init(); /* ust_sd_set_publish, and its fork hooks */
     ust_set_init_hook(ust_builtin_register);
     ust_init();
 }

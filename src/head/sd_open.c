@@ -41,7 +41,8 @@
  *   cannot both detach it).  sd_plumb serializes the plumbing
  *   of one stream: push, pop, reopen and teardown; module open and close
  *   routines run under it and may sleep.  The autopush hook is an atomic
- *   pointer, written once at start-up.
+ *   pointer, written once at start-up; so is the publish hook
+ *   (ust_sd_set_publish), which strm_open and strm_pipe call first.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -370,6 +371,22 @@ void ust_sd_set_autopush(ust_sd_autopush_fn fn)
     atomic_store_explicit(&sd_autopush, fn, memory_order_release);
 }
 
+/* The publish hook (sthead.h); NULL: nothing published.  Written by the
+ * layer above at start-up (release), read by strm_open/strm_pipe (acquire). */
+static _Atomic(ust_sd_publish_fn) sd_publish;
+
+void ust_sd_set_publish(ust_sd_publish_fn fn)
+{
+    atomic_store_explicit(&sd_publish, fn, memory_order_release);
+}
+
+void ust_sd_publish(void)
+{
+    ust_sd_publish_fn fn = atomic_load_explicit(&sd_publish, memory_order_acquire);
+    if (fn != NULL)
+        fn();
+}
+
 static void drop_fd(int fd, struct stdata *sd); /* below; autopush failure */
 
 /* Build a new stream over driver ent: head, driver pair, the driver's open,
@@ -674,6 +691,7 @@ static int strm_open_call(const char *path, int oflag)
     cred_t cr;
 
     ust_sd_reap_orphans();
+    ust_sd_publish(); /* the process's first stream: publish it for the tools */
     ust_sd_cred(&cr);
     return ust_sd_open(path, oflag, &cr);
 }

@@ -238,6 +238,7 @@ static int strm_pipe_call(int fds[2])
     cred_t cr;
 
     ust_sd_reap_orphans();
+    ust_sd_publish(); /* the process's first stream: publish it for the tools */
     /* fds must be writable: probe it (nothing is created for a bad one). */
     if (ust_copyin_rw(fds, tmp, sizeof(tmp)) != 0) {
         errno = EFAULT;

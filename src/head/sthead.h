@@ -457,6 +457,23 @@ typedef int (*ust_sd_autopush_fn)(struct stdata *sd, major_t major, minor_t mino
  */
 void ust_sd_set_autopush(ust_sd_autopush_fn fn);
 
+/* ---- sd_open.c: the publish hook (issue 13: tools see every process) ---- */
+/*
+ * ust_sd_publish_fn -- the process's first stream is being made: publish
+ *   the process for the tools (src/admin/publish.c starts its socket).
+ *   Called at the start of every strm_open and strm_pipe, so it must be a
+ *   load and a test once it has run; it never fails the call.
+ *   Context: the opening thread, no lock held; may make system calls and
+ *   start a thread the first time (per process: again in a fork child).
+ */
+typedef void (*ust_sd_publish_fn)(void);
+
+/* ust_sd_set_publish -- install the publish hook (src/admin/start.c); NULL
+ *   or none: nothing is published.  Any thread (release store). */
+void ust_sd_set_publish(ust_sd_publish_fn fn);
+/* ust_sd_publish -- run the publish hook, if any (strm_open, strm_pipe). */
+void ust_sd_publish(void);
+
 /* ---- sd_read.c ---- */
 /* read(2)/readv(2) on the stream.  iov is the caller's (already copied in)
  * array; the buffers are user addresses (ust_copyout).  Blocking; no lock
