@@ -29,8 +29,9 @@
  *   Urgent data.  Sockets are SO_OOBINLINE: the urgent byte stays in the
  *   stream, where the kernel never drops it (out of line, a read that
  *   passes the mark before recv(MSG_OOB) discards it), and a read stops at
- *   the mark.  Once EPOLLPRI was seen, each round first asks SIOCATMARK and
- *   reads the byte at the mark alone as T_EXDATA_IND.  An urgent byte that
+ *   the mark.  The first round of each run of the read side, and every
+ *   round once EPOLLPRI was seen, first asks SIOCATMARK and reads the byte
+ *   at the mark alone as T_EXDATA_IND (the readable event may come first).  An urgent byte that
  *   arrives at the very start of a read already under way is delivered as
  *   normal data (docs/TPI.md).
  */
@@ -564,7 +565,9 @@ int tcp_rsrv(queue_t *q)
         ssize_t r;
         if (round > 0 && !tcp_io_valid(ep))
             break; /* the socket was taken inside the last round's putnext */
-        if (atomic_load(&ep->io.pri)) { /* urgent data signalled: is it next? */
+        /* Urgent data signalled -- or, at the first round, perhaps not yet:
+         * the readable event can come before the urgent one -- is it next? */
+        if (round == 0 || atomic_load(&ep->io.pri)) {
             int u = tcp_urgent(q, fd);
             if (u < 0) {
                 qenable(q); /* band 1 full or no memory: later */
