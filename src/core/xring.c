@@ -708,8 +708,11 @@ int xring_take_batch(struct xring_chan *ch, int dir, struct xring_msg *ms, int m
         xr_desc(&r, &ms[n]);
         if (!accept(&ms[n], arg))
             break;
-        /* Control then data, back to back, as in the ring. */
-        xr_copy_out(ch, dir, h + sizeof(r), (unsigned char *)buf + used, body);
+        /* Control then data, back to back, as in the ring.  An empty
+         * record copies nothing: buf may be NULL (cap 0), and NULL + 0 is
+         * undefined in C. */
+        if (body > 0)
+            xr_copy_out(ch, dir, h + sizeof(r), (unsigned char *)buf + used, body);
         used += body;
         n++;
         h += r.r_len;

@@ -11,15 +11,29 @@
  *     arming words, bell, shut, broken) set to a value or to the other index
  *     plus a delta; a record header at head or anywhere; raw bytes;
  *   this process calls: xring_put (lengths 0..5000 in up to three iovecs,
- *     any type, band, flags, aux), xring_peek, xring_take (buffers of fuzzed
- *     capacity, each its own malloc so that ASan sees an overflow),
+ *     any type, band, flags, aux), xring_put_begin + the caller's copy into
+ *     the pieces it returns (whole or cut short, perhaps with a peer write in
+ *     between) + xring_put_end (commit or abandon), xring_peek, xring_take
+ *     (buffers of fuzzed capacity, each its own malloc so that ASan sees an
+ *     overflow), xring_take_batch (0..69 records or -1, a buffer of fuzzed
+ *     capacity, an accept that takes all, takes sd_xpipe_read.c's small plain
+ *     records, stops after k, or answers from the input),
  *     xring_arm_reader/_writer, xring_queued, xring_is_shut, xring_broken,
  *     xring_bell_value, xring_ring, xring_wait (no timeout: 0 ms),
  *     xring_shut; attaching a second handle to the (scribbled) memfd and
  *     using it, or destroying it.
  * Every result must be one the contract allows, and what is returned must be
  * consistent (lengths within the caps and XRING_MSG_MAX, queued within the
- * ring); otherwise abort().
+ * ring); otherwise abort().  The calls are single-threaded, so for put, peek,
+ * take, take_batch and put_begin the target works out from the mapping as it
+ * was before the call what the call must do (an independent reading of
+ * xring_layout.h: which record is at head, valid or not, whether it fits)
+ * and checks the result exactly: the return value, the descriptions, the
+ * bytes copied out against the ring's, head and tail moved by exactly the
+ * records taken or put (not at all on failure), no lock word left held, a
+ * -EIO (ring broken) sticky on that handle.  put_begin's pieces must add up
+ * to the body asked for, and the caller's copy into them must land exactly
+ * after the record's header in the ring and nowhere else in the mapping.
  *
  * Lock words: a word holding a live pid (ours, say) would make a put wait
  * for that process, as it should; the peer writes into a lock word only 0,
@@ -48,8 +62,16 @@
 #define FZ_DEAD_PID 0x7ffffff0u /* above PID_MAX_LIMIT (2^22): never a process */
 #define FZ_MAXLEN   5000u
 
+/* What the target knows of a handle: its geometry as create/attach took it,
+ * and which rings it has seen broken (so the state must stay). */
+struct fx_hd {
+    uint32_t hiwat, lowat;
+    int broken[2];
+};
+
 struct fx {
     struct xring_chan *ch, *ch2;
+    struct fx_hd hd[2]; /* of ch, ch2 */
     unsigned char *map; /* the peer's mapping */
     size_t len;
     uint32_t size;
@@ -149,7 +171,180 @@ static void fx_poke(struct fx *x, struct fz *z)
     fx_sanitize_locks(x);
 }
 
-static void fx_put(struct xring_chan *ch, int d, struct fz *z)
+/* ------------------------------------------------- the target's own reading */
+
+static struct xring_ctl *fx_ctl(struct fx *x, int d)
+{
+    return &((struct xring_hdr *)x->map)->h_ring[d];
+}
+
+static unsigned char *fx_area(struct fx *x, int d)
+{
+    return x->map + XRING_HDR_BYTES + (size_t)d * x->size;
+}
+
+static uint32_t fx_ld(uint32_t *w)
+{
+    return __atomic_load_n(w, __ATOMIC_RELAXED);
+}
+
+/* n bytes of ring d from index pos, wrapping. */
+static void fx_ring_get(struct fx *x, int d, uint32_t pos, void *dst, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        ((unsigned char *)dst)[i] = fx_area(x, d)[(pos + i) & (x->size - 1)];
+}
+
+/* Ring d's state is sticky broken on handle hi: check it and remember it.
+ * Returns xring_broken. */
+static int fx_broken_now(struct fx *x, struct xring_chan *ch, int hi, int d)
+{
+    int b = xring_broken(ch, d);
+    if (b != 0 && b != 1)
+        fx_fail("broken: value", b);
+    if (x->hd[hi].broken[d] && !b)
+        fx_fail("broken: not sticky", d);
+    if (b)
+        x->hd[hi].broken[d] = 1;
+    return b;
+}
+
+/* After a call returned: -EIO must have left the ring broken on that handle,
+ * and no lock word of ring d may be held by this process. */
+static void fx_after(struct fx *x, struct xring_chan *ch, int hi, int d, int rc)
+{
+    uint32_t me = (uint32_t)getpid() & XRING_LOCK_PID;
+    if ((fx_ld(&fx_ctl(x, d)->x_plock) & XRING_LOCK_PID) == me ||
+        (fx_ld(&fx_ctl(x, d)->x_clock) & XRING_LOCK_PID) == me)
+        fx_fail("lock word left held", rc);
+    if (rc == -EIO && !fx_broken_now(x, ch, hi, d))
+        fx_fail("-EIO but not broken", d);
+    (void)fx_broken_now(x, ch, hi, d);
+}
+
+/* A lock word that a call must give up on: held by the dead pid. */
+static int fx_lock_dead(uint32_t *w)
+{
+    return (fx_ld(w) & XRING_LOCK_PID) == FZ_DEAD_PID;
+}
+
+/* Is the record at h valid with q bytes queued from there (xring_layout.h)?
+ * 1 and *r, or 0: a consumer must break the ring. */
+static int fx_rec_ok(struct fx *x, int d, uint32_t h, uint32_t q, struct xring_rec *r)
+{
+    if (q < sizeof(*r))
+        return 0;
+    fx_ring_get(x, d, h, r, sizeof(*r));
+    uint64_t body = (uint64_t)r->r_ctl_len + r->r_data_len;
+    return r->r_ctl_len <= XRING_MSG_MAX && r->r_data_len <= XRING_MSG_MAX &&
+           body <= XRING_MSG_MAX && r->r_zero == 0 && r->r_len == xring_reclen(body) &&
+           r->r_len <= q;
+}
+
+/* What a consumer call (peek, take, take_batch) finds first on ring d of
+ * handle hi, from the mapping as it is now: -EIO (broken, lock held by the
+ * dead pid, head/tail inconsistent), or 0 with *h and *q (bytes queued). */
+static int fx_consumer_pre(struct fx *x, struct xring_chan *ch, int hi, int d, uint32_t *h,
+                           uint32_t *q)
+{
+    struct xring_ctl *c = fx_ctl(x, d);
+    *h = fx_ld(&c->x_head);
+    uint32_t t = fx_ld(&c->x_tail);
+    *q = t - *h;
+    if (fx_broken_now(x, ch, hi, d) || fx_lock_dead(&c->x_clock))
+        return -EIO;
+    if (((*h | t) & 7) != 0 || *q > x->size)
+        return -EIO;
+    return 0;
+}
+
+/* The record as xring.h describes it. */
+static int fx_desc_eq(const struct xring_rec *r, const struct xring_msg *m)
+{
+    return m->type == r->r_type && m->band == r->r_band && m->flags == r->r_flags &&
+           m->ctl_len == r->r_ctl_len && m->data_len == r->r_data_len && m->aux == r->r_aux;
+}
+
+/* n bytes at p equal ring d's from pos on. */
+static int fx_bytes_eq(struct fx *x, int d, uint32_t pos, const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != fx_area(x, d)[(pos + i) & (x->size - 1)])
+            return 0;
+    return 1;
+}
+
+/* What xring_put / xring_put_begin must return for m on ring d of handle hi,
+ * from the mapping as it is now (success: 0). */
+static int fx_expect_put(struct fx *x, struct xring_chan *ch, int hi, int d,
+                         const struct xring_msg *m)
+{
+    struct xring_ctl *c = fx_ctl(x, d);
+    uint64_t body = (uint64_t)m->ctl_len + m->data_len;
+    if (fx_broken_now(x, ch, hi, d))
+        return -EIO;
+    if (body > XRING_MSG_MAX || xring_reclen(body) > x->size)
+        return -EMSGSIZE;
+    if (fx_ld(&c->x_shut) != 0)
+        return -EPIPE;
+    if (fx_lock_dead(&c->x_plock))
+        return -EIO;
+    uint32_t h = fx_ld(&c->x_head), t = fx_ld(&c->x_tail), q = t - h;
+    if (((h | t) & 7) != 0 || q > x->size)
+        return -EIO;
+    if (q >= x->hd[hi].hiwat || xring_reclen(body) > x->size - q)
+        return -EAGAIN;
+    return 0;
+}
+
+/* The header a put of m writes at its tail. */
+static struct xring_rec fx_rec_of(const struct xring_msg *m)
+{
+    struct xring_rec r = {
+        .r_len = (uint32_t)xring_reclen((uint64_t)m->ctl_len + m->data_len),
+        .r_type = m->type,
+        .r_band = m->band,
+        .r_flags = m->flags,
+        .r_ctl_len = m->ctl_len,
+        .r_data_len = m->data_len,
+        .r_aux = m->aux,
+        .r_zero = 0,
+    };
+    return r;
+}
+
+/* Write n bytes into the snapshot s of the mapping as if at index pos of
+ * ring d (what the mapping should now hold). */
+static void fx_snap_put(struct fx *x, unsigned char *s, int d, uint32_t pos, const void *src,
+                        size_t n)
+{
+    unsigned char *a = s + XRING_HDR_BYTES + (size_t)d * x->size;
+    for (size_t i = 0; i < n; i++)
+        a[(pos + i) & (x->size - 1)] = ((const unsigned char *)src)[i];
+}
+
+/* The mapping equals the snapshot s, but for ring d's lock words, arming
+ * words and doorbell (which the calls may change). */
+static void fx_snap_check(struct fx *x, unsigned char *s, int d, const char *what)
+{
+    struct xring_ctl *c = fx_ctl(x, d);
+    struct xring_ctl *sc = &((struct xring_hdr *)s)->h_ring[d];
+    sc->x_plock = fx_ld(&c->x_plock);
+    sc->x_clock = fx_ld(&c->x_clock);
+    sc->x_bell = fx_ld(&c->x_bell);
+    sc->x_rd_armed = fx_ld(&c->x_rd_armed);
+    sc->x_wr_armed = fx_ld(&c->x_wr_armed);
+    for (size_t i = 0; i < x->len; i++)
+        if (s[i] != x->map[i]) {
+            fprintf(stderr, "fuzz_xring: %s: mapping byte %zu is %u, expected %u\n", what, i,
+                    x->map[i], s[i]);
+            fx_fail(what, (long)i);
+        }
+}
+
+static _Alignas(XRING_CACHELINE) unsigned char fx_snap[XRING_HDR_BYTES + 2 * 8192];
+
+static void fx_put(struct fx *x, struct xring_chan *ch, int hi, int d, struct fz *z)
 {
     static unsigned char buf[3 * FZ_MAXLEN];
     struct xring_msg m;
@@ -169,37 +364,326 @@ static void fx_put(struct xring_chan *ch, int d, struct fz *z)
     m.aux = fz_u32(z);
     m.ctl_len = (uint32_t)(total ? fz_u16(z) % (total + 1) : 0);
     m.data_len = (uint32_t)total - m.ctl_len;
-    if (fz_pick(z, 16) == 0)
+    int lie = fz_pick(z, 16) == 0;
+    if (lie)
         m.data_len += 1; /* a lie: -EINVAL */
+    int want = lie ? -EINVAL : fx_expect_put(x, ch, hi, d, &m);
+    uint32_t tail = fx_ld(&fx_ctl(x, d)->x_tail);
     int rc = xring_put(ch, d, &m, iov, n);
     if (rc != 0 && rc != XRING_WAKE_READER && rc != -EAGAIN && rc != -EMSGSIZE && rc != -EPIPE &&
         rc != -EIO && rc != -EINVAL)
         fx_fail("put", rc);
+    if ((rc >= 0 ? 0 : rc) != want)
+        fx_fail("put: not the expected result", rc);
+    uint32_t now = fx_ld(&fx_ctl(x, d)->x_tail);
+    if (rc >= 0) {
+        struct xring_rec r = fx_rec_of(&m), got;
+        fx_ring_get(x, d, tail, &got, sizeof(got));
+        if (now != tail + r.r_len || memcmp(&got, &r, sizeof(r)) != 0 ||
+            !fx_bytes_eq(x, d, tail + sizeof(r), buf, total))
+            fx_fail("put: record not as given", rc);
+    } else if (now != tail) {
+        fx_fail("put: failed, but tail moved", rc);
+    }
+    fx_after(x, ch, hi, d, rc);
 }
 
-static void fx_take(struct fx *x, struct xring_chan *ch, int d, struct fz *z)
+/*
+ * xring_put_begin, the caller's copy, xring_put_end.  The target reads the
+ * tail before begin; the header must be there, the pieces must add up to
+ * the body and the copy into them must land right after the header, with
+ * nothing else in the mapping changed.  Sometimes the copy stops short (a
+ * fault in the caller's buffer), sometimes the peer writes in between.
+ */
+static void fx_put_inplace(struct fx *x, struct xring_chan *ch, int hi, int d, struct fz *z)
+{
+    struct xring_msg m;
+    struct xring_wr w;
+
+    m.ctl_len = fz_pick(z, 32) == 0 ? fz_u32(z) : fz_u16(z) % (FZ_MAXLEN + 1);
+    m.data_len = fz_pick(z, 32) == 0 ? fz_u32(z) : fz_u16(z) % (FZ_MAXLEN + 1);
+    m.type = fz_u8(z);
+    m.band = fz_u8(z);
+    m.flags = fz_u16(z);
+    m.aux = fz_u32(z);
+    int want = fx_expect_put(x, ch, hi, d, &m);
+    struct xring_ctl *c = fx_ctl(x, d);
+    uint32_t tail = fx_ld(&c->x_tail);
+    memcpy(fx_snap, x->map, x->len);
+    int rc = xring_put_begin(ch, d, &m, &w);
+    if (rc != want)
+        fx_fail("put_begin: not the expected result", rc);
+    if (rc != 0) {
+        if (fx_ld(&c->x_tail) != tail)
+            fx_fail("put_begin: failed, but tail moved", rc);
+        fx_after(x, ch, hi, d, rc);
+        return;
+    }
+    /* Held now: the producer lock is ours. */
+    if ((fx_ld(&c->x_plock) & XRING_LOCK_PID) != ((uint32_t)getpid() & XRING_LOCK_PID))
+        fx_fail("put_begin: producer lock not held", (long)fx_ld(&c->x_plock));
+    size_t body = (size_t)m.ctl_len + m.data_len;
+    if (w.seg[0].iov_len > x->size || w.seg[1].iov_len > x->size ||
+        w.seg[0].iov_len + w.seg[1].iov_len != body || (body > 0 && w.seg[0].iov_len == 0) ||
+        (w.seg[0].iov_len > 0 && !w.seg[0].iov_base) || (w.seg[1].iov_len > 0 && !w.seg[1].iov_base))
+        fx_fail("put_begin: pieces", (long)(w.seg[0].iov_len + w.seg[1].iov_len));
+    struct xring_rec r = fx_rec_of(&m);
+    fx_snap_put(x, fx_snap, d, tail, &r, sizeof(r));
+    ((struct xring_hdr *)fx_snap)->h_ring[d].x_plock = fx_ld(&c->x_plock);
+    fx_snap_check(x, fx_snap, d, "put_begin: mapping changed beyond the header");
+
+    /* The caller's copy: whole, or stopped short. */
+    size_t n = fz_pick(z, 4) == 0 ? (body ? fz_u16(z) % (body + 1) : 0) : body;
+    unsigned char fill = fz_u8(z);
+    for (size_t i = 0, s = 0, at = 0; i < n; i++, at++) {
+        if (at == w.seg[s].iov_len) {
+            s++;
+            at = 0;
+        }
+        ((unsigned char *)w.seg[s].iov_base)[at] = (unsigned char)(fill + i);
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned char b = (unsigned char)(fill + i);
+        fx_snap_put(x, fx_snap, d, tail + (uint32_t)sizeof(r) + (uint32_t)i, &b, 1);
+    }
+    fx_snap_check(x, fx_snap, d, "put_begin: the copy landed elsewhere");
+
+    int poked = fz_pick(z, 8) == 0;
+    if (poked)
+        fx_poke(x, z); /* the peer, while the record is being written */
+    int commit = fz_pick(z, 4) != 0;
+    rc = xring_put_end(ch, &w, commit);
+    if (commit ? (rc != 0 && rc != XRING_WAKE_READER) : rc != 0)
+        fx_fail("put_end", rc);
+    if (!poked) {
+        uint32_t now = fx_ld(&c->x_tail);
+        if (now != (commit ? tail + r.r_len : tail))
+            fx_fail(commit ? "put_end: tail not past the record" : "put_end: abandon moved tail",
+                    (long)(now - tail));
+    }
+    fx_after(x, ch, hi, d, rc);
+}
+
+static void fx_take(struct fx *x, struct xring_chan *ch, int hi, int d, struct fz *z)
 {
     struct xring_msg pm, m;
+    struct xring_rec r;
+    uint32_t h, q;
+
+    /* peek: -EIO, 0 (empty) or 1 and the record at head */
+    int want = fx_consumer_pre(x, ch, hi, d, &h, &q);
+    if (want == 0 && q > 0)
+        want = fx_rec_ok(x, d, h, q, &r) ? 1 : -EIO;
     int prc = xring_peek(ch, d, &pm);
-    if (prc < -EIO || prc > 1 || (prc < 0 && prc != -EIO))
-        fx_fail("peek", prc);
+    if (prc != want || (prc == 1 && !fx_desc_eq(&r, &pm)))
+        fx_fail("peek: not the expected result", prc);
     if (prc == 1 && ((uint64_t)pm.ctl_len + pm.data_len > XRING_MSG_MAX ||
                      xring_reclen((uint64_t)pm.ctl_len + pm.data_len) > x->size))
         fx_fail("peek: lengths", (long)pm.ctl_len + pm.data_len);
     if (prc == 1 && xring_reclen((uint64_t)pm.ctl_len + pm.data_len) > xring_queued(ch, d))
         fx_fail("peek: more than queued", (long)pm.ctl_len + pm.data_len);
+    fx_after(x, ch, hi, d, prc);
     if (fz_pick(z, 2) == 0)
         return; /* peek only */
     size_t ccap = fz_pick(z, 2) && prc == 1 ? pm.ctl_len : fz_u16(z) % (FZ_MAXLEN + 1);
     size_t dcap = fz_pick(z, 2) && prc == 1 ? pm.data_len : fz_u16(z) % (FZ_MAXLEN + 1);
-    unsigned char *c = ccap ? malloc(ccap) : NULL, *b = dcap ? malloc(dcap) : NULL;
-    int rc = xring_take(ch, d, &m, c, c ? ccap : 0, b, b ? dcap : 0);
+    unsigned char *cb = ccap ? malloc(ccap) : NULL, *db = dcap ? malloc(dcap) : NULL;
+    if (!cb)
+        ccap = 0;
+    if (!db)
+        dcap = 0;
+
+    /* take: -EIO, -ENODATA, -EAGAIN (*m: the record), or the record */
+    want = fx_consumer_pre(x, ch, hi, d, &h, &q);
+    if (want == 0)
+        want = q == 0 ? -ENODATA : !fx_rec_ok(x, d, h, q, &r) ? -EIO
+                                   : r.r_ctl_len > ccap || r.r_data_len > dcap ? -EAGAIN : 0;
+    int rc = xring_take(ch, d, &m, cb, ccap, db, dcap);
     if (rc >= 0 && ((rc & ~XRING_WAKE_WRITER) != 0 || m.ctl_len > ccap || m.data_len > dcap))
         fx_fail("take", rc);
     if (rc < 0 && rc != -ENODATA && rc != -EAGAIN && rc != -EIO)
         fx_fail("take", rc);
-    free(c);
-    free(b);
+    if ((rc >= 0 ? 0 : rc) != want)
+        fx_fail("take: not the expected result", rc);
+    uint32_t now = fx_ld(&fx_ctl(x, d)->x_head);
+    if (rc == -EAGAIN && !fx_desc_eq(&r, &m))
+        fx_fail("take: -EAGAIN without the record's description", rc);
+    if (rc >= 0 && (!fx_desc_eq(&r, &m) || now != h + r.r_len ||
+                    !fx_bytes_eq(x, d, h + sizeof(r), cb, r.r_ctl_len) ||
+                    !fx_bytes_eq(x, d, h + sizeof(r) + r.r_ctl_len, db, r.r_data_len)))
+        fx_fail("take: not the record at head", rc);
+    if (rc < 0 && want != -EIO && now != h)
+        fx_fail("take: failed, but head moved", rc);
+    fx_after(x, ch, hi, d, rc);
+    free(cb);
+    free(db);
+}
+
+/* ------------------------------------------------------------- take_batch */
+
+#define FZ_BATCH_MAX 70
+#define FZ_XF_DATA   1    /* sd_xpipe.h's XF_DATA */
+#define FZ_XP_SMALL  1024 /* sd_xpipe.h's XP_SMALL */
+
+/* The accept callback's state: how it answers, and what it was asked. */
+struct fx_acc {
+    int mode;      /* 0 all, 1 sd_xpipe_read.c's small_plain, 2 the first k, 3 the input */
+    int k;
+    struct fz *z;
+    struct fx *x;
+    int max, calls;
+    struct xring_msg seen[FZ_BATCH_MAX];
+    int ans[FZ_BATCH_MAX];
+};
+
+static int fx_small_plain(const struct xring_msg *m)
+{
+    return m->type == 0 /* M_DATA */ && m->ctl_len == 0 && m->band == 0 &&
+           m->flags == FZ_XF_DATA && m->data_len > 0 && m->data_len <= FZ_XP_SMALL;
+}
+
+static int fx_accept(const struct xring_msg *m, void *arg)
+{
+    struct fx_acc *a = arg;
+    int yes;
+
+    /* At most once per record it may take, and only on a validated one. */
+    if (a->calls >= a->max)
+        fx_fail("take_batch: accept called more than max times", a->calls);
+    if ((uint64_t)m->ctl_len + m->data_len > XRING_MSG_MAX ||
+        xring_reclen((uint64_t)m->ctl_len + m->data_len) > a->x->size)
+        fx_fail("take_batch: accept shown an invalid record", (long)m->ctl_len + m->data_len);
+    switch (a->mode) {
+    case 0:
+        yes = 1;
+        break;
+    case 1:
+        yes = fx_small_plain(m);
+        break;
+    case 2:
+        yes = a->calls < a->k;
+        break;
+    default:
+        yes = fz_pick(a->z, 4) != 0;
+        break;
+    }
+    a->seen[a->calls] = *m;
+    a->ans[a->calls++] = yes;
+    return yes;
+}
+
+static void fx_take_batch(struct fx *x, struct xring_chan *ch, int hi, int d, struct fz *z)
+{
+    static struct fx_acc a;
+    struct xring_rec r;
+    uint32_t h, q;
+    int wake = -1;
+
+    memset(&a, 0, sizeof(a));
+    a.x = x;
+    a.z = z;
+    a.mode = (int)fz_pick(z, 4);
+    a.k = (int)fz_pick(z, 8);
+    int max = fz_pick(z, 32) == 0 ? -1 : (int)fz_pick(z, FZ_BATCH_MAX);
+    size_t cap;
+    switch (fz_pick(z, 4)) {
+    case 0:
+        cap = 4096; /* sd_xpipe_read.c's XP_BATCH_BYTES */
+        break;
+    case 1:
+        cap = fz_pick(z, 64);
+        break;
+    default:
+        cap = fz_u16(z) % (2 * x->size + 1);
+        break;
+    }
+    if (a.mode == 1 && fz_pick(z, 2)) { /* exactly sd_xpipe_read.c's small_batch */
+        max = 64;
+        cap = 4096;
+    }
+    a.max = max < 0 ? 0 : max;
+    /* Each its own malloc, of exactly what is passed, so ASan sees an overflow. */
+    struct xring_msg *ms = malloc((size_t)a.max * sizeof(*ms) + (a.max ? 0 : 1));
+    unsigned char *buf = cap ? malloc(cap) : NULL;
+    if (!ms || (cap && !buf))
+        fx_fail("malloc", 0);
+    if (a.max == 0) {
+        free(ms);
+        ms = malloc(0); /* nothing may be written through it */
+    }
+    memcpy(fx_snap, x->map, x->len);
+
+    int want = fx_consumer_pre(x, ch, hi, d, &h, &q);
+    if (max < 0)
+        want = -EINVAL;
+    int rc = xring_take_batch(ch, d, ms, max, buf, cap, fx_accept, &a, &wake);
+    uint32_t now = fx_ld(&fx_ctl(x, d)->x_head);
+
+    if (rc > a.max || (rc < 0 && rc != -EIO && rc != -EINVAL))
+        fx_fail("take_batch: return value", rc);
+    if (wake != 0 && wake != XRING_WAKE_WRITER)
+        fx_fail("take_batch: *wake", wake);
+    if (rc <= 0 && wake != 0)
+        fx_fail("take_batch: *wake without a record taken", wake);
+    if (want != 0) {
+        if (rc != want || a.calls != 0 || now != h)
+            fx_fail("take_batch: expected a failure before any record", rc);
+        goto out;
+    }
+    /* Walk the ring as it was, with the answers accept gave. */
+    int n = 0, calls = 0;
+    size_t used = 0;
+    uint32_t pos = h;
+    while (n < max && q > 0) {
+        if (!fx_rec_ok(x, d, pos, q, &r)) {
+            want = -EIO;
+            break;
+        }
+        size_t body = (size_t)r.r_ctl_len + r.r_data_len;
+        if (body > cap - used)
+            break;
+        if (calls >= a.calls || !fx_desc_eq(&r, &a.seen[calls]))
+            fx_fail("take_batch: accept not asked about the next record", calls);
+        if (!a.ans[calls++])
+            break;
+        if (rc > n) { /* record n was taken: as it is in the ring */
+            if (!fx_desc_eq(&r, &ms[n]) || (body > 0 && !fx_bytes_eq(x, d, pos + sizeof(r), buf + used, body)))
+                fx_fail("take_batch: record not as in the ring", n);
+        }
+        used += body;
+        n++;
+        pos += r.r_len;
+        q -= r.r_len;
+    }
+    if (want == -EIO) {
+        if (rc != -EIO || now != h)
+            fx_fail("take_batch: an invalid record taken or head moved", rc);
+    } else if (rc != n || now != pos) {
+        fx_fail("take_batch: not the records expected", rc);
+    }
+    if (a.calls != calls)
+        fx_fail("take_batch: accept asked more than needed", a.calls);
+    if (rc > 0) {
+        /* What sd_xpipe_read.c's small_batch relies on: at most max records,
+         * their bodies back to back within cap, each one accept said yes
+         * to (small plain data with its filter), complete in the ring. */
+        size_t sum = 0;
+        for (int i = 0; i < rc; i++) {
+            sum += (size_t)ms[i].ctl_len + ms[i].data_len;
+            if (a.mode == 1 && !fx_small_plain(&ms[i]))
+                fx_fail("take_batch: a record the filter refused", i);
+        }
+        if (sum > cap)
+            fx_fail("take_batch: more bytes than the buffer", (long)sum);
+    }
+    /* A consumer never writes into the ring's data, nor into the other ring. */
+    ((struct xring_hdr *)fx_snap)->h_ring[d].x_head = now;
+    if (rc != -EIO)
+        fx_snap_check(x, fx_snap, d, "take_batch: mapping changed");
+out:
+    fx_after(x, ch, hi, d, rc);
+    free(ms);
+    free(buf);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -223,6 +707,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (xring_create(ring, hiwat, lowat, &x.ch) != 0)
         fx_fail("create", 0);
     x.size = ring;
+    x.hd[0] = (struct fx_hd){.hiwat = hiwat, .lowat = lowat};
     if (fstat(xring_fd(x.ch), &st) != 0)
         fx_fail("fstat", errno);
     x.len = (size_t)st.st_size;
@@ -231,32 +716,44 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fx_fail("mmap", errno);
 
     for (int steps = 0; fz_more(&z) && steps < 2000; steps++) {
-        struct xring_chan *ch = x.ch2 && fz_pick(&z, 2) ? x.ch2 : x.ch;
-        int d = (int)fz_pick(&z, 2), rc;
+        int hi = x.ch2 && fz_pick(&z, 2);
+        struct xring_chan *ch = hi ? x.ch2 : x.ch;
+        int d = (int)fz_pick(&z, 2), rc, b;
         uint32_t q;
-        switch (fz_pick(&z, 12)) {
+        switch (fz_pick(&z, 16)) {
         case 0:
         case 1:
             fx_poke(&x, &z);
             break;
         case 2:
         case 3:
-            fx_put(ch, d, &z);
+            fx_put(&x, ch, hi, d, &z);
             break;
         case 4:
         case 5:
-            fx_take(&x, ch, d, &z);
+            fx_take(&x, ch, hi, d, &z);
             break;
         case 6:
+            b = fx_broken_now(&x, ch, hi, d);
             rc = fz_pick(&z, 2) ? xring_arm_reader(ch, d) : xring_arm_writer(ch, d);
-            if (rc != 0 && rc != 1 && rc != -EIO)
+            if ((rc != 0 && rc != 1 && rc != -EIO) || (b && rc != -EIO))
                 fx_fail("arm", rc);
+            fx_after(&x, ch, hi, d, rc);
             break;
         case 7:
             q = xring_queued(ch, d);
-            if (q > x.size || (xring_broken(ch, d) && q != 0))
+            if (q > x.size || (fx_broken_now(&x, ch, hi, d) && q != 0))
                 fx_fail("queued", q);
             (void)xring_is_shut(ch, d);
+            fx_after(&x, ch, hi, d, 0);
+            break;
+        case 12:
+        case 13:
+            fx_take_batch(&x, ch, hi, d, &z);
+            break;
+        case 14:
+        case 15:
+            fx_put_inplace(&x, ch, hi, d, &z);
             break;
         case 8: {
             uint32_t seen = xring_bell_value(ch, d);
@@ -276,6 +773,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 xring_destroy(x.ch2);
                 x.ch2 = NULL;
             } else {
+                /* attach takes its geometry from the header as it is now */
+                struct xring_hdr *hp = (struct xring_hdr *)x.map;
+                x.hd[1] = (struct fx_hd){.hiwat = hp->h_hiwat, .lowat = hp->h_lowat};
                 rc = xring_attach(xring_fd(x.ch), &x.ch2);
                 if (rc != 0 && rc != -EINVAL)
                     fx_fail("attach", rc);
@@ -284,7 +784,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
             break;
         default:
-            (void)xring_broken(ch, d);
+            (void)fx_broken_now(&x, ch, hi, d);
             if (xring_fd(ch) < 0)
                 fx_fail("fd", xring_fd(ch));
             break;
