@@ -24,15 +24,17 @@
  *   see a hang-up, and the next open makes a new owner.
  *
  * Locking
- *   fifo_lock guards the table of names this process owns; a leaf (the
- *   rendezvous is made with it released), quiesced at fork (rank
- *   UST_FORK_RDV).  In a fork child the table starts empty: the names are
+ *   fifo_lock guards the table of names this process owns; taken before
+ *   rdv_lock (the rendezvous is made under it, so that a client accepted
+ *   finds the entry), quiesced at fork (rank UST_FORK_HEAD_FATTACH, before
+ *   rdv_lock's).  In a fork child the table starts empty: the names are
  *   the parent's.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sd_fifo.h"
@@ -78,37 +80,37 @@ int ust_fifo_open_node(const char *path, const struct stat *st, int oflag, cred_
         int fd = ust_rdv_open(UST_RDV_FIFO, st, oflag, cr);
         if (fd != -ENOENT)
             return fd;
-        /* Nobody owns it: this process becomes the owner. */
+        /* Nobody owns it: this process becomes the owner.  The entry is in
+         * the table before the rendezvous listens (both under fifo_lock),
+         * so that every client it accepts finds the FIFO. */
         o = calloc(1, sizeof(*o));
         if (o == NULL)
             return -ENOMEM;
         o->dev = st->st_dev;
         o->ino = st->st_ino;
         o->node = open(path, O_PATH | O_CLOEXEC);
-        int err = o->node < 0 ? errno : ust_rdv_listen(UST_RDV_FIFO, st->st_dev, st->st_ino, &o->lfd);
-        if (err != 0 && o->node >= 0)
-            close(o->node);
-        if (err == EBUSY) { /* another process was quicker: ask it */
-            free(o);
-            continue;
-        }
-        if (err != 0) {
-            free(o);
-            return -err;
-        }
+        int err = o->node < 0 ? errno : 0;
         ust_lock(&fifo_lock);
-        if (owned_find(st->st_dev, st->st_ino) == NULL) {
+        if (err == 0 && owned_find(st->st_dev, st->st_ino) != NULL)
+            err = EEXIST; /* another thread of ours was quicker */
+        if (err == 0)
+            err = ust_rdv_listen(UST_RDV_FIFO, st->st_dev, st->st_ino, &o->lfd);
+        if (err == 0) {
             o->next = owned;
             owned = o;
-            o = NULL;
         }
         ust_unlock(&fifo_lock);
-        if (o != NULL) { /* another thread of ours was quicker */
-            ust_rdv_unlisten(o->lfd);
+        if (err == 0)
+            return open_key(st, oflag, cr);
+        if (o->node >= 0)
             close(o->node);
-            free(o);
-        }
-        return open_key(st, oflag, cr);
+        free(o);
+        if (err != EEXIST && err != EBUSY)
+            return -err;
+        /* EBUSY: another process became the owner meanwhile; it may not
+         * have its table entry yet: ask it again after a moment. */
+        struct timespec ts = {0, 1000000L << (i < 6 ? i : 6)};
+        nanosleep(&ts, NULL);
     }
     return -EAGAIN;
 }

@@ -59,8 +59,8 @@ static void fork_register(void)
     ust_fork_register(UST_FORK_HEAD_FATTACH, ust_fattach_fork_prepare, ust_fattach_fork_parent,
                       ust_fattach_fork_child);
     ust_fork_register(UST_FORK_RDV, ust_rdv_fork_prepare, ust_rdv_fork_parent, ust_rdv_fork_child);
-    ust_fork_register(UST_FORK_RDV, ust_fifo_name_fork_prepare, ust_fifo_name_fork_parent,
-                      ust_fifo_name_fork_child);
+    ust_fork_register(UST_FORK_HEAD_FATTACH, ust_fifo_name_fork_prepare,
+                      ust_fifo_name_fork_parent, ust_fifo_name_fork_child);
     ust_fork_register(UST_FORK_RELAY, ust_relay_fork_prepare, ust_relay_fork_parent,
                       ust_relay_fork_child);
     ust_fork_register(UST_FORK_HEAD_FD, ust_sd_fd_fork_prepare, ust_sd_fd_fork_parent,

@@ -38,7 +38,10 @@
  *
  *   Each connection is served by a thread of its own, so a client that
  *   sends nothing (it has 2 s), or an open that waits (a FIFO's open rules),
- *   holds up no other.
+ *   holds up no other.  At exit the owner lets the opens being served finish
+ *   (ust_rdv_settle, from sd_relay.c's exit handler, up to 5 s) before its
+ *   relays pass on what they hold: a client that asked is never left
+ *   without an answer by an owner that exits at that moment.
  *
  * Locking
  *   rdv_lock guards the epoll set, the list of listening sockets and the
@@ -50,6 +53,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +63,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 #include <ustreams.h>
 
@@ -101,6 +106,7 @@ static ust_lock_t rdv_lock = UST_LOCK_INIT; /* guards the fields below; leaf */
 static int rdv_ep = -1;                     /* rdv_lock: epoll set of listeners */
 static int rdv_running;                     /* rdv_lock: accepting thread started */
 static struct listener *listeners;          /* rdv_lock */
+static atomic_int serving;                  /* connections being served (conn_thread) */
 
 static socklen_t rdv_addr(struct sockaddr_un *a, int kind, dev_t dev, ino_t ino)
 {
@@ -295,7 +301,16 @@ out:
         reply(p->fd, err, NULL, 0);
     close(p->fd);
     free(p);
+    atomic_fetch_sub(&serving, 1);
     return NULL;
+}
+
+void ust_rdv_settle(long ms)
+{
+    for (long waited = 0; atomic_load(&serving) > 0 && waited < ms; waited += 5) {
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
 }
 
 /* Accept what is pending on listener l (rdv_lock held: l stays open). */
@@ -315,7 +330,9 @@ static void accept_all(struct listener *l)
         p->kind = l->kind;
         p->dev = l->dev;
         p->ino = l->ino;
+        atomic_fetch_add(&serving, 1);
         if (ust_thread_create(&t, NULL, conn_thread, p) != 0) {
+            atomic_fetch_sub(&serving, 1);
             close(c);
             free(p);
             continue;
@@ -350,6 +367,7 @@ int ust_rdv_listen(int kind, dev_t dev, ino_t ino, int *lfd)
 
     if (l == NULL)
         return ENOMEM;
+    ust_relay_exit_register(); /* exit waits for the opens being served */
     fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) {
         err = errno;
@@ -556,5 +574,6 @@ void ust_rdv_fork_child(void)
         close(rdv_ep);
     rdv_ep = -1;
     rdv_running = 0;
+    atomic_store(&serving, 0); /* the parent's connection threads */
     ust_lock_init(&rdv_lock);
 }

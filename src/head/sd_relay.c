@@ -78,6 +78,7 @@ static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
  * their pipe end, which waits for its backlog), "down" threads stop at once. */
 static void relay_exit(void)
 {
+    ust_rdv_settle(RELAY_EXIT_MS); /* opens being served become relays first */
     ust_lock(&relay_lock);
     int any = relays != NULL;
     ust_unlock(&relay_lock);
@@ -101,6 +102,11 @@ static void relay_exit(void)
 static void relay_exit_register(void)
 {
     atexit(relay_exit);
+}
+
+void ust_relay_exit_register(void)
+{
+    pthread_once(&exit_once, relay_exit_register);
 }
 
 static void relay_leave(struct relay *r)
@@ -138,8 +144,15 @@ static int relay_wait(struct relay *r, int src)
         int n = strm_poll(p, src == r->pfd ? 1 : 2, ex ? 0 : RELAY_TICK_MS);
         if (n < 0 && errno != EINTR)
             return 0;
-        if (n == 0 && ex)
-            return 0; /* up, exiting: all that was there has gone */
+        if (n == 0 && ex) {
+            /* Up, exiting: nothing at the head now -- but what waits below
+             * it (flow-controlled queues, back-enabled service procedures
+             * not run yet) comes up once they run: stop only when the head
+             * is still empty after they have. */
+            if (ustreams_quiesce(RELAY_TICK_MS) == 0 && strm_poll(p, 1, 0) == 0)
+                return 0;
+            continue;
+        }
         if (n <= 0)
             continue;
         if (p[0].revents & (POLLIN | POLLRDBAND | POLLPRI))
@@ -210,7 +223,7 @@ int ust_relay_start(int sfd, int pfd, int up, int down)
 
     if (r == NULL)
         return ENOMEM;
-    pthread_once(&exit_once, relay_exit_register);
+    ust_relay_exit_register();
     r->sfd = sfd;
     r->pfd = pfd;
     ust_lock(&relay_lock);

@@ -729,6 +729,11 @@ void ust_rdv_fork_child(void);
 /* Join stream descriptor sfd and pipe end pfd (both consumed, also on
  * failure): up copies sfd -> pfd, down pfd -> sfd.  0 or an errno. */
 int ust_relay_start(int sfd, int pfd, int up, int down);
+/* exit handler (once): opens being served settle, relays pass on what they
+ * hold, both bounded (sd_relay.c relay_exit). */
+void ust_relay_exit_register(void);
+/* Wait up to ms for the connections the rendezvous is serving. */
+void ust_rdv_settle(long ms);
 void ust_relay_fork_prepare(void);
 void ust_relay_fork_parent(void);
 void ust_relay_fork_child(void);
