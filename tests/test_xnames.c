@@ -19,7 +19,8 @@
  *   X.4  connld: each open of the name (two other processes, one of them as
  *        another user, and one in this process) makes a new pipe; the server
  *        takes each with I_RECVFD, with the client's uid and gid, and talks
- *        to each client on its own pipe.
+ *        to each client on its own pipe; also after a fork() of the server
+ *        (a client started with fork and exec).
  *   X.5  security: a user the file's mode does not admit gets EACCES from
  *        strm_open, and the owner's rendezvous refuses it too when asked
  *        directly (its kernel credentials are checked, not its word).
@@ -407,6 +408,17 @@ static void test_x4_connld(void)
     CHECK_EQ(uid[0], 0);
     CHECK_EQ(uid[1], 0);
     CHECK_EQ(uid[2], NOBODY);
+    /* A client started with fork() and exec: the fork leaves the attached
+     * pipe whole in this process, and connld goes on working. */
+    char *argv4[] = {"test_xnames", "peer", "connld", f, "four", NULL};
+    fflush(NULL);
+    pid_t d = fork();
+    if (d == 0) {
+        execv("/proc/self/exe", argv4);
+        _exit(127);
+    }
+    serve_one(p[0], &uid[0]);
+    CHECK_EQ(peer_wait(d), 0);
     /* In this process: a new pipe too. */
     int fd = strm_open(f, O_RDWR), fd2 = strm_open(f, O_RDWR);
     CHECK(fd >= 0 && fd2 >= 0);

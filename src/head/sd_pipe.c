@@ -443,7 +443,16 @@ void ust_pipe_split_all(void)
         }
         ust_unlock(&pipe_lock);
 
-        int err = ust_xpipe_split(sd);
+        /* A pipe with an end attached to a name is a server's: it stays in
+         * this process whole (connld and the relays use it as an in-process
+         * pipe); a fork child finds both its ends detached. */
+        int attached = 0;
+        for (int i = 0; i < 2; i++) {
+            ust_lock(&sd[i]->sd_lock);
+            attached |= (sd[i]->sd_flag & STRATTACH) != 0;
+            ust_unlock(&sd[i]->sd_lock);
+        }
+        int err = attached ? EBUSY : ust_xpipe_split(sd);
 
         ust_lock(&pipe_lock);
         for (int i = 0; i < 2; i++)
