@@ -45,4 +45,20 @@ static inline int peer_wait(pid_t pid)
     return 255;
 }
 
+static inline void peer_deadline_hit(int sig)
+{
+    (void)sig;
+    static const char m[] = "timed out (a peer failed?)\n";
+    (void)!write(2, m, sizeof(m) - 1);
+    _exit(1);
+}
+
+/* A peer that fails can leave a blocking open waiting for ever: end the
+ * test after s seconds with a report instead of ctest's timeout. */
+static inline void peer_deadline(unsigned s)
+{
+    signal(SIGALRM, peer_deadline_hit);
+    alarm(s);
+}
+
 #endif /* UST_TEST_PEER_SPAWN_H */
