@@ -53,13 +53,15 @@
  *   start with none; push them after the fork).  I_SENDFD on a split pipe
  *   passes the descriptor on the bell (sd_xbell.c) beside an M_PASSFP
  *   record in the ring; a stream of this process crosses as a new pipe
- *   joined to it by a relay (sendfd_stream).
+ *   joined to it by a relay (sd_xpipe_far.c).
  *   A split pipe stays
  *   split: after the child is gone its two ends in the parent keep talking
  *   through the rings.
  *
  * Files: this one makes and closes split ends, writes, and handles fork();
- * sd_xpipe_read.c reads; sd_xbell.c is the bell; sd_xpipe.h their state.
+ * sd_xpipe_read.c reads; sd_xpipe_far.c makes ends for another process
+ * (rendezvous, streams passed); sd_xbell.c is the bell; sd_xpipe.h their
+ * state.
  *
  * Locking
  *   xp_lock guards the list of split ends of this process (`ends`); it is a
@@ -106,7 +108,7 @@ static void ends_del(struct ust_xend *xe)
     ust_unlock(&xp_lock);
 }
 
-static void xchan_rele(struct xchan *xc)
+void xp_xchan_rele(struct xchan *xc)
 {
     if (atomic_fetch_sub(&xc->refs, 1) == 1) {
         xring_destroy(xc->ch);
@@ -289,7 +291,7 @@ int ust_xpipe_wsrv(queue_t *q)
 
 /* A split end's state for side `side` of xc, bell end `bell`; NULL when out
  * of memory.  Not yet in use: end_attach switches it on. */
-static struct ust_xend *end_new(struct xchan *xc, int side, int bell)
+struct ust_xend *xp_end_new(struct xchan *xc, int side, int bell)
 {
     struct ust_xend *xe = calloc(1, sizeof(*xe));
     if (xe == NULL)
@@ -302,7 +304,7 @@ static struct ust_xend *end_new(struct xchan *xc, int side, int bell)
 }
 
 /* Make sd's pipe pair the bottom of split end xe: procedures on. */
-static void end_attach(struct stdata *sd, struct ust_xend *xe)
+void xp_end_attach(struct stdata *sd, struct ust_xend *xe)
 {
     queue_t *rq = sd->sd_pipeq;
     xe->rq = rq;
@@ -321,7 +323,7 @@ static void end_attach(struct stdata *sd, struct ust_xend *xe)
  * thread may be started or put to work while fork() runs (the child would
  * inherit the locks it holds -- AddressSanitizer's allocator has no fork
  * handler). */
-static int end_watch(struct ust_xend *xe, int kick_now)
+int xp_end_watch(struct ust_xend *xe, int kick_now)
 {
     xe->iow.inherit = 1; /* a fork child decides itself (ust_xpipe_fork_child) */
     if (!kick_now) {
@@ -338,7 +340,7 @@ static int end_watch(struct ust_xend *xe, int kick_now)
     return rc;
 }
 
-static struct xchan *xchan_new(void)
+struct xchan *xp_xchan_new(void)
 {
     struct xchan *xc = calloc(1, sizeof(*xc));
     if (xc == NULL)
@@ -353,7 +355,7 @@ static struct xchan *xchan_new(void)
 
 /* A bell: a stream socket pair, descriptors passed on it come with the
  * kernel's credentials.  0 or an errno. */
-static int bell_pair(int b[2])
+int xp_bell_pair(int b[2])
 {
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, b) < 0)
         return errno;
@@ -367,24 +369,24 @@ int ust_xpipe_split(struct stdata *sd[2])
 {
     struct ust_xend *xe[2] = {NULL, NULL};
     int bell[2];
-    struct xchan *xc = xchan_new();
+    struct xchan *xc = xp_xchan_new();
 
     if (xc == NULL)
         return ENOMEM;
-    int e = bell_pair(bell);
+    int e = xp_bell_pair(bell);
     if (e != 0) {
-        xchan_rele(xc);
+        xp_xchan_rele(xc);
         return e;
     }
     for (int i = 0; i < 2; i++)
-        xe[i] = end_new(xc, i, bell[i]);
+        xe[i] = xp_end_new(xc, i, bell[i]);
     if (xe[0] == NULL || xe[1] == NULL) {
         for (int i = 0; i < 2; i++)
             if (xe[i] != NULL) {
-                xchan_rele(xc);
+                xp_xchan_rele(xc);
                 free(xe[i]);
             }
-        xchan_rele(xc);
+        xp_xchan_rele(xc);
         close(bell[0]);
         close(bell[1]);
         return ENOMEM;
@@ -394,7 +396,7 @@ int ust_xpipe_split(struct stdata *sd[2])
      * ends take at once. */
     for (int i = 0; i < 2; i++) {
         atomic_store(&xe[i]->live, 1);
-        end_attach(sd[i], xe[i]);
+        xp_end_attach(sd[i], xe[i]);
     }
     /* A writer that found a pair's write queue still off passes through it
      * to q_next with a claim on it (ust_pass_on): wait those out before the
@@ -407,49 +409,12 @@ int ust_xpipe_split(struct stdata *sd[2])
     for (int i = 0; i < 2; i++)
         ust_qdrain_claims(sd[i]->sd_pipeq);
     for (int i = 0; i < 2; i++)
-        if (end_watch(xe[i], 0) != 0)
+        if (xp_end_watch(xe[i], 0) != 0)
             atomic_store(&xe[i]->gone, 1); /* no epoll: the end hangs up */
-    xchan_rele(xc);
+    xp_xchan_rele(xc);
     return 0;
 }
 
-/* A stream of this process crosses as the far end of a new pipe between
- * the processes whose near end is joined to it by a relay (sd_relay.c):
- * the record names two tokens, the channel's memfd (token) and the bell end
- * (token ^ XP_PASS_BELL), and carries the access mode of fd in its flags. */
-static int sendfd_stream(struct ust_xend *xe, int fd, uint32_t token)
-{
-    int acc = ust_sd_acc_get(fd);
-    int sfd = strm_fcntl(fd, F_DUPFD_CLOEXEC, 0); /* the relay's own, same mode */
-    int lfd, mfd, bfd, err;
-    cred_t cr;
-
-    if (sfd < 0)
-        return errno == EMFILE ? EMFILE : EBADF;
-    ust_sd_cred(&cr);
-    err = ust_xpipe_new_end(&cr, &lfd, &mfd, &bfd);
-    if (err != 0) {
-        strm_close(sfd);
-        return err;
-    }
-    err = ust_relay_start(sfd, lfd, !(acc & UST_ACC_NOREAD), !(acc & UST_ACC_NOWRITE));
-    if (err == 0) {
-        struct xring_msg m = {.type = M_PASSFP, .aux = token,
-                              .flags = (uint16_t)(XP_PASS_STREAM | (acc & 3) << 8)};
-        int r = xring_put(xe->xc->ch, xe->side, &m, NULL, 0);
-        err = r == -EAGAIN ? EAGAIN : r < 0 ? ENXIO : 0;
-    }
-    if (err == 0) {
-        err = ust_xbell_sendfd(&xe->bell, mfd, token);
-        if (err == 0)
-            err = ust_xbell_sendfd(&xe->bell, bfd, token ^ XP_PASS_BELL);
-        if (err != 0) /* the record is there: tell the receiver to drop it */
-            ust_xbell_sendfd(&xe->bell, -1, token);
-    }
-    close(mfd);
-    close(bfd); /* the relay's pipe end hangs up if the far end never comes */
-    return err;
-}
 
 int ust_xpipe_sendfd(struct stdata *sd, int fd)
 {
@@ -467,7 +432,7 @@ int ust_xpipe_sendfd(struct stdata *sd, int fd)
     fsd = ust_sd_get(fd, &err);
     if (fsd != NULL) { /* a stream of this process: through a relay */
         ust_sd_put(fsd);
-        return sendfd_stream(xe, fd, token);
+        return xp_sendfd_stream(xe, fd, token);
     }
     if (err != ENOSTR)
         return EBADF;
@@ -548,111 +513,8 @@ void ust_xpipe_end_close(struct stdata *sd)
     __atomic_store_n(&WR(rq)->q_ptr, NULL, __ATOMIC_RELEASE);
     __atomic_store_n(&sd->sd_xend, NULL, __ATOMIC_RELEASE);
     ust_xbell_close(&xe->bell); /* the last of side xe->side: the peer hangs up */
-    xchan_rele(xe->xc);
+    xp_xchan_rele(xe->xc);
     free(xe);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Ends made for another process (rendezvous: sd_rdv.c)                     */
-/* ------------------------------------------------------------------------ */
-/* A new split end of this process on side `side` of xc with bell end
- * `bell`, with a descriptor (read and write): the descriptor, or -errno.
- * On failure the bell is closed and nothing is left. */
-static int end_open(struct xchan *xc, int side, int bell, const cred_t *cr)
-{
-    cred_t own;
-    if (cr == NULL) { /* this process's */
-        ust_sd_cred(&own);
-        cr = &own;
-    }
-    queue_t *drv;
-    struct stdata *sd = ust_pipe_end_new(cr, &drv);
-    struct ust_xend *xe = sd != NULL ? end_new(xc, side, bell) : NULL;
-    if (xe == NULL) {
-        ust_sd_free(sd); /* never entered anywhere */
-        close(bell);
-        return -ENOSR;
-    }
-    atomic_store(&xe->live, 1); /* this process takes at once */
-    end_attach(sd, xe);
-    int fd = ust_sd_attach_fd(sd);
-    if (fd < 0) {
-        ust_sd_teardown(sd); /* closes the end, its bell with it */
-        return fd;
-    }
-    fcntl(fd, F_SETFD, 0);
-    ust_sd_acc_set(fd, 0);
-    ust_sd_register(sd);
-    if (end_watch(xe, 1) != 0)
-        atomic_store(&xe->gone, 1); /* no epoll: the end hangs up */
-    return fd;
-}
-
-int ust_xpipe_new_end(const cred_t *cr, int *fd, int *memfd, int *bell)
-{
-    int b[2];
-    struct xchan *xc = xchan_new();
-    if (xc == NULL)
-        return ENOMEM;
-    int e = bell_pair(b);
-    if (e != 0) {
-        xchan_rele(xc);
-        return e;
-    }
-    *memfd = fcntl(xring_fd(xc->ch), F_DUPFD_CLOEXEC, 0);
-    if (*memfd < 0) {
-        e = errno;
-        close(b[0]);
-        close(b[1]);
-        xchan_rele(xc);
-        return e;
-    }
-    *fd = end_open(xc, 0, b[0], cr);
-    xchan_rele(xc); /* the end holds the channel now, if it was made */
-    if (*fd < 0) {
-        close(*memfd);
-        close(b[1]);
-        return -*fd;
-    }
-    *bell = b[1];
-    return 0;
-}
-
-int ust_xpipe_adopt(int memfd, int bell, int side, const cred_t *cr)
-{
-    struct xchan *xc = calloc(1, sizeof(*xc));
-    int r;
-
-    if (xc == NULL || (side != 0 && side != 1)) {
-        free(xc);
-        close(bell);
-        return xc == NULL ? -ENOMEM : -EINVAL;
-    }
-    r = xring_attach(memfd, &xc->ch); /* checks everything it maps */
-    if (r != 0) {
-        free(xc);
-        close(bell);
-        return r;
-    }
-    atomic_store(&xc->refs, 1);
-    /* Received sockets keep their options; the bell must be the stream
-     * socket of a pair (a datagram or listening socket is refused). */
-    int type = 0;
-    socklen_t tl = sizeof(type);
-    if (getsockopt(bell, SOL_SOCKET, SO_TYPE, &type, &tl) != 0 || type != SOCK_STREAM) {
-        close(bell);
-        xchan_rele(xc);
-        return -EINVAL;
-    }
-    int fl = fcntl(bell, F_GETFL);
-    if (fl < 0 || fcntl(bell, F_SETFL, fl | O_NONBLOCK) != 0 || fcntl(bell, F_SETFD, FD_CLOEXEC) != 0) {
-        close(bell);
-        xchan_rele(xc);
-        return -EINVAL;
-    }
-    r = end_open(xc, side, bell, cr);
-    xchan_rele(xc);
-    return r;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -741,13 +603,13 @@ static void rebuild_fd(int fd, struct stdata *old, void *arg)
         }
         atomic_fetch_add(&xc->refs, 1); /* held while this end is built */
         rb->sd = ust_pipe_end_new(&old->sd_cred, &drv);
-        rb->xe = rb->sd != NULL ? end_new(xc, oxe->side, oxe->bell.fd) : NULL;
-        xchan_rele(xc);
+        rb->xe = rb->sd != NULL ? xp_end_new(xc, oxe->side, oxe->bell.fd) : NULL;
+        xp_xchan_rele(xc);
         if (rb->xe == NULL) {
             ust_sd_free(rb->sd); /* never entered anywhere */
             return;
         }
-        end_attach(rb->sd, rb->xe);
+        xp_end_attach(rb->sd, rb->xe);
         set->n++;
     }
     if (ust_sd_fork_rebind(fd, rb->sd, &rb->ufd) != 0)
@@ -779,7 +641,7 @@ void ust_xpipe_fork_child(void)
         if (rb->ufd >= 0)
             close(rb->ufd); /* the pair's U, dup'ed onto each descriptor */
         ust_sd_register(rb->sd);
-        if (end_watch(rb->xe, 1) != 0)
+        if (xp_end_watch(rb->xe, 1) != 0)
             atomic_store(&rb->xe->gone, 1);
     }
     free(set.r);

@@ -76,4 +76,22 @@ static inline struct ust_xend *xp_xend_of(queue_t *q)
     return __atomic_load_n(&q->q_ptr, __ATOMIC_ACQUIRE);
 }
 
+/* ---- shared by sd_xpipe.c and sd_xpipe_far.c ---- */
+/* A channel with new rings (one reference, the maker's); NULL: no memory. */
+struct xchan *xp_xchan_new(void);
+/* Drop a reference; the last unmaps the channel. */
+void xp_xchan_rele(struct xchan *xc);
+/* A bell socket pair with SO_PASSCRED: 0 or an errno. */
+int xp_bell_pair(int b[2]);
+/* A split end's state for side `side` of xc, bell end `bell` (not yet in
+ * use); NULL when out of memory. */
+struct ust_xend *xp_end_new(struct xchan *xc, int side, int bell);
+/* Make sd's pipe pair the bottom of split end xe: procedures on. */
+void xp_end_attach(struct stdata *sd, struct ust_xend *xe);
+/* Watch the bell (kick_now 0: just before a fork, deferred to its parent
+ * hook); 0 or an errno. */
+int xp_end_watch(struct ust_xend *xe, int kick_now);
+/* I_SENDFD of stream descriptor fd over split end xe (sd_xpipe_far.c). */
+int xp_sendfd_stream(struct ust_xend *xe, int fd, uint32_t token);
+
 #endif /* UST_SD_XPIPE_H */
