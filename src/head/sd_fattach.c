@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sd_names.h"
 #include "sthead.h"
 
 struct fattach_ent {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sd_fd.c -- stream descriptors: the table, readiness, lookup and waiting.
+ * sd_fd.c -- stream descriptors: the table, readiness and lookup (waiting is
+ * sd_wait.c).
  *
  * Principles of operation
  *   A stream's descriptor is one end (U) of an AF_UNIX stream socket pair whose
@@ -39,10 +40,6 @@
  *   come from a type-stable pool (never returned to malloc), so ust_sd_get may
  *   count a call on a head that is being closed: it rechecks the slot after
  *   counting, and teardown waits for the calls to drain.
- *
- *   Waiting uses a futex on a sequence number (struct ust_waitq): an untimed
- *   FUTEX_WAIT is interrupted by a signal handler exactly as a blocking system
- *   call is (restarted with SA_RESTART, EINTR without).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -638,176 +635,6 @@ void ust_sd_ready_hup(struct stdata *sd)
     sd->sd_wblock = 0;
     ust_lend_shutdown(sd);
     sd->sd_hupset = 1;
-}
-
-/* ---- waiting ---- */
-
-static long futex(atomic_uint *addr, int op, unsigned val, const struct timespec *ts)
-{
-    return syscall(SYS_futex, addr, op, val, ts, NULL, 0);
-}
-
-/* How long a waiter spins before sleeping: USTREAMS_SPIN_US microseconds
- * (default 20; 0 turns spinning off); never on a single CPU. */
-static int spin_ns(void)
-{
-    static int cached = -1;
-    int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
-    if (v >= 0)
-        return v;
-    long us = 20;
-    const char *e = getenv("USTREAMS_SPIN_US");
-    if (e && *e)
-        us = strtol(e, NULL, 10);
-    if (us < 0 || us > 10000)
-        us = 20;
-    if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-        us = 0;
-    v = (int)(us * 1000);
-    __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
-    return v;
-}
-
-unsigned ust_sd_wait_seq(struct ust_waitq *w)
-{
-    return atomic_load(&w->seq);
-}
-
-/* A pipe's arrivals at sd (sd_arrive.c), seen without their lock. */
-static int arrivals_seen(struct stdata *sd)
-{
-    return __atomic_load_n(&sd->sd_ar.first, __ATOMIC_ACQUIRE) != NULL;
-}
-
-/* ust_sd_wait_from; with `arrivals` (a reader of sd_rwait whose read queue
- * is empty) the spin also ends when a pipe's writer deposits, and the
- * arrivals are marked sleepy (ust_sd_arrivals_sleep) only when the spin
- * gives up, so that a writer feeding a spinning reader makes no wake-up. */
-static int wait_common(struct stdata *sd, struct ust_waitq *w, unsigned seq, long long deadline_ns,
-                       int arrivals, int *seen)
-{
-    struct timespec ts, *tsp = NULL;
-    if (deadline_ns) {
-        long long left = deadline_ns - ust_now_ns();
-        if (left <= 0)
-            return ETIME;
-        ts.tv_sec = left / 1000000000LL;
-        ts.tv_nsec = left % 1000000000LL;
-        tsp = &ts;
-    }
-    ust_unlock(&sd->sd_lock);
-    /* A reader of a pipe end split across processes takes what comes into
-     * the ring itself, on this thread, while it spins (sd_xpipe.c): no
-     * doorbell, no hand-over to the epoll thread while data flows. */
-    int xr = arrivals && __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE) != NULL;
-    if (xr) {
-        ust_xpipe_reader(sd, UST_XREADER_ENTER);
-        if (ust_xpipe_pull(sd) && atomic_load(&w->seq) != seq)
-            goto xseen;
-    }
-    /* What this call enabled must not wait for its wake-up (it may be what
-     * brings it: an M_IOCACK, a reply, a drain). */
-    ust_sched_handoff();
-    /* Spin a little first: on another CPU the event is often a microsecond
-     * away, and a wake-up through the kernel costs tens of them (for both
-     * threads).  Wakers bump seq whether or not anyone sleeps. */
-    int spin = spin_ns();
-    if (spin > 0) {
-        long long until = ust_now_ns() + spin;
-        for (int i = 0; atomic_load_explicit(&w->seq, memory_order_acquire) == seq; i++) {
-            if (arrivals && arrivals_seen(sd))
-                break;
-            if (xr && (i & 15) == 15 && ust_xpipe_reader(sd, UST_XREADER_READY)) {
-                if (ust_xpipe_pull(sd) && atomic_load(&w->seq) != seq)
-                    goto xseen;
-            }
-            if ((i & 63) == 63 && ust_now_ns() > until)
-                break;
-            __builtin_ia32_pause();
-        }
-        if (atomic_load(&w->seq) != seq || (arrivals && arrivals_seen(sd))) {
-            if (xr)
-                ust_xpipe_reader(sd, UST_XREADER_LEAVE);
-            *seen = 1;
-            ust_lock(&sd->sd_lock);
-            return 0;
-        }
-    }
-    if (xr && ust_xpipe_reader(sd, UST_XREADER_SLEEP)) { /* armed, unless data came */
-        xr = 0;
-        ust_xpipe_pull(sd);
-        *seen = 1;
-        ust_lock(&sd->sd_lock);
-        return 0;
-    }
-    if (arrivals && !ust_sd_arrivals_sleep(sd)) { /* a deposit came after all */
-        *seen = 1;
-        ust_lock(&sd->sd_lock);
-        return 0;
-    }
-    atomic_fetch_add(&w->waiters, 1);
-    int slot = tsp ? -1 : ust_sd_watch_enter(w, seq); /* sd_watch.c: the safety net */
-    long r = futex(&w->seq, FUTEX_WAIT_PRIVATE, seq, tsp);
-    int e = r == -1 ? errno : 0;
-    ust_sd_watch_leave(slot);
-    if (e != 0) /* not woken (EAGAIN, EINTR, ETIMEDOUT): no waker took us off */
-        atomic_fetch_sub(&w->waiters, 1);
-    ust_lock(&sd->sd_lock);
-    if (e == EINTR)
-        return EINTR;
-    if (e == ETIMEDOUT)
-        return ETIME;
-    return 0;
-xseen:
-    ust_xpipe_reader(sd, UST_XREADER_LEAVE);
-    *seen = 1;
-    ust_lock(&sd->sd_lock);
-    return 0;
-}
-
-int ust_sd_wait_from(struct stdata *sd, struct ust_waitq *w, unsigned seq, long long deadline_ns)
-{
-    int seen = 0;
-    return wait_common(sd, w, seq, deadline_ns, 0, &seen);
-}
-
-int ust_sd_wait_data(struct stdata *sd, unsigned seq, int *unwoken)
-{
-    int seen = 0;
-    int e = wait_common(sd, &sd->sd_rwait, seq, 0, 1, &seen);
-    *unwoken = e == 0 && !seen && ust_sd_wait_seq(&sd->sd_rwait) == seq;
-    return e;
-}
-
-int ust_sd_wait(struct stdata *sd, struct ust_waitq *w, long long deadline_ns)
-{
-    return ust_sd_wait_from(sd, w, atomic_load(&w->seq), deadline_ns);
-}
-
-void ust_sd_wake(struct ust_waitq *w)
-{
-    atomic_fetch_add(&w->seq, 1);
-    /* A system call only while someone sleeps (or is about to), and only
-     * once per sleep: the waker takes the threads it woke off `waiters`
-     * itself (futex returns how many), so the wakers that follow, before a
-     * woken reader has even run, see none.  A woken thread returns 0 from
-     * its wait and does not count itself off again; one that was not woken
-     * (the sequence had moved, a signal, a timeout) does.  So `waiters`
-     * counts exactly the threads registered and not yet woken, and a waker
-     * that sees 0 needs no call: a thread registering after that sees the
-     * new sequence at its futex wait.  (An earlier "kicked" flag meant to
-     * do this lost wake-ups: a waker preempted between reading `waiters`
-     * and setting the flag could set it for the sleeper's next sleep.) */
-    ust_sd_wake_sleepers(w);
-}
-
-void ust_sd_wake_sleepers(struct ust_waitq *w)
-{
-    if (atomic_load(&w->waiters) > 0) {
-        long n = futex(&w->seq, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL);
-        if (n > 0)
-            atomic_fetch_sub(&w->waiters, (int)n);
-    }
 }
 
 /* ---- fork() (sd_fork.c) ---- */

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "sd_fifo.h"
+#include "sd_names.h"
 #include "sthead.h"
 
 #define OWN_TRIES 8 /* races with other processes becoming the owner */

@@ -44,6 +44,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include "sd_names.h"
 #include "sthead.h"
 
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;

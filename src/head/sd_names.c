@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sd_names.h"
 #include "sthead.h"
 
 int ust_sd_open_path(const char *path, int oflag, cred_t *cr, int *handled)

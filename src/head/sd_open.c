@@ -57,6 +57,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sd_names.h"
 #include "sthead.h"
 
 #define DEVPREFIX "/dev/streams/"

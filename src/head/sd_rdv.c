@@ -68,6 +68,7 @@
 #include <ustreams.h>
 
 #include "forksafe.h"
+#include "sd_names.h"
 #include "sthead.h"
 
 enum {

@@ -52,6 +52,7 @@
 #include <ustreams_exec.h>
 
 #include "forksafe.h"
+#include "sd_names.h"
 #include "sthead.h"
 
 #define RELAY_TICK_MS 200

@@ -37,6 +37,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "sd_xbell.h"
 #include "sthead.h"
 
 enum { XBELL_TOKEN = 4, XBELL_CMSG_FDS = 8 };

@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 
 #include "io_watch.h"
+#include "sd_xbell.h"
 #include "sthead.h"
 #include "xring.h"
 

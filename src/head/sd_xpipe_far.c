@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <ustreams.h>
 
+#include "sd_names.h"
 #include "sd_xpipe.h"
 
 /* A new split end of this process on side `side` of xc with bell end

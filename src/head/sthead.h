@@ -6,7 +6,8 @@
  * stdata, which holds what the system-call interface needs: options, errors,
  * the waiters, the signal registrations, the ioctl in progress, and the
  * descriptor.  Files of src/head/ each own one concern:
- *   sd_fd.c     descriptor table, readiness socket, lookup/reference, waits
+ *   sd_fd.c     descriptor table, readiness socket, lookup/reference
+ *   sd_wait.c   waiting on a wait point (futex), spinning first
  *   sd_open.c   strm_open, name resolution, push/pop, fcntl, isastream
  *   sd_close.c  strm_close, teardown: close-time drain, waiting for calls
  *   sd_rput.c   the head's read put procedure (messages arriving at the head)
@@ -17,7 +18,12 @@
  *   sd_ioctl.c  strm_ioctl: the dispatcher and the I_* done at the head
  *   sd_iocproto.c  the M_IOCTL/M_COPY* protocol: I_STR, transparent ioctls
  *   sd_poll.c   strm_poll, I_SETSIG registrations and signal delivery
- *   sd_pipe.c   strm_pipe, fattach/fdetach, I_SENDFD/I_RECVFD
+ *   sd_pipe.c   strm_pipe, the close of a pipe end, I_SENDFD's delivery
+ *   sd_passfd.c I_SENDFD/I_RECVFD
+ *   sd_xpipe.c, sd_xpipe_read.c, sd_xpipe_far.c, sd_xbell.c  pipes split
+ *               across processes; private headers sd_xpipe.h, sd_xbell.h
+ *   sd_fattach.c, sd_names.c, sd_rdv.c, sd_relay.c, sd_fifo_name.c  names
+ *               other processes open; private header sd_names.h
  *   sd_access.c the access mode (O_RDONLY/O_WRONLY/O_RDWR) of each descriptor
  *   sd_state.c  the hang-up and M_ERROR rules of every call, in one table
  *   sd_arrive.c arrivals: a module-free pipe's writer puts data straight at the
@@ -344,6 +350,9 @@ int ust_sd_wait_from(struct stdata *sd, struct ust_waitq *w, unsigned seq, long 
  * ended with nobody's wake-up (the safety net's: sd_watch.c). */
 int ust_sd_wait_data(struct stdata *sd, unsigned seq, int *unwoken);
 
+/* 1 if fd is a descriptor of a stream of this process. */
+int ust_sd_is_stream_fd(int fd);
+
 /* ---- sd_rput.c: the head queue pair ---- */
 
 /* Set up sd->sd_rq/sd_wq (ust_qalloc of the head streamtab, q_ptr = sd,
@@ -665,6 +674,9 @@ void ust_sd_unlink_all(struct stdata *sd);
  * stream, else 0. */
 int ust_sd_plex_ioctl(struct stdata *sd, unsigned long cmd);
 
+/* 1 if the top module of sd is `name` (sd_plumb taken briefly). */
+int ust_sd_top_is(struct stdata *sd, const char *name);
+
 /* ---- sd_poll.c ---- */
 /* Deliver signals for events (S_*) to the registered processes; band is the
  * band of an arriving message (S_BANDURG).  sd_lock held. */
@@ -683,69 +695,6 @@ int ust_sd_getsig(struct stdata *sd, int *events);
  * modules] -> peer's sd_rq.  The pipe pair is not a module (sd_pushcnt does
  * not count it) nor a driver (sd_driver is NULL); plumbing an end touches only
  * its own queues. */
-/* ---- sd_fattach.c, sd_names.c, sd_rdv.c, sd_relay.c: names and processes ---- */
-struct stat;
-/* The stream attached to the file (dev, ino), with one sd_refs reference
- * the caller gives back (the last one tears down), and the path it was
- * attached by into path (pathsz bytes) when path is not NULL; NULL if none. */
-struct stdata *ust_fattach_lookup(dev_t dev, ino_t ino, char *path, size_t pathsz);
-/* fdetach of the file (dev, ino) by its key: 0 or EINVAL (nothing attached). */
-int ust_fattach_detach_key(dev_t dev, ino_t ino);
-/* Open of an attached stream sd (consumes the lookup's reference): a new
- * descriptor on it (its modules reopened), or a new pipe when connld is its
- * top module.  Returns the descriptor or -errno. */
-int ust_sd_open_attached(struct stdata *sd, int oflag, const cred_t *cr);
-/* strm_open of a path that is not a device (sd_names.c): *handled 0 when
- * the path does not exist (the caller answers ENOENT); else the descriptor
- * (a stream's, or a plain file's) or -errno. */
-int ust_sd_open_path(const char *path, int oflag, cred_t *cr, int *handled);
-/* 1 if the top module of sd is `name` (sd_plumb taken briefly). */
-int ust_sd_top_is(struct stdata *sd, const char *name);
-/* 1 if fd is a descriptor of a stream of this process. */
-int ust_sd_is_stream_fd(int fd);
-/* connld for an open in this process: a new pipe, one end sent up sd (as
- * I_SENDFD, with cr's ids), the other returned; or -errno. */
-int ust_connld_open(struct stdata *sd, const cred_t *cr);
-
-enum { UST_RDV_NAME = 'n', UST_RDV_FIFO = 'f' };
-/* Make the rendezvous of (kind, dev, ino): 0 and *lfd, EBUSY (another
- * process owns it), or an errno. */
-int ust_rdv_listen(int kind, dev_t dev, ino_t ino, int *lfd);
-void ust_rdv_unlisten(int lfd);
-/* Open (kind, st) owned by another process: the descriptor of this
- * process's end, -ENOENT when no (entitled) process owns it, or -errno. */
-int ust_rdv_open(int kind, const struct stat *st, int oflag, const cred_t *cr);
-/* The owner's side of an open from another process: a new pipe whose near
- * end is joined to the stream sfd (consumed) by a relay in the directions
- * oflag allows, its far end sent on conn.  An errno, or -1 when it replied. */
-int ust_rdv_serve_relay(int conn, int sfd, int oflag);
-/* Does st admit uid with groups for `want` (R_OK | W_OK)? */
-int ust_rdv_admits(const struct stat *st, uid_t uid, const gid_t *gid, int ngid, int want);
-/* fdetach of a name another process owns: 0, EINVAL (none), EPERM. */
-int ust_rdv_detach(const struct stat *st);
-void ust_rdv_fork_prepare(void);
-void ust_rdv_fork_parent(void);
-void ust_rdv_fork_child(void);
-/* Join stream descriptor sfd and pipe end pfd (both consumed, also on
- * failure): up copies sfd -> pfd, down pfd -> sfd.  0 or an errno. */
-int ust_relay_start(int sfd, int pfd, int up, int down);
-/* exit handler (once): opens being served settle, relays pass on what they
- * hold, both bounded (sd_relay.c relay_exit). */
-void ust_relay_exit_register(void);
-/* Wait up to ms for the connections the rendezvous is serving. */
-void ust_rdv_settle(long ms);
-void ust_relay_fork_prepare(void);
-void ust_relay_fork_parent(void);
-void ust_relay_fork_child(void);
-/* Named FIFOs (sd_fifo_name.c): strm_open of a FIFO at path; and the
- * owner's side of another process's open (conn: the rendezvous connection,
- * to reply on): an errno, or -1 when it replied. */
-int ust_fifo_open_node(const char *path, const struct stat *st, int oflag, cred_t *cr);
-int ust_fifo_serve(int conn, dev_t dev, ino_t ino, int oflag, uid_t uid, const gid_t *groups,
-                   int ngroups);
-void ust_fifo_name_fork_prepare(void);
-void ust_fifo_name_fork_parent(void);
-void ust_fifo_name_fork_child(void);
 /* Called by ust_sd_teardown (sd_close.c) for a STRPIPE end instead of closing a
  * driver, after every module of this end was popped, sd_plumb held: unlink
  * this end from its peer (M_HANGUP to the peer, the twist cut, waiting for a
@@ -775,6 +724,9 @@ int ust_sd_hold_live(struct stdata *sd);
 void ust_sd_rele_deferred(struct stdata *sd);
 /* Drop such a reference, no lock held: the last tears the stream down. */
 void ust_sd_rele(struct stdata *sd);
+
+/* ---- names other processes open (fattach by path, connld, named FIFOs),
+ * the rendezvous and relays: the private header sd_names.h ---- */
 
 /* ---- sd_fork.c: fork() (docs/STREAMHEAD.md, "fork") ---- */
 /* In the child of a fork(), every stream the parent had is detached: it is
@@ -829,43 +781,6 @@ struct stdata *ust_pipe_end_new(const cred_t *cr, queue_t **drv);
 /* ust_pipe_qlink -- set q's q_next (a pipe pair's link: the twist, sd_xpipe.c's
  * cut of it), bumping the plumbing generation. */
 void ust_pipe_qlink(queue_t *q, queue_t *next);
-
-/* ---- sd_xbell.c: the bell of a split pipe (sd_xpipe.c has the picture) */
-enum { XBELL_FDS = 64 }; /* descriptors received and not yet matched, at most */
-struct ust_xbell_fd {
-    uint32_t token;
-    int fd; /* -1: the sender could not pass it (the record is dropped) */
-    uid_t uid;
-    gid_t gid;
-};
-struct ust_xbell {
-    int fd;                               /* this process's descriptor of its bell end */
-    unsigned char part[4];                /* the token of an 'F' being read */
-    int npart;                            /* bytes of that 'F' read so far (0: none) */
-    int cur_fd;                           /* its descriptor, or -1 */
-    uid_t cur_uid;
-    gid_t cur_gid;
-    struct ust_xbell_fd q[XBELL_FDS];     /* received, waiting for their records */
-    int nq;
-};
-void ust_xbell_init(struct ust_xbell *b, int fd);
-/* A doorbell byte to the other side: 0, or -1 if the other side is gone. */
-int ust_xbell_ring(struct ust_xbell *b);
-/* Pass fd (SCM_RIGHTS, with the kernel's credentials) under token, or
- * with fd -1 cancel token (its record is dropped): 0 or an errno (EAGAIN:
- * the bell stayed full for a second). */
-int ust_xbell_sendfd(struct ust_xbell *b, int fd, uint32_t token);
-/* Read everything that rang: 1 if the other side is gone (end of file). */
-int ust_xbell_drain(struct ust_xbell *b);
-/* The descriptor received for token (ownership passes): 1, or 0 if not
- * (yet) received. */
-int ust_xbell_take(struct ust_xbell *b, uint32_t token, int *fd, uid_t *uid, gid_t *gid);
-/* Put back what ust_xbell_take gave (the caller could not use it yet). */
-void ust_xbell_unget(struct ust_xbell *b, uint32_t token, int fd, uid_t uid, gid_t gid);
-/* Close the descriptors waiting (a fork child's copies), keep the bell. */
-void ust_xbell_forget_fds(struct ust_xbell *b);
-/* Close everything, the bell included. */
-void ust_xbell_close(struct ust_xbell *b);
 
 /* ---- sd_passfd.c: an M_PASSFP for a descriptor received from another
  * process (fd owned by the message from now on); NULL when out of memory

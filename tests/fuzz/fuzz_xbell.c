@@ -25,6 +25,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "sd_xbell.h"
 #include "sthead.h"
 
 static int open_fds(void)

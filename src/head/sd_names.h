@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sd_names.h -- private to the stream head: names that other processes
+ * open (fattach by path, sd_fattach.c; paths, sd_names.c; named FIFOs,
+ * sd_fifo_name.c), the rendezvous that serves them (sd_rdv.c) and the
+ * relays that join a stream to another process's pipe end (sd_relay.c).
+ * docs/STREAMHEAD.md, "fattach and fdetach", "connld", "Named FIFOs".
+ */
+#ifndef UST_SD_NAMES_H
+#define UST_SD_NAMES_H
+
+#include "sthead.h"
+
+struct stat;
+/* The stream attached to the file (dev, ino), with one sd_refs reference
+ * the caller gives back (the last one tears down), and the path it was
+ * attached by into path (pathsz bytes) when path is not NULL; NULL if none. */
+struct stdata *ust_fattach_lookup(dev_t dev, ino_t ino, char *path, size_t pathsz);
+/* fdetach of the file (dev, ino) by its key: 0 or EINVAL (nothing attached). */
+int ust_fattach_detach_key(dev_t dev, ino_t ino);
+/* Open of an attached stream sd (consumes the lookup's reference): a new
+ * descriptor on it (its modules reopened), or a new pipe when connld is its
+ * top module.  Returns the descriptor or -errno. */
+int ust_sd_open_attached(struct stdata *sd, int oflag, const cred_t *cr);
+/* strm_open of a path that is not a device (sd_names.c): *handled 0 when
+ * the path does not exist (the caller answers ENOENT); else the descriptor
+ * (a stream's, or a plain file's) or -errno. */
+int ust_sd_open_path(const char *path, int oflag, cred_t *cr, int *handled);
+/* connld for an open in this process: a new pipe, one end sent up sd (as
+ * I_SENDFD, with cr's ids), the other returned; or -errno. */
+int ust_connld_open(struct stdata *sd, const cred_t *cr);
+
+enum { UST_RDV_NAME = 'n', UST_RDV_FIFO = 'f' };
+/* Make the rendezvous of (kind, dev, ino): 0 and *lfd, EBUSY (another
+ * process owns it), or an errno. */
+int ust_rdv_listen(int kind, dev_t dev, ino_t ino, int *lfd);
+void ust_rdv_unlisten(int lfd);
+/* Open (kind, st) owned by another process: the descriptor of this
+ * process's end, -ENOENT when no (entitled) process owns it, or -errno. */
+int ust_rdv_open(int kind, const struct stat *st, int oflag, const cred_t *cr);
+/* The owner's side of an open from another process: a new pipe whose near
+ * end is joined to the stream sfd (consumed) by a relay in the directions
+ * oflag allows, its far end sent on conn.  An errno, or -1 when it replied. */
+int ust_rdv_serve_relay(int conn, int sfd, int oflag);
+/* Does st admit uid with groups for `want` (R_OK | W_OK)? */
+int ust_rdv_admits(const struct stat *st, uid_t uid, const gid_t *gid, int ngid, int want);
+/* fdetach of a name another process owns: 0, EINVAL (none), EPERM. */
+int ust_rdv_detach(const struct stat *st);
+void ust_rdv_fork_prepare(void);
+void ust_rdv_fork_parent(void);
+void ust_rdv_fork_child(void);
+/* Join stream descriptor sfd and pipe end pfd (both consumed, also on
+ * failure): up copies sfd -> pfd, down pfd -> sfd.  0 or an errno. */
+int ust_relay_start(int sfd, int pfd, int up, int down);
+/* exit handler (once): opens being served settle, relays pass on what they
+ * hold, both bounded (sd_relay.c relay_exit). */
+void ust_relay_exit_register(void);
+/* Wait up to ms for the connections the rendezvous is serving. */
+void ust_rdv_settle(long ms);
+void ust_relay_fork_prepare(void);
+void ust_relay_fork_parent(void);
+void ust_relay_fork_child(void);
+/* Named FIFOs (sd_fifo_name.c): strm_open of a FIFO at path; and the
+ * owner's side of another process's open (conn: the rendezvous connection,
+ * to reply on): an errno, or -1 when it replied. */
+int ust_fifo_open_node(const char *path, const struct stat *st, int oflag, cred_t *cr);
+int ust_fifo_serve(int conn, dev_t dev, ino_t ino, int oflag, uid_t uid, const gid_t *groups,
+                   int ngroups);
+void ust_fifo_name_fork_prepare(void);
+void ust_fifo_name_fork_parent(void);
+void ust_fifo_name_fork_child(void);
+#endif /* UST_SD_NAMES_H */
