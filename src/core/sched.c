@@ -170,6 +170,27 @@ static void run_queue(queue_t *q)
     ust_call_srv(q); /* ust_srv_done runs when the procedure has returned */
 }
 
+/* Take a queue from another thread's list, or NULL. */
+static queue_t *steal(struct runlist *rl, int n)
+{
+    queue_t *q = NULL;
+    for (int k = 1; k < n && !q; k++) {
+        struct runlist *o = &lists[(rl->index + k) % n];
+        ust_lock(&o->lock);
+        q = list_pop(o);
+        ust_unlock(&o->lock);
+    }
+    return q;
+}
+
+/*
+ * A scheduler thread.  Going to sleep is two-phase so that no wake-up is
+ * lost: the thread first says it is sleeping (under its own lock), then looks
+ * at the other lists once more, and waits only if nobody has cleared the flag
+ * meanwhile.  A push appends under the target list's lock and then reads the
+ * flags under each list's lock, so either the second look sees the queue or
+ * the push sees the flag (list_push_global).
+ */
 static void *sched_main(void *arg)
 {
     struct runlist *rl = arg;
@@ -178,14 +199,8 @@ static void *sched_main(void *arg)
         ust_lock(&rl->lock);
         queue_t *q = list_pop(rl);
         ust_unlock(&rl->lock);
-        if (!q) {
-            for (int k = 1; k < n && !q; k++) {
-                struct runlist *o = &lists[(rl->index + k) % n];
-                ust_lock(&o->lock);
-                q = list_pop(o);
-                ust_unlock(&o->lock);
-            }
-        }
+        if (!q)
+            q = steal(rl, n);
         if (q) {
             run_queue(q);
             continue;
@@ -195,11 +210,24 @@ static void *sched_main(void *arg)
             ust_unlock(&rl->lock);
             break;
         }
-        if (!rl->head) {
-            rl->sleeping = 1;
-            ust_cond_wait(&rl->wake, &rl->lock);
-            rl->sleeping = 0;
+        if (rl->head) {
+            ust_unlock(&rl->lock);
+            continue;
         }
+        rl->sleeping = 1;
+        ust_unlock(&rl->lock);
+        q = steal(rl, n);
+        ust_lock(&rl->lock);
+        if (q) {
+            rl->sleeping = 0;
+            ust_unlock(&rl->lock);
+            run_queue(q);
+            continue;
+        }
+        /* a waker clears the flag before it signals: wait only if not cleared */
+        if (rl->sleeping && !rl->head && !atomic_load(&stop))
+            ust_cond_wait(&rl->wake, &rl->lock);
+        rl->sleeping = 0;
         ust_unlock(&rl->lock);
     }
     return NULL;
