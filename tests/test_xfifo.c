@@ -11,7 +11,10 @@
  *        parts and a zero-length message arrive as written, then end of file
  *        when the writer closes; isastream is 1 on both sides.
  *   F.2  modules: the reader pushes srvmod on its descriptor, the writer
- *        nullmod on its own; traffic passes.
+ *        nullmod on its own; traffic passes.  (The writer starts when the
+ *        reader's module is in: PATH.go.  srvmod holds data, so the hang-up
+ *        may be read before the last of it: read on to the writer's
+ *        zero-length message.)
  *   F.3  open rules: O_WRONLY | O_NONBLOCK with no reader anywhere fails
  *        ENXIO (here and in another process); O_RDONLY | O_NONBLOCK opens at
  *        once.
@@ -48,8 +51,34 @@ int ust_fifo_counts(int fd, int *readers, int *writers); /* src/head/sd_fifo.h *
 static char dir[] = "/tmp/ust_xfifoXXXXXX";
 
 
-/* "write PATH TAG": open O_WRONLY (waits for a reader), push nullmod, then
- * NMSG messages: control "TAG", data "TAG:<i>"; then a zero-length one. */
+/* The reader's go: the file PATH.go exists (made once the reader has set
+ * its stream up, so that the writer cannot be done and gone before). */
+static void go_path(char *buf, size_t n, const char *path)
+{
+    if (snprintf(buf, n, "%s.go", path) >= (int)n)
+        buf[0] = '\0'; /* cannot be: the paths are short */
+}
+
+static void unlink_go(const char *path)
+{
+    char g[PATH_MAX];
+    go_path(g, sizeof(g), path);
+    unlink(g);
+}
+
+static void say_go(const char *path)
+{
+    char g[PATH_MAX];
+    go_path(g, sizeof(g), path);
+    int fd = open(g, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    CHECK(fd >= 0);
+    if (fd >= 0)
+        close(fd);
+}
+
+/* "write PATH TAG": open O_WRONLY (waits for a reader), push nullmod, wait
+ * for the reader's go, then NMSG messages: control "TAG", data "TAG:<i>";
+ * then a zero-length one. */
 static int peer_write(const char *path, const char *tag)
 {
     int fd = strm_open(path, O_WRONLY);
@@ -59,6 +88,14 @@ static int peer_write(const char *path, const char *tag)
     }
     if (isastream(fd) != 1 || strm_ioctl(fd, I_PUSH, "nullmod") != 0)
         return 11;
+    char g[PATH_MAX];
+    go_path(g, sizeof(g), path);
+    for (int i = 0; access(g, F_OK) != 0; i++) {
+        if (i == 2000)
+            return 15;
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
     for (int i = 0; i < NMSG; i++) {
         char d[32];
         struct strbuf ctl = {.len = (int)strlen(tag), .buf = (char *)tag};
@@ -103,10 +140,14 @@ static int peer_main(int argc, char **argv)
 }
 
 /* Read what `nw` writers (tags "a", "b"...) sent: every message once, in
- * order per writer, with its control part; then end of file. */
-static void read_writers(int fd, int nw)
+ * order per writer, with its control part, up to each writer's zero-length
+ * message; then end of file.  `early_eof`: a module with a service
+ * procedure holds data on the reader's side, so the hang-up (high priority)
+ * may reach the head before the last of it: end of file may be read before
+ * the data that follows it (STREAMS, not lost). */
+static void read_writers(int fd, int nw, int early_eof)
 {
-    int next[4] = {0}, zeros = 0;
+    int next[4] = {0}, zeros = 0, eofs = 0;
     for (;;) {
         char cb[16], db[64];
         struct strbuf ctl = {.maxlen = sizeof(cb), .buf = cb};
@@ -117,8 +158,13 @@ static void read_writers(int fd, int nw)
             CHECK_EQ(r, 0);
             break;
         }
-        if (ctl.len == 0 && dat.len == 0)
-            break; /* end of file */
+        if (ctl.len == 0 && dat.len == 0) { /* end of file */
+            if (zeros == nw || !early_eof || ++eofs == 1000)
+                break;
+            struct timespec ts = {0, 5000000};
+            nanosleep(&ts, NULL);
+            continue;
+        }
         if (ctl.len <= 0 && dat.len == 0) {
             zeros++; /* a writer's zero-length message */
             continue;
@@ -149,10 +195,12 @@ static void test_f1_f2(void)
     CHECK(fd >= 0);
     CHECK_EQ(isastream(fd), 1);
     CHECK_EQ(strm_ioctl(fd, I_PUSH, "srvmod"), 0);
-    read_writers(fd, 1);
+    say_go(f);
+    read_writers(fd, 1, 1);
     CHECK_EQ(peer_wait(w), 0);
     CHECK_EQ(strm_close(fd), 0);
     unlink(f);
+    unlink_go(f);
 }
 
 static void test_f3_rules(void)
@@ -188,6 +236,7 @@ static void test_f4_two_writers(void)
      * file comes only after all of them. */
     int hold = strm_open(f, O_WRONLY);
     CHECK(hold >= 0);
+    say_go(f);
     pid_t a = peer_spawn("write", f, "a"), b = peer_spawn("write", f, "b");
     for (int i = 0; i < 300; i++) {
         int r = 0, w = 0;
@@ -198,11 +247,12 @@ static void test_f4_two_writers(void)
         nanosleep(&ts, NULL);
     }
     strm_close(hold);
-    read_writers(fd, 2);
+    read_writers(fd, 2, 0);
     CHECK_EQ(peer_wait(a), 0);
     CHECK_EQ(peer_wait(b), 0);
     strm_close(fd);
     unlink(f);
+    unlink_go(f);
 }
 
 static void test_f5_security(void)
