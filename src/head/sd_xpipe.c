@@ -312,6 +312,14 @@ void xp_end_attach(struct stdata *sd, struct ust_xend *xe)
     __atomic_store_n(&WR(rq)->q_ptr, xe, __ATOMIC_RELEASE);
     /* The largest record must fit beside a ring at its high water mark. */
     __atomic_store_n(&WR(rq)->q_maxpsz, XP_MAXPSZ, __ATOMIC_RELAXED);
+    /* The ring is the pipe's buffer: a message that finds it full makes the
+     * write queue full at once, so writers wait (flow control) rather than
+     * pile up messages that each take the slow way into the ring -- tiny
+     * writes would otherwise fill a byte-counted queue with thousands.  The
+     * back-enable when it is empty again lets them write straight into the
+     * ring (ust_xpipe_write) as before. */
+    strqset(WR(rq), QHIWAT, 0, 1);
+    strqset(WR(rq), QLOWAT, 0, 0);
     qprocson(rq);
     __atomic_store_n(&sd->sd_xend, xe, __ATOMIC_RELEASE);
 }
