@@ -510,6 +510,41 @@ mblk_t *getq(queue_t *q)
     return mp;
 }
 
+/*
+ * ust_q_front_hold / ust_q_front_release -- a reader that consumes bytes of
+ *   the first message in place (the stream head's byte-stream read): hold
+ *   takes q's lock and returns q_first (NULL: empty); the caller may advance
+ *   the b_rptr of a normal band-0 message's first block, never emptying the
+ *   message; release then takes the bytes consumed off q_count (QWANTR is
+ *   cleared as getq would, when any were), unlocks and back-enables if the
+ *   queue fell to its low-water mark.  With `unlink` the first message
+ *   (untouched) leaves the queue instead, as getq takes it; the caller frees
+ *   it.  One lock hold instead of getq's and putbq's two.
+ */
+mblk_t *ust_q_front_hold(queue_t *q)
+{
+    ust_lock(&ust_qpv(q)->lock);
+    return q->q_first;
+}
+
+void ust_q_front_release(queue_t *q, size_t consumed, int unlink)
+{
+    struct ust_qpriv *pv = ust_qpv(q);
+    int back = 0;
+    UST_ASSERT_HELD(&pv->lock);
+    if (unlink && q->q_first) {
+        ust_qflag_clr(q, QWANTR);
+        back = dequeue(q, q->q_first);
+    } else if (consumed > 0) {
+        ust_qflag_clr(q, QWANTR);
+        q->q_count -= consumed < q->q_count ? consumed : q->q_count;
+        back = ust_flow_update(q, NULL);
+    }
+    ust_unlock(&pv->lock);
+    if (back)
+        ust_backenable_now(q);
+}
+
 void rmvq(queue_t *q, mblk_t *mp)
 {
     if (!q || !mp)

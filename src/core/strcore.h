@@ -436,6 +436,8 @@ void ust_backenable(queue_t *q, unsigned char band);
  * then calls ust_backenable_now after unlocking). */
 int ust_flow_update(queue_t *q, qband_t *qb);
 void ust_backenable_now(queue_t *q);
+mblk_t *ust_q_front_hold(queue_t *q);               /* queue.c: lock q, its q_first */
+void ust_q_front_release(queue_t *q, size_t consumed, int unlink); /* taken in place; unlock */
 
 /* After a change of the flow-control topology around q (putnext.c): enable
  * the nearest queue behind q with a service procedure (a head: wake its

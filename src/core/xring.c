@@ -108,6 +108,11 @@ struct xring_chan {
     struct xring_ctl *ctl[2]; /* ring d's control block in the mapping */
     unsigned char *data[2];   /* ring d's data area in the mapping */
     int broken[2];            /* any thread (atomic): ring d found inconsistent; never cleared */
+    uint64_t put_seen[2];     /* ring d's producer lock: x_tail after this process's last
+                               * put << 32 | the x_head it saw.  While x_tail is still
+                               * that (nobody else has put since), the room that head
+                               * shows is never more than there is: x_head (the
+                               * consumer's line) is read only when it shows too little */
 };
 
 /* ------------------------------------------------------------ small helpers */
@@ -458,8 +463,16 @@ int xring_put_begin(struct xring_chan *ch, int dir, const struct xring_msg *m, s
     if (err != 0)
         return err;
     uint32_t tail = __atomic_load_n(&c->x_tail, __ATOMIC_RELAXED);
-    uint32_t head = __atomic_load_n(&c->x_head, __ATOMIC_ACQUIRE);
-    int64_t q = xr_queued(ch, head, tail);
+    /* The head this process saw at its last put, if nobody has put since
+     * (it was loaded with acquire under this lock); the consumer's own when
+     * that shows too little room. */
+    uint64_t seen = ch->put_seen[dir];
+    uint32_t head = (uint32_t)seen;
+    int64_t q = (uint32_t)(seen >> 32) == tail ? xr_queued(ch, head, tail) : -1;
+    if (q < 0 || q >= ch->hiwat || len > ch->size - (uint32_t)q) {
+        head = __atomic_load_n(&c->x_head, __ATOMIC_ACQUIRE);
+        q = xr_queued(ch, head, tail);
+    }
     if (q < 0) {
         err = xr_break(ch, dir);
         goto fail;
@@ -487,6 +500,7 @@ int xring_put_begin(struct xring_chan *ch, int dir, const struct xring_msg *m, s
     w->seg[1].iov_len = (size_t)body - first;
     w->dir = dir;
     w->tail = tail + len;
+    w->head = head;
     return 0;
 fail:
     xr_unlock(&c->x_plock);
@@ -497,8 +511,10 @@ int xring_put_end(struct xring_chan *ch, struct xring_wr *w, int commit)
 {
     struct xring_ctl *c = ch->ctl[w->dir];
 
-    if (commit)
+    if (commit) {
         __atomic_store_n(&c->x_tail, w->tail, __ATOMIC_SEQ_CST); /* the Dekker store */
+        ch->put_seen[w->dir] = (uint64_t)w->tail << 32 | w->head;
+    }
     xr_unlock(&c->x_plock);
     if (!commit)
         return 0;

@@ -128,7 +128,7 @@ int xring_put(struct xring_chan *ch, int dir, const struct xring_msg *m, const s
 struct xring_wr {
     struct iovec seg[2]; /* where the body goes */
     int dir;             /* the rest: xring.c's */
-    uint32_t tail;
+    uint32_t tail, head;
 };
 int xring_put_begin(struct xring_chan *ch, int dir, const struct xring_msg *m, struct xring_wr *w);
 int xring_put_end(struct xring_chan *ch, struct xring_wr *w, int commit);

@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #define XRING_MAGIC     0x474e5258u /* "XRNG" little-endian */
-#define XRING_VERSION   1u
+#define XRING_VERSION   2u
 #define XRING_HDR_BYTES 4096u      /* the header page */
 #define XRING_RING_MIN  4096u      /* smallest data area of a ring */
 #define XRING_RING_MAX  (64u << 20) /* largest data area of a ring */
@@ -51,22 +51,30 @@ struct xring_rec {
 };
 
 /*
- * One ring's control block.  Three cache lines, by writer:
- *   producer line  written by whoever holds x_plock (and x_rd_armed also by
- *                  a reader arming: rare); read by consumers once per take
- *   consumer line  written by whoever holds x_clock (and x_wr_armed also by
- *                  a writer arming: rare); read by producers once per put
+ * One ring's control block, one cache line per concern so that a put or a
+ * take touches no line it need not:
+ *   tail line      x_tail, written by whoever holds x_plock; read by
+ *                  consumers once per take; x_rd_armed (a reader arming,
+ *                  rare) read by the producer once per put
+ *   producer lock  x_plock alone: only producers touch it, so it stays in
+ *                  the producing core's cache while the consumer reads tail
+ *   head line      x_head, written by whoever holds x_clock; read by
+ *                  producers only when their cached copy (xring.c
+ *                  head_seen) shows too little room; x_wr_armed likewise
+ *   consumer lock  x_clock alone
  *   rare line      the doorbell, shut and broken flags: written by anyone,
  *                  seldom
  */
 struct xring_ctl {
     _Alignas(XRING_CACHELINE) uint32_t x_tail; /* x_plock: end of the last record */
-    uint32_t x_plock;                          /* producer lock word */
     uint32_t x_rd_armed; /* readers armed: generation << 16 | count (xring.c) */
 
+    _Alignas(XRING_CACHELINE) uint32_t x_plock; /* producer lock word */
+
     _Alignas(XRING_CACHELINE) uint32_t x_head; /* x_clock: start of the next record */
-    uint32_t x_clock;                          /* consumer lock word */
     uint32_t x_wr_armed; /* writers armed: generation << 16 | count (xring.c) */
+
+    _Alignas(XRING_CACHELINE) uint32_t x_clock; /* consumer lock word */
 
     _Alignas(XRING_CACHELINE) uint32_t x_bell; /* doorbell: bumped by xring_ring */
     uint32_t x_shut;                           /* 1: xring_shut was called */

@@ -345,6 +345,36 @@ static int sd_take(struct stdata *sd, queue_t *q, mblk_t *mp, struct rcur *cur, 
     return TAKE_STOP;
 }
 
+/* Largest read served in place (front_read): the copy runs under the read
+ * queue's lock, which writers take too. */
+#define FRONT_READ_MAX 1024
+
+/* A byte-stream read of `want` bytes (RNORM, nothing read yet) served in
+ * place when the first message is plain band-0 data whose first block holds
+ * at least that: copied out, then its b_rptr advanced (the message stays at
+ * the front) or, when that was all of a one-block message, the message
+ * taken off to *dead -- what getq, copy_msg and putbq do, at one hold of the
+ * queue lock.  *got: bytes copied (0: not served here).  Returns 0 or
+ * EFAULT.  sd_lock held. */
+static int front_read(queue_t *q, struct rcur *cur, size_t want, size_t *got, mblk_t **dead)
+{
+    int e = 0, all = 0;
+    *got = 0;
+    mblk_t *mp = ust_q_front_hold(q);
+    if (mp && mp->b_datap->db_type == M_DATA && mp->b_band == 0 &&
+        !(mp->b_flag & (MSGMARK | MSGDELIM | MSGNOGET)) && blen(mp) >= want &&
+        (blen(mp) > want || mp->b_cont == NULL)) {
+        e = cur_put(cur, mp->b_rptr, want, got);
+        all = *got == blen(mp);
+        if (!all)
+            mp->b_rptr += *got;
+    }
+    ust_q_front_release(q, *got, all);
+    if (all)
+        dead_add(dead, mp);
+    return e;
+}
+
 /*
  * ust_sd_read -- read(2)/readv(2) on a stream (see the principles above).
  *   Context: a system call; may block (futex wait, sd_lock dropped).  No lock
@@ -389,6 +419,16 @@ ssize_t ust_sd_read(struct stdata *sd, const struct iovec *iov, int iovcnt)
             break;
         /* Before testing the queue: sd_data queues and wakes without sd_lock. */
         unsigned rseq = ust_sd_wait_seq(&sd->sd_rwait);
+        if (mode == RNORM && n == 0 && total <= FRONT_READ_MAX) {
+            size_t got;
+            e = front_read(q, &cur, total, &got, &dead);
+            n = got;
+            if (e || got > 0) {
+                if (n == 0)
+                    err = e;
+                break;
+            }
+        }
         mblk_t *mp = getq(q);
         if (!mp && ust_sd_absorb_some(sd)) { /* a pipe's arrivals (sd_arrive.c) */
             if (unwoken)
