@@ -3,11 +3,17 @@
  * xring.c -- channels between processes: two message rings in one shared
  * memfd mapping (interface: xring.h, layout: xring_layout.h).
  *
+ * Files: this one puts, takes and arms; xring_map.c makes, attaches and
+ * destroys channels; xring_priv.h is the handle.
+ *
  * Principles of operation
  *
  *   Publication.  A producer, holding the ring's producer lock, reads head
- *   (acquire: the consumer has finished copying out what it freed), writes
- *   the record at tail, then stores the new tail (seq_cst, which includes
+ *   (acquire: the consumer has finished copying out what it freed) -- or
+ *   goes by the head it read at its own last put, while nobody else has put
+ *   since and that shows room: head only moves on, so the room it shows is
+ *   never more than there is, and the consumer's line is left alone --
+ *   writes the record at tail, then stores the new tail (seq_cst, which includes
  *   release; see "Arming").  xring_put_begin does the first half (lock,
  *   room, header) and hands the caller the record's body in place, one or
  *   two pieces; the caller copies into them (from memory that may fault:
@@ -91,29 +97,11 @@
 #include "forksafe.h"
 #include "xring.h"
 #include "xring_layout.h"
+#include "xring_priv.h"
 
 #define XR_SPINS    100 /* compare-and-swap rounds before sleeping on a lock */
 #define XR_SLICE_MS 10  /* a lock waiter's sleep slice */
 #define XR_DEAD_MS  50  /* wait this long before asking whether the holder lives */
-
-/* The process-local handle.  Every field is set at create/attach and only
- * read afterwards, by any thread, except broken[]. */
-struct xring_chan {
-    int fd;                   /* the memfd, owned */
-    unsigned char *map;       /* the mapping, map_len bytes */
-    size_t map_len;
-    uint32_t size;            /* each ring's data area (power of two), our copy */
-    uint32_t mask;            /* size - 1 */
-    uint32_t hiwat, lowat;    /* our copy */
-    struct xring_ctl *ctl[2]; /* ring d's control block in the mapping */
-    unsigned char *data[2];   /* ring d's data area in the mapping */
-    int broken[2];            /* any thread (atomic): ring d found inconsistent; never cleared */
-    uint64_t put_seen[2];     /* ring d's producer lock: x_tail after this process's last
-                               * put << 32 | the x_head it saw.  While x_tail is still
-                               * that (nobody else has put since), the room that head
-                               * shows is never more than there is: x_head (the
-                               * consumer's line) is read only when it shows too little */
-};
 
 /* ------------------------------------------------------------ small helpers */
 
@@ -311,137 +299,6 @@ static void xr_unlock(uint32_t *w)
     uint32_t old = __atomic_exchange_n(w, 0, __ATOMIC_RELEASE);
     if (old & XRING_LOCK_WAITERS)
         xr_futex(w, FUTEX_WAKE, 1, NULL);
-}
-
-/* --------------------------------------------------- create, attach, destroy */
-
-/* Map fd (total bytes) and fill in the handle from the geometry given. */
-static int xr_map(int fd, size_t total, uint32_t size, uint32_t hiwat, uint32_t lowat,
-                  struct xring_chan **out)
-{
-    struct xring_chan *ch = calloc(1, sizeof(*ch));
-    if (!ch)
-        return -ENOMEM;
-    void *map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (map == MAP_FAILED) {
-        int err = errno;
-        free(ch);
-        return -err;
-    }
-    struct xring_hdr *h = map;
-    ch->fd = fd;
-    ch->map = map;
-    ch->map_len = total;
-    ch->size = size;
-    ch->mask = size - 1;
-    ch->hiwat = hiwat;
-    ch->lowat = lowat;
-    for (int d = 0; d < 2; d++) {
-        ch->ctl[d] = &h->h_ring[d];
-        ch->data[d] = ch->map + XRING_HDR_BYTES + (size_t)d * size;
-    }
-    *out = ch;
-    return 0;
-}
-
-int xring_create(size_t ring_bytes, uint32_t hiwat, uint32_t lowat, struct xring_chan **out)
-{
-    uint32_t size = XRING_RING_MIN;
-    int fd, err;
-
-    if (!out || ring_bytes > XRING_RING_MAX)
-        return -EINVAL;
-    while (size < ring_bytes)
-        size <<= 1;
-    if (hiwat > size || lowat >= hiwat)
-        return -EINVAL;
-    ust_fork_init(); /* ust_getpid follows fork() */
-    size_t total = XRING_HDR_BYTES + 2 * (size_t)size;
-    fd = memfd_create("ustreams-xring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (fd < 0)
-        return -errno;
-    if (ftruncate(fd, (off_t)total) != 0 ||
-        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
-        err = -errno;
-        goto fail;
-    }
-    err = xr_map(fd, total, size, hiwat, lowat, out);
-    if (err != 0)
-        goto fail;
-    struct xring_hdr *h = (struct xring_hdr *)(*out)->map;
-    h->h_version = XRING_VERSION;
-    h->h_hdr_bytes = XRING_HDR_BYTES;
-    h->h_ring_bytes = size;
-    h->h_hiwat = hiwat;
-    h->h_lowat = lowat;
-    h->h_total = total;
-    __atomic_store_n(&h->h_magic, XRING_MAGIC, __ATOMIC_RELEASE);
-    return 0;
-fail:
-    close(fd);
-    return err;
-}
-
-int xring_attach(int fd, struct xring_chan **out)
-{
-    struct stat st;
-    struct xring_chan *ch;
-    int err = -EINVAL, seals;
-
-    if (!out || fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-        return -EINVAL;
-    if (st.st_size < (off_t)XRING_HDR_BYTES + 2 * (off_t)XRING_RING_MIN ||
-        st.st_size > (off_t)XRING_HDR_BYTES + 2 * (off_t)XRING_RING_MAX)
-        return -EINVAL;
-    seals = fcntl(fd, F_GET_SEALS);
-    if (seals < 0 || (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) != (F_SEAL_SHRINK | F_SEAL_GROW))
-        return -EINVAL; /* could be cut under our feet: SIGBUS */
-    ust_fork_init();
-    int nfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    if (nfd < 0)
-        return -errno;
-    /* Map it all (the size is bounded above), then check what it says. */
-    err = xr_map(nfd, (size_t)st.st_size, XRING_RING_MIN, 1, 0, &ch);
-    if (err != 0) {
-        close(nfd);
-        return err;
-    }
-    const struct xring_hdr *h = (const struct xring_hdr *)ch->map;
-    uint32_t magic = __atomic_load_n(&h->h_magic, __ATOMIC_ACQUIRE);
-    uint32_t version = __atomic_load_n(&h->h_version, __ATOMIC_RELAXED);
-    uint32_t hdr_bytes = __atomic_load_n(&h->h_hdr_bytes, __ATOMIC_RELAXED);
-    uint32_t size = __atomic_load_n(&h->h_ring_bytes, __ATOMIC_RELAXED);
-    uint32_t hiwat = __atomic_load_n(&h->h_hiwat, __ATOMIC_RELAXED);
-    uint32_t lowat = __atomic_load_n(&h->h_lowat, __ATOMIC_RELAXED);
-    uint64_t total = __atomic_load_n(&h->h_total, __ATOMIC_RELAXED);
-    if (magic != XRING_MAGIC || version != XRING_VERSION || hdr_bytes != XRING_HDR_BYTES ||
-        size < XRING_RING_MIN || size > XRING_RING_MAX || (size & (size - 1)) != 0 ||
-        total != XRING_HDR_BYTES + 2 * (uint64_t)size || total != (uint64_t)st.st_size ||
-        hiwat > size || lowat >= hiwat) {
-        xring_destroy(ch);
-        return -EINVAL;
-    }
-    ch->size = size;
-    ch->mask = size - 1;
-    ch->hiwat = hiwat;
-    ch->lowat = lowat;
-    ch->data[1] = ch->map + XRING_HDR_BYTES + size;
-    *out = ch;
-    return 0;
-}
-
-int xring_fd(const struct xring_chan *ch)
-{
-    return ch ? ch->fd : -1;
-}
-
-void xring_destroy(struct xring_chan *ch)
-{
-    if (!ch)
-        return;
-    munmap(ch->map, ch->map_len);
-    close(ch->fd);
-    free(ch);
 }
 
 /* ---------------------------------------------------------------- producing */

@@ -27,7 +27,9 @@
  * ring); otherwise abort().  The calls are single-threaded, so for put, peek,
  * take, take_batch and put_begin the target works out from the mapping as it
  * was before the call what the call must do (an independent reading of
- * xring_layout.h: which record is at head, valid or not, whether it fits)
+ * xring_layout.h: which record is at head, valid or not, whether it fits,
+ * and which head a producer goes by: its own last put's while nobody else
+ * has put since and that shows room, else the consumer's)
  * and checks the result exactly: the return value, the descriptions, the
  * bytes copied out against the ring's, head and tail moved by exactly the
  * records taken or put (not at all on failure), no lock word left held, a
@@ -67,6 +69,9 @@
 struct fx_hd {
     uint32_t hiwat, lowat;
     int broken[2];
+    /* xring.c's put_seen: the tail after this handle's last put and the
+     * head that put went by (0, 0 when new) */
+    uint32_t seen_tail[2], seen_head[2];
 };
 
 struct fx {
@@ -274,10 +279,22 @@ static int fx_bytes_eq(struct fx *x, int d, uint32_t pos, const unsigned char *p
     return 1;
 }
 
+/* Room for a record of `body` bytes with head h and tail t: 1 room, 0 full,
+ * -1 inconsistent. */
+static int fx_room(struct fx *x, int hi, uint32_t h, uint32_t t, uint64_t body)
+{
+    uint32_t q = t - h;
+    if (((h | t) & 7) != 0 || q > x->size)
+        return -1;
+    return !(q >= x->hd[hi].hiwat || xring_reclen(body) > x->size - q);
+}
+
 /* What xring_put / xring_put_begin must return for m on ring d of handle hi,
- * from the mapping as it is now (success: 0). */
+ * from the mapping as it is now (success: 0, and *used the head it goes
+ * by).  The producer goes by the head of its own last put while nobody has
+ * put since and that head shows room; else by the consumer's. */
 static int fx_expect_put(struct fx *x, struct xring_chan *ch, int hi, int d,
-                         const struct xring_msg *m)
+                         const struct xring_msg *m, uint32_t *used)
 {
     struct xring_ctl *c = fx_ctl(x, d);
     uint64_t body = (uint64_t)m->ctl_len + m->data_len;
@@ -289,12 +306,22 @@ static int fx_expect_put(struct fx *x, struct xring_chan *ch, int hi, int d,
         return -EPIPE;
     if (fx_lock_dead(&c->x_plock))
         return -EIO;
-    uint32_t h = fx_ld(&c->x_head), t = fx_ld(&c->x_tail), q = t - h;
-    if (((h | t) & 7) != 0 || q > x->size)
-        return -EIO;
-    if (q >= x->hd[hi].hiwat || xring_reclen(body) > x->size - q)
-        return -EAGAIN;
-    return 0;
+    uint32_t t = fx_ld(&c->x_tail);
+    if (x->hd[hi].seen_tail[d] == t && fx_room(x, hi, x->hd[hi].seen_head[d], t, body) == 1) {
+        *used = x->hd[hi].seen_head[d];
+        return 0;
+    }
+    uint32_t h = fx_ld(&c->x_head);
+    int room = fx_room(x, hi, h, t, body);
+    *used = h;
+    return room < 0 ? -EIO : room == 0 ? -EAGAIN : 0;
+}
+
+/* A put of handle hi committed: tail t now, gone by head h. */
+static void fx_seen(struct fx *x, int hi, int d, uint32_t t, uint32_t h)
+{
+    x->hd[hi].seen_tail[d] = t;
+    x->hd[hi].seen_head[d] = h;
 }
 
 /* The header a put of m writes at its tail. */
@@ -367,7 +394,8 @@ static void fx_put(struct fx *x, struct xring_chan *ch, int hi, int d, struct fz
     int lie = fz_pick(z, 16) == 0;
     if (lie)
         m.data_len += 1; /* a lie: -EINVAL */
-    int want = lie ? -EINVAL : fx_expect_put(x, ch, hi, d, &m);
+    uint32_t used = 0;
+    int want = lie ? -EINVAL : fx_expect_put(x, ch, hi, d, &m, &used);
     uint32_t tail = fx_ld(&fx_ctl(x, d)->x_tail);
     int rc = xring_put(ch, d, &m, iov, n);
     if (rc != 0 && rc != XRING_WAKE_READER && rc != -EAGAIN && rc != -EMSGSIZE && rc != -EPIPE &&
@@ -382,6 +410,7 @@ static void fx_put(struct fx *x, struct xring_chan *ch, int hi, int d, struct fz
         if (now != tail + r.r_len || memcmp(&got, &r, sizeof(r)) != 0 ||
             !fx_bytes_eq(x, d, tail + sizeof(r), buf, total))
             fx_fail("put: record not as given", rc);
+        fx_seen(x, hi, d, now, used);
     } else if (now != tail) {
         fx_fail("put: failed, but tail moved", rc);
     }
@@ -406,7 +435,8 @@ static void fx_put_inplace(struct fx *x, struct xring_chan *ch, int hi, int d, s
     m.band = fz_u8(z);
     m.flags = fz_u16(z);
     m.aux = fz_u32(z);
-    int want = fx_expect_put(x, ch, hi, d, &m);
+    uint32_t used = 0;
+    int want = fx_expect_put(x, ch, hi, d, &m, &used);
     struct xring_ctl *c = fx_ctl(x, d);
     uint32_t tail = fx_ld(&c->x_tail);
     memcpy(fx_snap, x->map, x->len);
@@ -455,6 +485,8 @@ static void fx_put_inplace(struct fx *x, struct xring_chan *ch, int hi, int d, s
     rc = xring_put_end(ch, &w, commit);
     if (commit ? (rc != 0 && rc != XRING_WAKE_READER) : rc != 0)
         fx_fail("put_end", rc);
+    if (commit)
+        fx_seen(x, hi, d, tail + r.r_len, used);
     if (!poked) {
         uint32_t now = fx_ld(&c->x_tail);
         if (now != (commit ? tail + r.r_len : tail))

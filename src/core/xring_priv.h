@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xring_priv.h -- the process-local handle of a channel between processes,
+ * shared by xring.c (puts, takes, arming) and xring_map.c (create, attach,
+ * destroy).  Not part of the interface (xring.h).
+ */
+#ifndef UST_XRING_PRIV_H
+#define UST_XRING_PRIV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xring_layout.h"
+
+/* The process-local handle.  Every field is set at create/attach and only
+ * read afterwards, by any thread, except broken[] and put_seen[]. */
+struct xring_chan {
+    int fd;                   /* the memfd, owned */
+    unsigned char *map;       /* the mapping, map_len bytes */
+    size_t map_len;
+    uint32_t size;            /* each ring's data area (power of two), our copy */
+    uint32_t mask;            /* size - 1 */
+    uint32_t hiwat, lowat;    /* our copy */
+    struct xring_ctl *ctl[2]; /* ring d's control block in the mapping */
+    unsigned char *data[2];   /* ring d's data area in the mapping */
+    int broken[2];            /* any thread (atomic): ring d found inconsistent; never cleared */
+    uint64_t put_seen[2];     /* ring d's producer lock: x_tail after this process's last
+                               * put << 32 | the x_head it saw.  While x_tail is still
+                               * that (nobody else has put since), the room that head
+                               * shows is never more than there is: x_head (the
+                               * consumer's line) is read only when it shows too little */
+};
+
+#endif /* UST_XRING_PRIV_H */
