@@ -50,6 +50,9 @@ struct ust_xend {
     int hup_sent;                  /* read service procedure only */
     atomic_int backlog;            /* messages on the write queue or being written */
     bufcall_id_t bufc;             /* read service procedure (and the close): a qbufcall waits */
+    _Atomic timeout_id_t wtid;     /* a look again at the ring's room is pending (wsrv_again):
+                                    * set by the write service procedure, cleared by the
+                                    * timeout or the close */
     int kick;                      /* xp_lock: split before a fork, not yet looked at */
     int watched;                   /* xp_lock: the bell is registered with the epoll thread */
 };
