@@ -270,12 +270,14 @@ static void wsrv_again(void *arg)
  * ust_xpipe_wsrv -- move queued messages into the ring until it is full;
  *   then arm the ring, so that the reader's crossing of the low water mark
  *   rings our bell (and our epoll thread enables us again).  Also, while
- *   messages wait, it looks again every WSRV_RECHECK ticks: a test of a
- *   writer filling the ring from a fork child (test_xpipe_fork P.4) hung
- *   about once in a hundred runs with the reader having drained the ring
- *   and reported to the armed writer, and the write queue never run again
- *   -- a lost doorbell not yet explained.  The look costs nothing while the
- *   bell works and turns the hang into a pause if it does not.
+ *   messages wait, it looks again every WSRV_RECHECK ticks.  A writer
+ *   filling the ring from a fork child (test_xpipe_fork P.4) hung about once
+ *   in a hundred runs without it: the reader drained the ring, reported to
+ *   the armed writer and sent the bell's byte, but the writer's epoll thread
+ *   never enabled the read side (not QENAB, its service procedure not run)
+ *   -- not explained yet.  Traced, the look found the ring drained and the
+ *   writer still waiting in about a third of the runs of that test (each a
+ *   20 ms pause); while the bell works it costs nothing.
  */
 #define WSRV_RECHECK 2 /* ticks (HZ 100): 20 ms */
 int ust_xpipe_wsrv(queue_t *q)
