@@ -272,12 +272,11 @@ static void wsrv_again(void *arg)
  *   rings our bell (and our epoll thread enables us again).  Also, while
  *   messages wait, it looks again every WSRV_RECHECK ticks.  A writer
  *   filling the ring from a fork child (test_xpipe_fork P.4) hung about once
- *   in a hundred runs without it: the reader drained the ring, reported to
- *   the armed writer and sent the bell's byte, but the writer's epoll thread
- *   never enabled the read side (not QENAB, its service procedure not run)
- *   -- not explained yet.  Traced, the look found the ring drained and the
- *   writer still waiting in about a third of the runs of that test (each a
- *   20 ms pause); while the bell works it costs nothing.
+ *   in a hundred runs without it: the reader drained the ring and reported
+ *   to the armed writer, but the writer's read side was never enabled (not
+ *   QENAB, its service procedure not run), so neither was the write side --
+ *   the bell's byte or its enable lost, not explained yet.  While the bell works the look finds nothing to
+ *   do (or races the bell by microseconds) and costs a timer per wait.
  */
 #define WSRV_RECHECK 2 /* ticks (HZ 100): 20 ms */
 int ust_xpipe_wsrv(queue_t *q)
