@@ -9,9 +9,11 @@
 #
 #   core     (the executive)   nothing
 #   head     (stream head)     core
+#   procs    (across processes) core, head (the head reaches it only through
+#                              the hooks it installs: src/head/sd_procs.h)
 #   drivers                    core, head
 #   modules                    core, head
-#   admin    (administration)  core, head, drivers, modules
+#   admin    (administration)  core, head, procs, drivers, modules
 #   xti      (libxnet)         core, head, drivers, modules, admin (in fact
 #                              only the public API: ustreams.h, stropts.h,
 #                              xti.h, sys/tihdr.h, sys/timod.h)
@@ -41,13 +43,14 @@ foreach(_v SRC_DIR OBJ_LIST NM)
     endif()
 endforeach()
 
-set(LAYERS core head drivers modules admin xti)
+set(LAYERS core head procs drivers modules admin xti)
 set(ALLOW_core "")
 set(ALLOW_head core)
+set(ALLOW_procs core head)
 set(ALLOW_drivers core head)
 set(ALLOW_modules core head)
-set(ALLOW_admin core head drivers modules)
-set(ALLOW_xti core head drivers modules admin)
+set(ALLOW_admin core head procs drivers modules)
+set(ALLOW_xti core head procs drivers modules admin)
 
 get_filename_component(SRC_DIR "${SRC_DIR}" ABSOLUTE)
 set(_bad "")

@@ -58,7 +58,7 @@
 #define PAUSE_FOR_FORK 0
 #endif
 
-void ust_xpipe_dump(FILE *f); /* src/head/sd_xpipe.c: split pipe ends */
+void ust_xpipe_dump(FILE *f); /* src/procs/sd_xpipe.c: split pipe ends */
 
 static atomic_int stop;
 static atomic_int pausing; /* PAUSE_FOR_FORK: workers wait between rounds */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_xfifo.c -- named FIFOs between processes (issue 13, item 5;
- * src/head/sd_fifo_name.c over sd_fifo.c, sd_rdv.c, sd_relay.c;
+ * src/procs/sd_fifo_name.c over sd_fifo.c, sd_rdv.c, sd_relay.c;
  * docs/STREAMHEAD.md "Named FIFOs").  The other processes are this program
  * re-executed (/proc/self/exe peer ...), unrelated to the test but for the
  * path.

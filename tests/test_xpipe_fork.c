@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_xpipe_fork.c -- a STREAMS pipe made before fork() used by the parent
- * and the child (issue 13, items 1 and 2; src/head/sd_xpipe.c;
+ * and the child (issue 13, items 1 and 2; src/procs/sd_xpipe.c;
  * docs/STREAMHEAD.md "Pipes across fork").  Each case forks real processes;
  * each side closes the end it does not use, as pipe(2) programs do.
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_xring.c -- the shared-memory message rings (src/core/xring.c), one
+ * test_xring.c -- the shared-memory message rings (src/procs/xring.c), one
  * thread: the contract of each call in xring.h, and the checks of what is
  * read from the mapping.  Threads, fork() and a dead lock holder are in
  * test_xring_stress.c.

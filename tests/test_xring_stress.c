@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_xring_stress.c -- the shared-memory message rings (src/core/xring.c)
+ * test_xring_stress.c -- the shared-memory message rings (src/procs/xring.c)
  * under concurrency: threads, fork(), and a lock holder that dies.
  *
  * Every sleeper here follows xring.h's protocol: seen = xring_bell_value;

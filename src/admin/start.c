@@ -43,6 +43,7 @@
 #include "autopush.h"
 #include "builtins.h"
 #include "drivers/logpriv.h"
+#include "procs.h"
 #include "publish.h"
 #include "sthead.h"
 #include "strcore.h"
@@ -51,6 +52,7 @@ __attribute__((constructor(101))) static void admin_start(void)
 {
     ust_fork_register(UST_FORK_AUTOPUSH, ust_autopush_fork_prepare, ust_autopush_fork_release,
                       ust_autopush_fork_release);
+    ust_procs_init(); /* streams across processes: the head's hooks (src/procs) */
     ust_strlog_set_route(ust_log_route);
     ust_sd_set_autopush(ust_autopush_apply);
     ust_publish_init(); /* ust_sd_set_publish, and its fork hooks */

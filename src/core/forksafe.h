@@ -27,12 +27,13 @@
 #include <sys/types.h> /* pid_t */
 
 enum ust_fork_rank {
-    UST_FORK_XPIPE = 5,         /* src/head/sd_xpipe.c: pipes split (prepare), list of split ends */
+    UST_FORK_XPIPE = 5,         /* src/procs/sd_xpipe.c: pipes split (prepare), list of split ends */
     UST_FORK_HEAD_OPEN = 10,    /* src/head/sd_open.c: open streams, share table */
     UST_FORK_HEAD_HOLD = 20,    /* src/head/sd_hold.c: SNDHOLD timer table */
-    UST_FORK_HEAD_FATTACH = 25, /* src/head/sd_fattach.c: fattach table (above rdv_lock) */
-    UST_FORK_RDV = 26,          /* src/head/sd_rdv.c: rendezvous listeners (leaf) */
-    UST_FORK_RELAY = 27,        /* src/head/sd_relay.c: relays (leaf; child: before XPIPE's) */
+    UST_FORK_HEAD_FATTACH = 24, /* src/head/sd_fattach.c: fattach table (above rdv_lock) */
+    UST_FORK_FIFO_NAME = 25,    /* src/procs/sd_fifo_name.c: FIFOs owned (above rdv_lock) */
+    UST_FORK_RDV = 26,          /* src/procs/sd_rdv.c: rendezvous listeners (leaf) */
+    UST_FORK_RELAY = 27,        /* src/procs/sd_relay.c: relays (leaf; child: before XPIPE's) */
     UST_FORK_LOADER = 30,       /* src/core/loader.c: loaded objects (above registry) */
     UST_FORK_DRIVER = 40,       /* src/drivers: each driver's own table lock */
     UST_FORK_AUTOPUSH = 50,     /* src/admin/autopush.c (leaf) */

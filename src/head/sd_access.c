@@ -189,6 +189,6 @@ struct stdata *ust_sd_get_acc(int fd, int need, int *err)
         return NULL;
     }
     if (sd && __builtin_expect(__atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE) != NULL, 0))
-        ust_xpipe_touch(sd); /* a split pipe end used here (sd_xpipe.c) */
+        ust_sd_procs()->xpipe_touch(sd); /* a split pipe end used here (src/procs) */
     return sd;
 }

@@ -35,7 +35,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sd_names.h"
 #include "sthead.h"
 
 struct fattach_ent {
@@ -108,6 +107,7 @@ static int cover_check(const struct stat *st)
 static int fattach_call(int fd, const char *upath)
 {
     struct fattach_ent *e = NULL, **pp;
+    const struct ust_procs_ops *procs = ust_sd_procs(); /* NULL: no rendezvous */
     struct stdata *sd;
     struct stat st;
     char path[PATH_MAX];
@@ -145,7 +145,8 @@ static int fattach_call(int fd, const char *upath)
     if (*pp != NULL)
         err = EBUSY;
     else
-        err = ust_rdv_listen(UST_RDV_NAME, st.st_dev, st.st_ino, &e->lfd); /* EBUSY: elsewhere */
+        err = procs ? procs->name_listen(st.st_dev, st.st_ino, &e->lfd) /* EBUSY: elsewhere */
+                     : ENOSYS;
     if (err == 0 && !ust_sd_hold_live(sd))
         err = EBADF; /* closed meanwhile by another thread */
     if (err == 0) {
@@ -164,7 +165,7 @@ put:
 out:
     if (e != NULL) {
         if (e->lfd >= 0)
-            ust_rdv_unlisten(e->lfd);
+            ust_sd_procs()->name_unlisten(e->lfd);
         free(e);
     }
     if (err != 0) {
@@ -197,7 +198,7 @@ static int detach_local(dev_t dev, ino_t ino, const char *path)
         for (struct fattach_ent *o = fattach_tab; o != NULL; o = o->next)
             others += o->sd == e->sd;
         if (e->lfd >= 0)
-            ust_rdv_unlisten(e->lfd); /* no process reaches it from now on */
+            ust_sd_procs()->name_unlisten(e->lfd); /* no process reaches it from now on */
     }
     ust_unlock(&fattach_lock);
     if (e == NULL)
@@ -240,7 +241,7 @@ static int fdetach_call(const char *upath)
         } else {
             err = detach_local(st.st_dev, st.st_ino, NULL);
             if (err == EINVAL) /* not ours: its owner may be another process */
-                err = ust_rdv_detach(&st);
+                err = ust_sd_procs() ? ust_sd_procs()->name_detach(&st) : EINVAL;
         }
     }
     if (err != 0) {

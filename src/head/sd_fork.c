@@ -31,8 +31,8 @@
  *   UST_FORK_HEAD_OPEN     tab_lock of sd_open.c; child: ust_sd_fork_child
  *   UST_FORK_HEAD_HOLD     ht_lock of sd_hold.c
  *   UST_FORK_HEAD_FATTACH  fattach_lock of sd_fattach.c
- *   UST_FORK_RDV           rdv_lock of sd_rdv.c
- *   UST_FORK_RELAY         relay_lock of sd_relay.c
+ *   (UST_FORK_XPIPE, _FIFO_NAME, _RDV, _RELAY: src/procs/, registered by
+ *   ust_procs_init)
  *   UST_FORK_HEAD_FD       the descriptor table and stream head pool locks;
  *                          child: the locks of free heads re-initialised
  *   sd_plumb, link_serial and pipe_lock are not taken (the first two are
@@ -44,26 +44,18 @@
 #include <pthread.h>
 #include <unistd.h>
 
-#include "sd_names.h"
 #include "sthead.h"
 
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 static void fork_register(void)
 {
-    ust_fork_register(UST_FORK_XPIPE, ust_xpipe_fork_prepare, ust_xpipe_fork_parent,
-                      ust_xpipe_fork_child);
     ust_fork_register(UST_FORK_HEAD_OPEN, ust_sd_open_fork_prepare, ust_sd_open_fork_parent,
                       ust_sd_fork_child);
     ust_fork_register(UST_FORK_HEAD_HOLD, ust_sd_hold_fork_prepare, ust_sd_hold_fork_parent,
                       ust_sd_hold_fork_child);
     ust_fork_register(UST_FORK_HEAD_FATTACH, ust_fattach_fork_prepare, ust_fattach_fork_parent,
                       ust_fattach_fork_child);
-    ust_fork_register(UST_FORK_RDV, ust_rdv_fork_prepare, ust_rdv_fork_parent, ust_rdv_fork_child);
-    ust_fork_register(UST_FORK_HEAD_FATTACH, ust_fifo_name_fork_prepare,
-                      ust_fifo_name_fork_parent, ust_fifo_name_fork_child);
-    ust_fork_register(UST_FORK_RELAY, ust_relay_fork_prepare, ust_relay_fork_parent,
-                      ust_relay_fork_child);
     ust_fork_register(UST_FORK_HEAD_FD, ust_sd_fd_fork_prepare, ust_sd_fd_fork_parent,
                       ust_sd_fd_fork_child);
     ust_fork_register(UST_FORK_HEAD_LEND, ust_lend_fork_prepare, ust_lend_fork_parent,

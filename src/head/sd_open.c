@@ -57,7 +57,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sd_names.h"
 #include "sthead.h"
 
 #define DEVPREFIX "/dev/streams/"
@@ -527,7 +526,7 @@ int ust_sd_open_attached(struct stdata *sd, int oflag, const cred_t *cr)
     int fd, err;
 
     if (ust_sd_top_is(sd, "connld")) {
-        fd = ust_connld_open(sd, cr);
+        fd = ust_sd_procs() ? ust_sd_procs()->connld_open(sd, cr) : -ENOSYS;
         ust_sd_rele(sd);
         return fd;
     }
@@ -657,7 +656,8 @@ int ust_sd_open(const char *upath, int oflag, cred_t *cr)
         /* Not a device: a name in the file system (sd_names.c) -- an
          * attached stream, a FIFO, or a plain file. */
         int handled = 0;
-        fd = ust_sd_open_path(path, oflag, cr, &handled);
+        const struct ust_procs_ops *procs = ust_sd_procs();
+        fd = procs ? procs->open_path(path, oflag, cr, &handled) : 0;
         if (handled)
             goto done;
         errno = ENOENT;

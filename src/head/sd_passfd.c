@@ -248,7 +248,7 @@ int ust_sd_sendfd_cred(struct stdata *sd, int fd, uid_t uid, gid_t gid, int cros
     if (err != 0)
         return err;
     if (__atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE) != NULL)
-        return cross ? ust_xpipe_sendfd(sd, fd) : ENXIO; /* the peer may be another process */
+        return cross ? ust_sd_procs()->xpipe_sendfd(sd, fd) : ENXIO; /* the peer may be another process */
     err = passfp_make(fd, uid, gid, &mp);
     if (err != 0)
         return err;

@@ -88,10 +88,28 @@ static struct module_info pipe_minfo = {
     .mi_lowat = UST_STRLOW,
 };
 
+/* The pair's procedures run only once the end is split (their qprocson is
+ * src/procs' split), so the table of hooks is set when they are called. */
+static int pipe_rput(queue_t *q, mblk_t *mp)
+{
+    return ust_sd_procs()->xpipe_rput(q, mp);
+}
+static int pipe_rsrv(queue_t *q)
+{
+    return ust_sd_procs()->xpipe_rsrv(q);
+}
+static int pipe_wput(queue_t *q, mblk_t *mp)
+{
+    return ust_sd_procs()->xpipe_wput(q, mp);
+}
+static int pipe_wsrv(queue_t *q)
+{
+    return ust_sd_procs()->xpipe_wsrv(q);
+}
 static struct qinit pipe_rinit = {
-    .qi_putp = ust_xpipe_rput, .qi_srvp = ust_xpipe_rsrv, .qi_minfo = &pipe_minfo};
+    .qi_putp = pipe_rput, .qi_srvp = pipe_rsrv, .qi_minfo = &pipe_minfo};
 static struct qinit pipe_winit = {
-    .qi_putp = ust_xpipe_wput, .qi_srvp = ust_xpipe_wsrv, .qi_minfo = &pipe_minfo};
+    .qi_putp = pipe_wput, .qi_srvp = pipe_wsrv, .qi_minfo = &pipe_minfo};
 static struct streamtab pipe_tab = {.st_rdinit = &pipe_rinit, .st_wrinit = &pipe_winit};
 
 static void qlink(queue_t *q, queue_t *next)
@@ -396,7 +414,7 @@ void ust_pipe_teardown(struct stdata *sd)
         ust_unlock(&pipe_lock);
     }
     if (sd->sd_xend != NULL)
-        ust_xpipe_end_close(sd); /* split: the channel's end goes first */
+        ust_sd_procs()->xpipe_end_close(sd); /* split: the channel's end goes first */
     qlink(sd->sd_wq, NULL);
     if (dw != NULL) {
         queue_t *dr = OTHERQ(dw);
@@ -452,7 +470,8 @@ void ust_pipe_split_all(void)
             attached |= (sd[i]->sd_flag & STRATTACH) != 0;
             ust_unlock(&sd[i]->sd_lock);
         }
-        int err = attached ? EBUSY : ust_xpipe_split(sd);
+        const struct ust_procs_ops *procs = ust_sd_procs();
+        int err = attached ? EBUSY : procs ? procs->xpipe_split(sd) : ENOSYS;
 
         ust_lock(&pipe_lock);
         for (int i = 0; i < 2; i++)

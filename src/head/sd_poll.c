@@ -306,7 +306,7 @@ static int scan(struct pollfd *fds, nfds_t nfds, struct pollfd *kfds, char *ord,
         }
         sd = ust_sd_get_checked(p->fd, &err);
         if (sd != NULL && __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE) != NULL)
-            ust_xpipe_touch(sd); /* a split pipe end polled here (sd_xpipe.c) */
+            ust_sd_procs()->xpipe_touch(sd); /* a split pipe end polled here (src/procs) */
         if (sd == NULL) {
             if (err == ENOSTR) {
                 kfds[i].fd = p->fd;

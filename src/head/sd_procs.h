@@ -3,8 +3,9 @@
  * sd_procs.h -- the stream head across processes: what fork() does to the
  * streams of a process, pipes split across processes (sd_pipe.c, sd_xpipe.c)
  * and descriptors passed between processes (sd_passfd.c).  Included by
- * sthead.h at this point (its types come first); names other processes open
- * are in sd_names.h.
+ * sthead.h at this point (its types come first).  The cross-process layer
+ * itself (split pipes, the bell, names, rendezvous, relays) is src/procs/,
+ * reached only through the table of hooks at the end of this file.
  */
 #ifndef UST_SD_PROCS_H
 #define UST_SD_PROCS_H
@@ -73,68 +74,6 @@ mblk_t *ust_passfp_stream(int fd, uid_t uid, gid_t gid);
 /* Undo ust_passfp_received: the descriptor back, the message freed. */
 int ust_passfp_release_fd(mblk_t *mp);
 
-/* ---- sd_xpipe.c: the bottom of a pipe end whose peer may be in another
- * process: a ring pair in shared memory (src/core/xring.h) and a bell. */
-struct ust_xend;
-/* I_SENDFD on split end sd: fd passed to the other side's process. */
-int ust_xpipe_sendfd(struct stdata *sd, int fd);
-/* The pipe pair's procedures (used only once the end is split). */
-int ust_xpipe_wput(queue_t *q, mblk_t *mp);
-int ust_xpipe_wsrv(queue_t *q);
-int ust_xpipe_rput(queue_t *q, mblk_t *mp);
-int ust_xpipe_rsrv(queue_t *q);
-/* Split the connected pipe (sd[0], sd[1]) (already unlinked from each other
- * by the caller: sd_peer cleared, breaks filed): 0 or a positive errno. */
-int ust_xpipe_split(struct stdata *sd[2]);
-/* A data, ioctl or poll call on split end sd (ust_sd_get_acc, strm_poll; a
- * call counted): from now on this process takes what arrives for it (see
- * "Who takes" in sd_xpipe.c).  strm_close, isastream, fcntl do not count. */
-void ust_xpipe_touch(struct stdata *sd);
-/* A reader about to sleep on split end sd's empty head (wait_common, no
- * lock held, inside a call): run the read service procedure on this thread
- * now.  1 if it ran (the caller looks at its wait sequence again). */
-int ust_xpipe_pull(struct stdata *sd);
-/* A reader spinning on split end sd's empty head (wait_common): ENTER
- * before the spin (the read service procedure then leaves the ring unarmed:
- * no doorbell per message while a reader watches); READY tells whether the
- * ring has something (then pull); LEAVE when done, or SLEEP before
- * sleeping: the ring is armed, 1 if something came meanwhile (do not
- * sleep: pull). */
-enum { UST_XREADER_ENTER, UST_XREADER_READY, UST_XREADER_LEAVE, UST_XREADER_SLEEP };
-int ust_xpipe_reader(struct stdata *sd, int how);
-/*
- * ust_xpipe_write -- a small write(2) of n bytes (at most 1024: one plain
- *   M_DATA message) on
- *   split end sd, copied from u straight into the ring as one record: no
- *   message is built, no put procedure runs.  Taken only when the pipe pair
- *   is right below the head (no module pushed; the plumbing generation is
- *   checked again under the ring's lock, as a deposit does, sd_arrive.c),
- *   nothing of this end waits for room (its write queue is empty) and the
- *   ring has room below its high water mark.
- *   Context: the writer's thread, inside a call, no lock held.
- *   Returns 1 written; 0 not taken, nothing of u consumed (the caller takes
- *   the normal path, which queues, flow-controls and reports errors);
- *   -EFAULT (a bad buffer: nothing written).
- */
-int ust_xpipe_write(struct stdata *sd, struct ust_sd_uio *u, size_t n);
-/* A split end's last close (ust_pipe_teardown, sd_plumb held). */
-void ust_xpipe_end_close(struct stdata *sd);
-/* ust_xpipe_new_end -- a pipe end of this process whose peer end is for
- *   another process: a new channel and bell.  *fd is the end's descriptor
- *   (read and write); *memfd (the channel) and *bell (bell end 1) are what the
- *   other process needs for ust_xpipe_adopt(.., side 1, ..): the caller sends
- *   and closes them.  Returns 0 or an errno (ENOMEM, ENOSR, EMFILE...). */
-int ust_xpipe_new_end(const cred_t *cr, int *fd, int *memfd, int *bell);
-/* ust_xpipe_adopt -- side `side` of a channel another process made, from its
- *   memfd and bell end as received (every field the mapping holds is checked;
- *   memfd is dup'ed by the channel, bell consumed in all cases): a new pipe
- *   end of this process, opened with cr (NULL: this process's credentials).  Returns its descriptor (read and write), or -errno
- *   (EINVAL: not a channel or not a bell). */
-int ust_xpipe_adopt(int memfd, int bell, int side, const cred_t *cr);
-/* fork hooks (rank UST_FORK_XPIPE, registered by sd_fork.c) */
-void ust_xpipe_fork_prepare(void);
-void ust_xpipe_fork_parent(void);
-void ust_xpipe_fork_child(void);
 /* sd_fd.c: in a fork child, point descriptor fd (a detached stream's) at sd
  * through a new readiness pair dup'ed onto fd: 0 or -errno. */
 int ust_sd_fork_rebind(int fd, struct stdata *sd, int *ufd_made);
@@ -146,5 +85,72 @@ void ust_sd_fd_fork_parent(void);
 void ust_sd_fd_fork_child(void);
 /* Child: call detach for every stream in the descriptor table. */
 void ust_sd_fd_detach_all(void (*detach)(struct stdata *sd));
+
+/* ---- names other processes open: what the head itself defines
+ * (sd_fattach.c, sd_open.c); the rendezvous and relays are src/procs/ ---- */
+/* The stream attached to the file (dev, ino), with one sd_refs reference
+ * the caller gives back (the last one tears down), and the path it was
+ * attached by into path (pathsz bytes) when path is not NULL; NULL if none. */
+struct stdata *ust_fattach_lookup(dev_t dev, ino_t ino, char *path, size_t pathsz);
+/* fdetach of the file (dev, ino) by its key: 0 or EINVAL (nothing attached). */
+int ust_fattach_detach_key(dev_t dev, ino_t ino);
+/* Open of an attached stream sd (consumes the lookup's reference): a new
+ * descriptor on it (its modules reopened), or a new pipe when connld is its
+ * top module.  Returns the descriptor or -errno. */
+int ust_sd_open_attached(struct stdata *sd, int oflag, const cred_t *cr);
+
+/* ---- the layer above: streams across processes (src/procs/) ----
+ *
+ * The in-process head never calls src/procs/ by name: the cross-process
+ * layer registers this table once at library start (ust_sd_set_procs, from
+ * src/admin/start.c through ust_procs_init) and the head calls through it.
+ * Every entry is set by the one registration; before it (no table), the
+ * head behaves as a process that never shares a stream: no pipe is split,
+ * no name is served to or opened from another process (ENOSYS where an
+ * answer is due).  The table is read with an acquire load; it never changes
+ * once set.
+ */
+struct stat;
+struct ust_sd_uio;
+struct ust_procs_ops {
+    /* sd_pipe.c: split the connected pipe (sd[0], sd[1]) (unlinked by the
+     * caller): 0 or a positive errno; a split end's last close. */
+    int (*xpipe_split)(struct stdata *sd[2]);
+    void (*xpipe_end_close)(struct stdata *sd);
+    /* sd_pipe.c: the pipe pair's procedures, used once the end is split. */
+    int (*xpipe_wput)(queue_t *q, mblk_t *mp);
+    int (*xpipe_wsrv)(queue_t *q);
+    int (*xpipe_rput)(queue_t *q, mblk_t *mp);
+    int (*xpipe_rsrv)(queue_t *q);
+    /* sd_access.c, sd_poll.c: a data, ioctl or poll call on split end sd. */
+    void (*xpipe_touch)(struct stdata *sd);
+    /* sd_wait.c: a reader about to sleep or spinning on split end sd's
+     * empty head (UST_XREADER_*): run the read side on this thread. */
+    int (*xpipe_pull)(struct stdata *sd);
+    int (*xpipe_reader)(struct stdata *sd, int how);
+    /* sd_write.c: a small write straight into the ring: 1 written, 0 not
+     * taken (nothing consumed), -EFAULT. */
+    int (*xpipe_write)(struct stdata *sd, struct ust_sd_uio *u, size_t n);
+    /* sd_passfd.c: I_SENDFD on split end sd. */
+    int (*xpipe_sendfd)(struct stdata *sd, int fd);
+    /* sd_fattach.c: make / drop the rendezvous of the name (dev, ino):
+     * 0 and *lfd, EBUSY (another process owns it), or an errno. */
+    int (*name_listen)(dev_t dev, ino_t ino, int *lfd);
+    void (*name_unlisten)(int lfd);
+    /* sd_fattach.c: fdetach of a name another process owns: 0, EINVAL
+     * (none), EPERM. */
+    int (*name_detach)(const struct stat *st);
+    /* sd_open.c: connld for an open in this process (a new pipe, one end
+     * sent up sd): the other end's descriptor or -errno. */
+    int (*connld_open)(struct stdata *sd, const cred_t *cr);
+    /* sd_open.c: strm_open of a path that is not a device: *handled 0
+     * when the path does not exist; else a descriptor or -errno. */
+    int (*open_path)(const char *path, int oflag, cred_t *cr, int *handled);
+};
+enum { UST_XREADER_ENTER, UST_XREADER_READY, UST_XREADER_LEAVE, UST_XREADER_SLEEP };
+/* Install the cross-process layer's table (once; a second call is ignored). */
+void ust_sd_set_procs(const struct ust_procs_ops *ops);
+/* The table, or NULL before it is installed (sd_procs_hook.c). */
+const struct ust_procs_ops *ust_sd_procs(void);
 
 #endif /* UST_SD_PROCS_H */

@@ -84,9 +84,10 @@ static int wait_common(struct stdata *sd, struct ust_waitq *w, unsigned seq, lon
      * the ring itself, on this thread, while it spins (sd_xpipe.c): no
      * doorbell, no hand-over to the epoll thread while data flows. */
     int xr = arrivals && __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE) != NULL;
+    const struct ust_procs_ops *px = xr ? ust_sd_procs() : NULL; /* set: sd_xend is */
     if (xr) {
-        ust_xpipe_reader(sd, UST_XREADER_ENTER);
-        if (ust_xpipe_pull(sd) && atomic_load(&w->seq) != seq)
+        px->xpipe_reader(sd, UST_XREADER_ENTER);
+        if (px->xpipe_pull(sd) && atomic_load(&w->seq) != seq)
             goto xseen;
     }
     /* What this call enabled must not wait for its wake-up (it may be what
@@ -101,8 +102,8 @@ static int wait_common(struct stdata *sd, struct ust_waitq *w, unsigned seq, lon
         for (int i = 0; atomic_load_explicit(&w->seq, memory_order_acquire) == seq; i++) {
             if (arrivals && arrivals_seen(sd))
                 break;
-            if (xr && (i & 15) == 15 && ust_xpipe_reader(sd, UST_XREADER_READY)) {
-                if (ust_xpipe_pull(sd) && atomic_load(&w->seq) != seq)
+            if (xr && (i & 15) == 15 && px->xpipe_reader(sd, UST_XREADER_READY)) {
+                if (px->xpipe_pull(sd) && atomic_load(&w->seq) != seq)
                     goto xseen;
             }
             if ((i & 63) == 63 && ust_now_ns() > until)
@@ -111,15 +112,15 @@ static int wait_common(struct stdata *sd, struct ust_waitq *w, unsigned seq, lon
         }
         if (atomic_load(&w->seq) != seq || (arrivals && arrivals_seen(sd))) {
             if (xr)
-                ust_xpipe_reader(sd, UST_XREADER_LEAVE);
+                px->xpipe_reader(sd, UST_XREADER_LEAVE);
             *seen = 1;
             ust_lock(&sd->sd_lock);
             return 0;
         }
     }
-    if (xr && ust_xpipe_reader(sd, UST_XREADER_SLEEP)) { /* armed, unless data came */
+    if (xr && px->xpipe_reader(sd, UST_XREADER_SLEEP)) { /* armed, unless data came */
         xr = 0;
-        ust_xpipe_pull(sd);
+        px->xpipe_pull(sd);
         *seen = 1;
         ust_lock(&sd->sd_lock);
         return 0;
@@ -143,7 +144,7 @@ static int wait_common(struct stdata *sd, struct ust_waitq *w, unsigned seq, lon
         return ETIME;
     return 0;
 xseen:
-    ust_xpipe_reader(sd, UST_XREADER_LEAVE);
+    px->xpipe_reader(sd, UST_XREADER_LEAVE);
     *seen = 1;
     ust_lock(&sd->sd_lock);
     return 0;

@@ -435,7 +435,7 @@ ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt)
     if (total > 0 && total <= pkt && p.wroff == 0 && p.maxblk == SIZE_MAX && !built &&
         __atomic_load_n(&sd->sd_xend, __ATOMIC_RELAXED) != NULL) {
         ust_unlock(&sd->sd_lock);
-        int r = ust_xpipe_write(sd, &u, total);
+        int r = ust_sd_procs()->xpipe_write(sd, &u, total);
         if (r == 1)
             return (ssize_t)total;
         if (r < 0)

@@ -20,10 +20,10 @@
  *   sd_poll.c   strm_poll, I_SETSIG registrations and signal delivery
  *   sd_pipe.c   strm_pipe, the close of a pipe end, I_SENDFD's delivery
  *   sd_passfd.c I_SENDFD/I_RECVFD
- *   sd_xpipe.c, sd_xpipe_read.c, sd_xpipe_far.c, sd_xbell.c  pipes split
- *               across processes; private headers sd_xpipe.h, sd_xbell.h
- *   sd_fattach.c, sd_names.c, sd_rdv.c, sd_relay.c, sd_fifo_name.c  names
- *               other processes open; private header sd_names.h
+ *   sd_fattach.c  fattach/fdetach in this process (the rendezvous that
+ *               serves a name to other processes is src/procs/)
+ *   sd_procs_hook.c  the table of hooks through which the head reaches the
+ *               cross-process layer, src/procs/ (sd_procs.h)
  *   sd_access.c the access mode (O_RDONLY/O_WRONLY/O_RDWR) of each descriptor
  *   sd_state.c  the hang-up and M_ERROR rules of every call, in one table
  *   sd_arrive.c arrivals: a module-free pipe's writer puts data straight at the
@@ -724,9 +724,6 @@ int ust_sd_hold_live(struct stdata *sd);
 void ust_sd_rele_deferred(struct stdata *sd);
 /* Drop such a reference, no lock held: the last tears the stream down. */
 void ust_sd_rele(struct stdata *sd);
-
-/* ---- names other processes open (fattach by path, connld, named FIFOs),
- * the rendezvous and relays: the private header sd_names.h ---- */
 
 /* ---- across processes: fork, split pipes, passed descriptors ---- */
 #include "sd_procs.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_xbell.c -- fuzz target: the bell of a pipe split across processes
- * (src/head/sd_xbell.c) against a peer that sends anything on it.
+ * (src/procs/sd_xbell.c) against a peer that sends anything on it.
  *
  * Each input makes a fresh bell (a socket pair, SO_PASSCRED on our end) and
  * runs a sequence of operations taken from the input:

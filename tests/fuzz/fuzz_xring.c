@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_xring.c -- fuzz target: the shared-memory message rings
- * (src/core/xring.c) against a peer that writes anything into the mapping.
+ * (src/procs/xring.c) against a peer that writes anything into the mapping.
  *
  * Each input makes a fresh channel (ring size and water marks from its first
  * byte), maps the memfd a second time as the "peer", and runs a sequence of

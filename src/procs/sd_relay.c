@@ -53,6 +53,7 @@
 
 #include "forksafe.h"
 #include "sd_names.h"
+#include "sd_xpipe.h"
 #include "sthead.h"
 
 #define RELAY_TICK_MS 200

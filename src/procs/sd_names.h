@@ -12,16 +12,6 @@
 #include "sthead.h"
 
 struct stat;
-/* The stream attached to the file (dev, ino), with one sd_refs reference
- * the caller gives back (the last one tears down), and the path it was
- * attached by into path (pathsz bytes) when path is not NULL; NULL if none. */
-struct stdata *ust_fattach_lookup(dev_t dev, ino_t ino, char *path, size_t pathsz);
-/* fdetach of the file (dev, ino) by its key: 0 or EINVAL (nothing attached). */
-int ust_fattach_detach_key(dev_t dev, ino_t ino);
-/* Open of an attached stream sd (consumes the lookup's reference): a new
- * descriptor on it (its modules reopened), or a new pipe when connld is its
- * top module.  Returns the descriptor or -errno. */
-int ust_sd_open_attached(struct stdata *sd, int oflag, const cred_t *cr);
 /* strm_open of a path that is not a device (sd_names.c): *handled 0 when
  * the path does not exist (the caller answers ENOENT); else the descriptor
  * (a stream's, or a plain file's) or -errno. */

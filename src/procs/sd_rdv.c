@@ -69,6 +69,7 @@
 
 #include "forksafe.h"
 #include "sd_names.h"
+#include "sd_xpipe.h"
 #include "sthead.h"
 
 enum {

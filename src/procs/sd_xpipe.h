@@ -98,4 +98,66 @@ int xp_end_watch(struct ust_xend *xe, int kick_now);
 /* I_SENDFD of stream descriptor fd over split end xe (sd_xpipe_far.c). */
 int xp_sendfd_stream(struct ust_xend *xe, int fd, uint32_t token);
 
+/* ---- the entry points of sd_xpipe*.c (also the head's hooks, sd_procs.h) */
+/* ---- sd_xpipe.c: the bottom of a pipe end whose peer may be in another
+ * process: a ring pair in shared memory (xring.h) and a bell. */
+struct ust_xend;
+/* I_SENDFD on split end sd: fd passed to the other side's process. */
+int ust_xpipe_sendfd(struct stdata *sd, int fd);
+/* The pipe pair's procedures (used only once the end is split). */
+int ust_xpipe_wput(queue_t *q, mblk_t *mp);
+int ust_xpipe_wsrv(queue_t *q);
+int ust_xpipe_rput(queue_t *q, mblk_t *mp);
+int ust_xpipe_rsrv(queue_t *q);
+/* Split the connected pipe (sd[0], sd[1]) (already unlinked from each other
+ * by the caller: sd_peer cleared, breaks filed): 0 or a positive errno. */
+int ust_xpipe_split(struct stdata *sd[2]);
+/* A data, ioctl or poll call on split end sd (ust_sd_get_acc, strm_poll; a
+ * call counted): from now on this process takes what arrives for it (see
+ * "Who takes" in sd_xpipe.c).  strm_close, isastream, fcntl do not count. */
+void ust_xpipe_touch(struct stdata *sd);
+/* A reader about to sleep on split end sd's empty head (wait_common, no
+ * lock held, inside a call): run the read service procedure on this thread
+ * now.  1 if it ran (the caller looks at its wait sequence again). */
+int ust_xpipe_pull(struct stdata *sd);
+/* A reader spinning on split end sd's empty head (wait_common): ENTER
+ * before the spin (the read service procedure then leaves the ring unarmed:
+ * no doorbell per message while a reader watches); READY tells whether the
+ * ring has something (then pull); LEAVE when done, or SLEEP before
+ * sleeping: the ring is armed, 1 if something came meanwhile (do not
+ * sleep: pull). */
+int ust_xpipe_reader(struct stdata *sd, int how);
+/*
+ * ust_xpipe_write -- a small write(2) of n bytes (at most 1024: one plain
+ *   M_DATA message) on
+ *   split end sd, copied from u straight into the ring as one record: no
+ *   message is built, no put procedure runs.  Taken only when the pipe pair
+ *   is right below the head (no module pushed; the plumbing generation is
+ *   checked again under the ring's lock, as a deposit does, sd_arrive.c),
+ *   nothing of this end waits for room (its write queue is empty) and the
+ *   ring has room below its high water mark.
+ *   Context: the writer's thread, inside a call, no lock held.
+ *   Returns 1 written; 0 not taken, nothing of u consumed (the caller takes
+ *   the normal path, which queues, flow-controls and reports errors);
+ *   -EFAULT (a bad buffer: nothing written).
+ */
+int ust_xpipe_write(struct stdata *sd, struct ust_sd_uio *u, size_t n);
+/* A split end's last close (ust_pipe_teardown, sd_plumb held). */
+void ust_xpipe_end_close(struct stdata *sd);
+/* ust_xpipe_new_end -- a pipe end of this process whose peer end is for
+ *   another process: a new channel and bell.  *fd is the end's descriptor
+ *   (read and write); *memfd (the channel) and *bell (bell end 1) are what the
+ *   other process needs for ust_xpipe_adopt(.., side 1, ..): the caller sends
+ *   and closes them.  Returns 0 or an errno (ENOMEM, ENOSR, EMFILE...). */
+int ust_xpipe_new_end(const cred_t *cr, int *fd, int *memfd, int *bell);
+/* ust_xpipe_adopt -- side `side` of a channel another process made, from its
+ *   memfd and bell end as received (every field the mapping holds is checked;
+ *   memfd is dup'ed by the channel, bell consumed in all cases): a new pipe
+ *   end of this process, opened with cr (NULL: this process's credentials).  Returns its descriptor (read and write), or -errno
+ *   (EINVAL: not a channel or not a bell). */
+int ust_xpipe_adopt(int memfd, int bell, int side, const cred_t *cr);
+/* fork hooks (rank UST_FORK_XPIPE, registered by sd_fork.c) */
+void ust_xpipe_fork_prepare(void);
+void ust_xpipe_fork_parent(void);
+void ust_xpipe_fork_child(void);
 #endif /* UST_SD_XPIPE_H */

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * procs.h -- the door into src/procs/, the layer where streams cross
+ * processes: pipes split over shared-memory rings (sd_xpipe*.c, xring*.c),
+ * the bell (sd_xbell.c), names other processes open and the rendezvous that
+ * serves them (sd_names.c, sd_rdv.c, sd_fifo_name.c), relays (sd_relay.c).
+ *
+ * This folder is the trust boundary (docs/SECURITY.md): every word another
+ * process wrote -- a ring's control words and records, a bell's bytes, a
+ * rendezvous request, a passed descriptor -- is read and checked here, and
+ * what leaves this folder for the head is the same as locally made data.
+ * The in-process head reaches the folder only through the table of hooks
+ * installed by ust_procs_init (src/head/sd_procs.h, "the layer above").
+ */
+#ifndef UST_PROCS_H
+#define UST_PROCS_H
+
+/*
+ * ust_procs_init -- install the cross-process layer: its hooks in the head
+ *   (ust_sd_set_procs) and its fork hooks in the core (ranks UST_FORK_XPIPE,
+ *   _FIFO_NAME, _RDV, _RELAY).  Context: library start (src/admin/start.c's
+ *   constructor), before any stream is opened; idempotent.
+ */
+void ust_procs_init(void);
+
+#endif /* UST_PROCS_H */
