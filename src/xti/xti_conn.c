@@ -233,13 +233,11 @@ int t_rcvconnect(int fd, struct t_call *ucall)
 
     if (!ep)
         return -1;
-    if (ucall && xti_uread(&c, ucall, sizeof(c)) < 0)
-        ; /* t_errno set */
-    else if (ep->e_info.servtype == T_CLTS)
+    if (ep->e_info.servtype == T_CLTS)
         xti_err(TNOTSUPPORT);
     else if (ep->e_state != T_OUTCON)
         xti_err(TOUTSTATE);
-    else
+    else if (!ucall || xti_uread(&c, ucall, sizeof(c)) == 0) /* before anything is consumed */
         rc = xti_rcvconnect(ep, call, ucall, 1);
     xti_ep_put(ep);
     return rc;

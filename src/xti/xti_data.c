@@ -631,12 +631,8 @@ int t_rcvuderr(int fd, struct t_uderr *uuderr)
                               &v) < 0 ||
                   xti_copyout(&uderr->opt, m.m_ctl + ui->OPT_offset, (size_t)ui->OPT_length,
                               &v) < 0;
-        if (xti_uv_write(&v) < 0)
-            ; /* t_errno TSYSERR/EFAULT: the indication is consumed */
-        else if (ovf)
-            xti_err(TBUFOVFLW);
-        else
-            rc = 0;
+        if (xti_uv_write(&v) == 0) /* else EFAULT: the indication is consumed */
+            rc = ovf ? xti_err(TBUFOVFLW) : 0;
     } else {
         rc = 0;
     }
