@@ -9,6 +9,18 @@
  * indications are read with xti_next_msg, which parks any other event met
  * first in the look buffer and fails with TLOOK.  The XTI state changes
  * only once the provider has acknowledged.
+ *
+ * Bad pointers (xti_ucopy.c).  The caller's struct t_call / t_discon is
+ * copied in, and the addresses and options it points to copied into the
+ * primitive, before anything goes down; user data goes to putpmsg, whose
+ * own protected copy fails with EFAULT before sending (t_snddis copies it
+ * first, since it flushes the stream before sending).  So a bad input
+ * pointer fails with TSYSERR/EFAULT and changes nothing.  An output struct
+ * is read before the indication is consumed; its buffers are written after:
+ * if that faults, the indication has been consumed and the state moved on
+ * (t_listen: T_INCON, one more indication outstanding; t_connect and
+ * t_rcvconnect: T_DATAXFER; t_rcvdis: the connection gone) and the call
+ * reports EFAULT, as a system call that faults on its way out.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,13 +28,23 @@
 
 #include "xti_impl.h"
 
-/* Build a primitive of hdr bytes followed by a and b (addresses, options) in e_ctl. */
-static int xti_build(struct xti_ep *ep, size_t hdr, const struct netbuf *a, t_scalar_t *alen,
-                     t_scalar_t *aoff, const struct netbuf *b, t_scalar_t *blen, t_scalar_t *boff,
-                     size_t *total)
+/* Where xti_build put the variable parts (offsets 0 for empty parts). */
+struct xti_parts {
+    t_scalar_t la, oa, lb, ob;
+    size_t total;
+};
+
+/*
+ * Build a primitive of hdr bytes followed by a and b (addresses, options;
+ * either NULL) in e_ctl, copied from the caller's buffers in one protected
+ * batch.  The caller fills the header after.  0 or -1 (ENOMEM, EFAULT).
+ */
+static int xti_build(struct xti_ep *ep, size_t hdr, const struct netbuf *a,
+                     const struct netbuf *b, struct xti_parts *pt)
 {
     size_t la = a ? a->len : 0, lb = b ? b->len : 0;
     size_t oa = hdr, ob = _T_ALIGN(oa + la), need = ob + lb;
+    struct xti_uvec v;
 
     if (need > ep->e_ctlsize) {
         char *c = realloc(ep->e_ctl, need);
@@ -31,19 +53,16 @@ static int xti_build(struct xti_ep *ep, size_t hdr, const struct netbuf *a, t_sc
         ep->e_ctl = c;
         ep->e_ctlsize = need;
     }
-    if (alen) {
-        *alen = (t_scalar_t)la;
-        *aoff = la ? (t_scalar_t)oa : 0;
-        if (la)
-            memcpy(ep->e_ctl + oa, a->buf, la);
-    }
-    if (blen) {
-        *blen = (t_scalar_t)lb;
-        *boff = lb ? (t_scalar_t)ob : 0;
-        if (lb)
-            memcpy(ep->e_ctl + ob, b->buf, lb);
-    }
-    *total = blen ? need : oa + la;
+    xti_uv_init(&v);
+    xti_uv_add(&v, ep->e_ctl + oa, la ? a->buf : NULL, la);
+    xti_uv_add(&v, ep->e_ctl + ob, lb ? b->buf : NULL, lb);
+    if (xti_uv_read(&v) < 0)
+        return -1;
+    pt->la = (t_scalar_t)la;
+    pt->oa = la ? (t_scalar_t)oa : 0;
+    pt->lb = (t_scalar_t)lb;
+    pt->ob = lb ? (t_scalar_t)ob : 0;
+    pt->total = b ? need : oa + la;
     return 0;
 }
 
@@ -80,19 +99,29 @@ static int xti_putmsg(struct xti_ep *ep, size_t clen, const struct netbuf *u, in
     return 0;
 }
 
-/* Copy the three parts of a T_CONN_CON / T_CONN_IND into call. */
-static int xti_fill_call(struct t_call *call, const struct xti_msg *m, t_scalar_t aoff,
-                         t_scalar_t alen, t_scalar_t ooff, t_scalar_t olen)
+/*
+ * Copy the three parts of a T_CONN_CON / T_CONN_IND into call (the
+ * library's copy of the caller's ucall), then call back to ucall, in one
+ * protected batch.  What fits is written even when a part overflows.
+ */
+static int xti_fill_call(struct t_call *call, struct t_call *ucall, const struct xti_msg *m,
+                         t_scalar_t aoff, t_scalar_t alen, t_scalar_t ooff, t_scalar_t olen)
 {
+    struct xti_uvec v;
+    int ovf;
+
     if (!call)
         return 0;
     if (!xti_inside(aoff, alen, m->m_clen) || !xti_inside(ooff, olen, m->m_clen))
         return xti_err(TPROTO);
-    if (xti_copyout(&call->addr, m->m_ctl + aoff, (size_t)alen) < 0 ||
-        xti_copyout(&call->opt, m->m_ctl + ooff, (size_t)olen) < 0 ||
-        xti_copyout(&call->udata, m->m_data, m->m_dlen) < 0)
-        return xti_err(TBUFOVFLW);
-    return 0;
+    xti_uv_init(&v);
+    xti_uv_add(&v, call, ucall, sizeof(*call));
+    ovf = xti_copyout(&call->addr, m->m_ctl + aoff, (size_t)alen, &v) < 0 ||
+          xti_copyout(&call->opt, m->m_ctl + ooff, (size_t)olen, &v) < 0 ||
+          xti_copyout(&call->udata, m->m_data, m->m_dlen, &v) < 0;
+    if (xti_uv_write(&v) < 0)
+        return -1;
+    return ovf ? xti_err(TBUFOVFLW) : 0;
 }
 
 void xti_discon_state(struct xti_ep *ep, t_scalar_t seq)
@@ -110,8 +139,9 @@ void xti_discon_state(struct xti_ep *ep, t_scalar_t seq)
     ep->e_flow = ep->e_eflow = 0;
 }
 
-/* Wait for (or poll for) the T_CONN_CON of an outgoing connection. */
-static int xti_rcvconnect(struct xti_ep *ep, struct t_call *call, int block)
+/* Wait for (or poll for) the T_CONN_CON of an outgoing connection; call is
+ * the library's copy of the caller's ucall (both NULL for none). */
+static int xti_rcvconnect(struct xti_ep *ep, struct t_call *call, struct t_call *ucall, int block)
 {
     struct xti_msg m;
     const struct T_conn_con *cc;
@@ -125,20 +155,30 @@ static int xti_rcvconnect(struct xti_ep *ep, struct t_call *call, int block)
         return xti_err(TPROTO);
     }
     ep->e_state = T_DATAXFER;
-    rc = xti_fill_call(call, &m, cc->RES_offset, cc->RES_length, cc->OPT_offset, cc->OPT_length);
+    rc = xti_fill_call(call, ucall, &m, cc->RES_offset, cc->RES_length, cc->OPT_offset,
+                       cc->OPT_length);
     free(m.m_own);
     return rc;
 }
 
-int t_connect(int fd, const struct t_call *sndcall, struct t_call *rcvcall)
+int t_connect(int fd, const struct t_call *usnd, struct t_call *urcv)
 {
     struct xti_ep *ep = xti_ep_get(fd);
     struct T_conn_req *cr;
-    size_t clen;
+    struct t_call sc, rcv, *sndcall = usnd ? &sc : NULL, *rcvcall = urcv ? &rcv : NULL;
+    struct xti_parts pt;
+    struct xti_uvec v;
     int rc = -1;
 
     if (!ep)
         return -1;
+    xti_uv_init(&v);
+    if (usnd)
+        xti_uv_add(&v, &sc, usnd, sizeof(sc));
+    if (urcv)
+        xti_uv_add(&v, &rcv, urcv, sizeof(rcv));
+    if (xti_uv_read(&v) < 0)
+        goto out;
     if (ep->e_info.servtype == T_CLTS) {
         xti_err(TNOTSUPPORT);
         goto out;
@@ -164,29 +204,31 @@ int t_connect(int fd, const struct t_call *sndcall, struct t_call *rcvcall)
         xti_err(TLOOK);
         goto out;
     }
-    if (xti_build(ep, sizeof(*cr), &sndcall->addr, NULL, NULL, &sndcall->opt, NULL, NULL, &clen) <
-        0)
+    if (xti_build(ep, sizeof(*cr), &sndcall->addr, &sndcall->opt, &pt) < 0)
         goto out;
     cr = (struct T_conn_req *)(void *)ep->e_ctl;
     cr->PRIM_type = T_CONN_REQ;
-    xti_build(ep, sizeof(*cr), &sndcall->addr, &cr->DEST_length, &cr->DEST_offset, &sndcall->opt,
-              &cr->OPT_length, &cr->OPT_offset, &clen);
-    if (xti_putmsg(ep, clen, &sndcall->udata, 0) < 0 || xti_get_ack(ep, T_CONN_REQ) < 0)
+    cr->DEST_length = pt.la;
+    cr->DEST_offset = pt.oa;
+    cr->OPT_length = pt.lb;
+    cr->OPT_offset = pt.ob;
+    if (xti_putmsg(ep, pt.total, &sndcall->udata, 0) < 0 || xti_get_ack(ep, T_CONN_REQ) < 0)
         goto out;
     ep->e_state = T_OUTCON;
     if (xti_nonblock(ep)) {
         xti_err(TNODATA);
         goto out;
     }
-    rc = xti_rcvconnect(ep, rcvcall, 1);
+    rc = xti_rcvconnect(ep, rcvcall, urcv, 1);
 out:
     xti_ep_put(ep);
     return rc;
 }
 
-int t_rcvconnect(int fd, struct t_call *call)
+int t_rcvconnect(int fd, struct t_call *ucall)
 {
     struct xti_ep *ep = xti_ep_get(fd);
+    struct t_call c, *call = ucall ? &c : NULL;
     int rc = -1;
 
     if (!ep)
@@ -195,21 +237,24 @@ int t_rcvconnect(int fd, struct t_call *call)
         xti_err(TNOTSUPPORT);
     else if (ep->e_state != T_OUTCON)
         xti_err(TOUTSTATE);
-    else
-        rc = xti_rcvconnect(ep, call, 1);
+    else if (!ucall || xti_uread(&c, ucall, sizeof(c)) == 0) /* before anything is consumed */
+        rc = xti_rcvconnect(ep, call, ucall, 1);
     xti_ep_put(ep);
     return rc;
 }
 
-int t_listen(int fd, struct t_call *call)
+int t_listen(int fd, struct t_call *ucall)
 {
     struct xti_ep *ep = xti_ep_get(fd);
     const struct T_conn_ind *ci;
+    struct t_call c, *call = ucall ? &c : NULL;
     struct xti_msg m;
     int rc = -1;
 
     if (!ep)
         return -1;
+    if (ucall && xti_uread(&c, ucall, sizeof(c)) < 0)
+        goto out;
     if (ep->e_info.servtype == T_CLTS) {
         xti_err(TNOTSUPPORT);
         goto out;
@@ -238,7 +283,8 @@ int t_listen(int fd, struct t_call *call)
     ep->e_state = T_INCON;
     if (call)
         call->sequence = ci->SEQ_number;
-    rc = xti_fill_call(call, &m, ci->SRC_offset, ci->SRC_length, ci->OPT_offset, ci->OPT_length);
+    rc = xti_fill_call(call, ucall, &m, ci->SRC_offset, ci->SRC_length, ci->OPT_offset,
+                       ci->OPT_length);
     free(m.m_own);
 out:
     xti_ep_put(ep);
@@ -270,15 +316,18 @@ static int xti_get_pair(int fd, int resfd, struct xti_ep **ep, struct xti_ep **r
     return 0;
 }
 
-int t_accept(int fd, int resfd, const struct t_call *call)
+int t_accept(int fd, int resfd, const struct t_call *ucall)
 {
     struct xti_ep *ep, *rp;
     struct T_conn_res *cr;
-    size_t clen;
+    struct t_call c, *call = ucall ? &c : NULL;
+    struct xti_parts pt;
     int ev, rc = -1;
 
     if (xti_get_pair(fd, resfd, &ep, &rp) < 0)
         return -1;
+    if (ucall && xti_uread(&c, ucall, sizeof(c)) < 0)
+        goto out;
     if (ep->e_info.servtype == T_CLTS) {
         xti_err(TNOTSUPPORT);
         goto out;
@@ -326,15 +375,15 @@ int t_accept(int fd, int resfd, const struct t_call *call)
         xti_err(TNOTSUPPORT);
         goto out;
     }
-    if (xti_build(ep, sizeof(*cr), NULL, NULL, NULL, &call->opt, NULL, NULL, &clen) < 0)
+    if (xti_build(ep, sizeof(*cr), NULL, &call->opt, &pt) < 0)
         goto out;
     cr = (struct T_conn_res *)(void *)ep->e_ctl;
     cr->PRIM_type = T_CONN_RES;
     cr->ACCEPTOR_id = rp->e_acceptor;
     cr->SEQ_number = call->sequence;
-    xti_build(ep, sizeof(*cr), NULL, NULL, NULL, &call->opt, &cr->OPT_length, &cr->OPT_offset,
-              &clen);
-    if (xti_putmsg(ep, clen, &call->udata, 0) < 0 || xti_get_ack(ep, T_CONN_RES) < 0)
+    cr->OPT_length = pt.lb;
+    cr->OPT_offset = pt.ob;
+    if (xti_putmsg(ep, pt.total, &call->udata, 0) < 0 || xti_get_ack(ep, T_CONN_RES) < 0)
         goto out;
     if (ep->e_ocnt > 0)
         ep->e_ocnt--;
@@ -352,14 +401,18 @@ out:
     return rc;
 }
 
-int t_snddis(int fd, const struct t_call *call)
+int t_snddis(int fd, const struct t_call *ucall)
 {
     struct xti_ep *ep = xti_ep_get(fd);
     struct T_discon_req *dr;
+    struct t_call c, *call = ucall ? &c : NULL;
+    char *ud = NULL;
     int st, ev, rc = -1;
 
     if (!ep)
         return -1;
+    if (ucall && xti_uread(&c, ucall, sizeof(c)) < 0)
+        goto out;
     st = ep->e_state;
     if (ep->e_info.servtype == T_CLTS) {
         xti_err(TNOTSUPPORT);
@@ -376,6 +429,16 @@ int t_snddis(int fd, const struct t_call *call)
     if (call && !xti_udata_ok(&call->udata, ep->e_info.discon)) {
         xti_err(TBADDATA);
         goto out;
+    }
+    if (call && call->udata.len) {
+        /* Copied now: the stream is flushed below, before the putmsg. */
+        if (!(ud = malloc(call->udata.len))) {
+            xti_syserr(ENOMEM);
+            goto out;
+        }
+        if (xti_uread(ud, call->udata.buf, call->udata.len) < 0)
+            goto out;
+        call->udata.buf = ud;
     }
     ev = xti_look_event(ep);
     if (ev < 0)
@@ -401,16 +464,22 @@ int t_snddis(int fd, const struct t_call *call)
     xti_discon_state(ep, dr->SEQ_number);
     rc = 0;
 out:
+    free(ud);
     xti_ep_put(ep);
     return rc;
 }
 
 /* t_rcvdis and t_rcvreldata's disconnect: only what is already there. */
-static int xti_rcvdis(struct xti_ep *ep, struct t_discon *discon)
+static int xti_rcvdis(struct xti_ep *ep, struct t_discon *udiscon)
 {
     const struct T_discon_ind *di;
+    struct t_discon d, *discon = udiscon ? &d : NULL;
+    struct xti_uvec v;
     struct xti_msg m;
     int p, rc = 0;
+
+    if (udiscon && xti_uread(&d, udiscon, sizeof(d)) < 0)
+        return -1;
 
     p = xti_peek_prim(ep);
     if (p == -1)
@@ -439,8 +508,12 @@ static int xti_rcvdis(struct xti_ep *ep, struct t_discon *discon)
     if (discon) {
         discon->reason = di->DISCON_reason;
         discon->sequence = di->SEQ_number;
-        if (xti_copyout(&discon->udata, m.m_data, m.m_dlen) < 0)
+        xti_uv_init(&v);
+        xti_uv_add(&v, discon, udiscon, sizeof(*discon));
+        if (xti_copyout(&discon->udata, m.m_data, m.m_dlen, &v) < 0)
             rc = xti_err(TBUFOVFLW);
+        if (xti_uv_write(&v) < 0)
+            rc = -1;
     }
     free(m.m_own);
     return rc;
@@ -465,14 +538,17 @@ int t_rcvdis(int fd, struct t_discon *discon)
     return rc;
 }
 
-static int xti_sndrel(int fd, struct t_discon *discon)
+static int xti_sndrel(int fd, struct t_discon *udiscon)
 {
     struct xti_ep *ep = xti_ep_get(fd);
     struct T_ordrel_req *or;
+    struct t_discon d, *discon = udiscon ? &d : NULL;
     int rc = -1;
 
     if (!ep)
         return -1;
+    if (udiscon && xti_uread(&d, udiscon, sizeof(d)) < 0)
+        goto out;
     if (ep->e_info.servtype != T_COTS_ORD) {
         xti_err(TNOTSUPPORT);
         goto out;
@@ -513,14 +589,17 @@ int t_sndreldata(int fd, struct t_discon *discon)
     return xti_sndrel(fd, discon);
 }
 
-static int xti_rcvrel(int fd, struct t_discon *discon)
+static int xti_rcvrel(int fd, struct t_discon *udiscon)
 {
     struct xti_ep *ep = xti_ep_get(fd);
+    struct t_discon d, *discon = udiscon ? &d : NULL;
     struct xti_msg m;
     int p, rc = -1;
 
     if (!ep)
         return -1;
+    if (udiscon && xti_uread(&d, udiscon, sizeof(d)) < 0)
+        goto out;
     if (ep->e_info.servtype != T_COTS_ORD) {
         xti_err(TNOTSUPPORT);
         goto out;
@@ -544,12 +623,13 @@ static int xti_rcvrel(int fd, struct t_discon *discon)
         goto out;
     free(m.m_own);
     ep->e_state = ep->e_state == T_DATAXFER ? T_INREL : T_IDLE;
+    rc = 0;
     if (discon) {
         discon->reason = 0;
         discon->sequence = 0;
         discon->udata.len = 0;
+        rc = xti_uwrite(udiscon, discon, sizeof(*discon));
     }
-    rc = 0;
 out:
     xti_ep_put(ep);
     return rc;

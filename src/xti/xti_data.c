@@ -13,6 +13,21 @@
  * the last piece reports T_MORE exactly as the sender set it.  Any other
  * primitive met on the way (T_DISCON_IND, T_ORDREL_IND, T_UDERROR_IND) is
  * parked in the look buffer and the call fails with TLOOK.
+ *
+ * Bad pointers (xti_ucopy.c).  Data buffers go straight to putpmsg /
+ * getpmsg, whose own protected copies fail with EFAULT before anything is
+ * sent or consumed: the hot path pays no extra system call.  The int *flags
+ * of t_rcv / t_rcvudata is handed to getpmsg as its band argument, which the
+ * head checks readable and writable (and fills) in the same call, and is
+ * then read and set by plain accesses: only the caller's own thread
+ * unmapping it at that very moment could still fault.  The structs
+ * (t_unitdata, t_uderr), the iovec arrays and the addresses and options
+ * they point to are copied in before anything is sent or read; outputs go
+ * back in one batch after.  When that faults, the datagram (t_rcvudata,
+ * t_rcvvudata), the data (t_rcvv with more than one iovec) or the error
+ * indication (t_rcvuderr) has been consumed and the call reports EFAULT, as
+ * recvmsg(2) of a datagram socket does.  A t_snd of more than one TIDU whose
+ * buffer faults part-way returns the bytes sent before the bad page.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -33,7 +48,10 @@ static int xti_park(struct xti_ep *ep, const struct strbuf *ctl, const struct st
         buf = malloc(dlen);
         if (!buf)
             return xti_syserr(ENOMEM);
-        memcpy(buf, data->buf, dlen);
+        if (xti_uread(buf, data->buf, dlen) < 0) { /* the caller's buffer */
+            free(buf);
+            return -1;
+        }
     }
     while (rc & MOREDATA) { /* the rest of the primitive's data */
         char tmp[1024];
@@ -131,13 +149,30 @@ int t_snd(int fd, void *buf, unsigned int nbytes, int flags)
     return rc;
 }
 
-/* Total length of an iovec array, or -1 (TBADDATA) when it cannot be used. */
+/*
+ * Copy the caller's iovec array uiov in to iov (T_IOV_MAX elements), and
+ * the caller's struct t_unitdata uud (when not NULL) to ud, in one batch.
+ * 0, -1 with TBADDATA (no array, a bad count) or TSYSERR/EFAULT.
+ */
+static int xti_iovin(struct t_iovec *iov, const struct t_iovec *uiov, unsigned int iovcount,
+                     struct t_unitdata *ud, const struct t_unitdata *uud)
+{
+    struct xti_uvec v;
+
+    if (!uiov || iovcount == 0 || iovcount > T_IOV_MAX)
+        return xti_err(TBADDATA);
+    xti_uv_init(&v);
+    xti_uv_add(&v, iov, uiov, iovcount * sizeof(*iov));
+    if (uud)
+        xti_uv_add(&v, ud, uud, sizeof(*ud));
+    return xti_uv_read(&v);
+}
+
+/* Total length of an iovec array (copied in), or -1 (TBADDATA) when it cannot be used. */
 static long xti_iovlen(const struct t_iovec *iov, unsigned int iovcount)
 {
     size_t total = 0;
 
-    if (!iov || iovcount == 0 || iovcount > T_IOV_MAX)
-        return xti_err(TBADDATA);
     for (unsigned i = 0; i < iovcount; i++) {
         total += iov[i].iov_len;
         if (total > 0x7fffffff)
@@ -146,43 +181,57 @@ static long xti_iovlen(const struct t_iovec *iov, unsigned int iovcount)
     return (long)total;
 }
 
+/* The caller's buffers of iov (copied in) gathered into a new buffer: one
+ * protected batch.  NULL with t_errno set (ENOMEM, EFAULT). */
 static char *xti_gather(const struct t_iovec *iov, unsigned int iovcount, size_t total)
 {
     char *b = malloc(total ? total : 1);
+    struct xti_uvec v;
     size_t at = 0;
 
     if (!b) {
         xti_syserr(ENOMEM);
         return NULL;
     }
+    xti_uv_init(&v);
     for (unsigned i = 0; i < iovcount; i++) {
-        if (iov[i].iov_len)
-            memcpy(b + at, iov[i].iov_base, iov[i].iov_len);
+        xti_uv_add(&v, b + at, iov[i].iov_base, iov[i].iov_len);
         at += iov[i].iov_len;
+    }
+    if (xti_uv_read(&v) < 0) {
+        free(b);
+        return NULL;
     }
     return b;
 }
 
-static void xti_scatter(const struct t_iovec *iov, unsigned int iovcount, const char *b, size_t n)
+/* n bytes of b to the caller's buffers of iov (copied in): one protected batch. */
+static int xti_scatter(const struct t_iovec *iov, unsigned int iovcount, char *b, size_t n)
 {
+    struct xti_uvec v;
+
+    xti_uv_init(&v);
     for (unsigned i = 0; i < iovcount && n; i++) {
         size_t k = iov[i].iov_len < n ? iov[i].iov_len : n;
-        memcpy(iov[i].iov_base, b, k);
+        xti_uv_add(&v, b, iov[i].iov_base, k);
         b += k;
         n -= k;
     }
+    return xti_uv_write(&v);
 }
 
-int t_sndv(int fd, const struct t_iovec *iov, unsigned int iovcount, int flags)
+int t_sndv(int fd, const struct t_iovec *uiov, unsigned int iovcount, int flags)
 {
     struct xti_ep *ep = xti_ep_get_io(fd, XTI_WR);
-    long total;
+    struct t_iovec iov[T_IOV_MAX];
+    long total = -1;
     char *b;
     int rc = -1;
 
     if (!ep)
         return -1;
-    total = xti_iovlen(iov, iovcount);
+    if (xti_iovin(iov, uiov, iovcount, NULL, NULL) == 0)
+        total = xti_iovlen(iov, iovcount);
     if (total >= 0 && (b = xti_gather(iov, iovcount, (size_t)total))) {
         rc = xti_snd(ep, b, (size_t)total, flags);
         free(b);
@@ -196,7 +245,9 @@ int t_sndv(int fd, const struct t_iovec *iov, unsigned int iovcount, int flags)
 static int xti_rcv(struct xti_ep *ep, char *buf, size_t nbytes, int *flags)
 {
     struct strbuf ctl, data;
-    int band, fl, rc, out = 0, more;
+    int band = 0, fl, rc, out = 0, more;
+    /* The caller's flags word doubles as getpmsg's band: the head checks it. */
+    int *bandp = flags ? flags : &band;
     union T_primitives *p;
 
     if (ep->e_info.servtype == T_CLTS)
@@ -211,12 +262,12 @@ static int xti_rcv(struct xti_ep *ep, char *buf, size_t nbytes, int *flags)
         data.buf = buf;
         ctl.buf = ep->e_rctl;
         ctl.maxlen = (int)ep->e_iosize;
-        band = 0;
         fl = MSG_ANY;
         pthread_mutex_unlock(&ep->e_lock); /* may block until data arrives */
-        rc = xti_getprim(ep, &ctl, &data, &band, &fl);
+        rc = xti_getprim(ep, &ctl, &data, bandp, &fl);
         if (xti_io_relock(ep) < 0 || rc < 0)
             return -1;
+        band = *bandp; /* checked readable and writable by getpmsg just now */
         more = (rc & MOREDATA) != 0;
         if (ctl.len < (int)sizeof(t_scalar_t)) {
             /* No control part: plain data, or the rest of a primitive's data. */
@@ -274,20 +325,25 @@ int t_rcv(int fd, void *buf, unsigned int nbytes, int *flags)
     return rc;
 }
 
-int t_rcvv(int fd, struct t_iovec *iov, unsigned int iovcount, int *flags)
+int t_rcvv(int fd, struct t_iovec *uiov, unsigned int iovcount, int *flags)
 {
     struct xti_ep *ep = xti_ep_get_io(fd, XTI_RD);
-    long total;
+    struct t_iovec iov[T_IOV_MAX];
+    long total = -1;
     char *b;
     int rc = -1;
 
     if (!ep)
         return -1;
-    total = xti_iovlen(iov, iovcount);
-    if (total >= 0 && (b = malloc(total ? (size_t)total : 1)) != NULL) {
+    if (xti_iovin(iov, uiov, iovcount, NULL, NULL) == 0)
+        total = xti_iovlen(iov, iovcount);
+    if (total >= 0 && iovcount == 1) {
+        /* One buffer: straight from the stream head, which checks it. */
+        rc = xti_rcv(ep, iov[0].iov_base, (size_t)total, flags);
+    } else if (total >= 0 && (b = malloc(total ? (size_t)total : 1)) != NULL) {
         rc = xti_rcv(ep, b, (size_t)total, flags);
-        if (rc > 0)
-            xti_scatter(iov, iovcount, b, (size_t)rc);
+        if (rc > 0 && xti_scatter(iov, iovcount, b, (size_t)rc) < 0)
+            rc = -1; /* the data is consumed: EFAULT, as recvmsg(2) */
         free(b);
     } else if (total >= 0) {
         xti_syserr(ENOMEM);
@@ -336,9 +392,12 @@ static int xti_sndudata(struct xti_ep *ep, const struct t_unitdata *ud, const ch
     ur->DEST_offset = (t_scalar_t)sizeof(*ur);
     ur->OPT_length = (t_scalar_t)olen;
     ur->OPT_offset = olen ? (t_scalar_t)ooff : 0;
-    memcpy(ep->e_wctl + sizeof(*ur), ud->addr.buf, alen);
-    if (olen)
-        memcpy(ep->e_wctl + ooff, ud->opt.buf, olen);
+    struct xti_uvec v;
+    xti_uv_init(&v);
+    xti_uv_add(&v, ep->e_wctl + sizeof(*ur), ud->addr.buf, alen);
+    xti_uv_add(&v, ep->e_wctl + ooff, olen ? ud->opt.buf : NULL, olen);
+    if (xti_uv_read(&v) < 0)
+        return -1;
     struct strbuf c = {.len = (int)need, .buf = ep->e_wctl};
     struct strbuf d = {.len = (int)len, .buf = (char *)(uintptr_t)buf};
     int prc, perr;
@@ -358,31 +417,36 @@ static int xti_sndudata(struct xti_ep *ep, const struct t_unitdata *ud, const ch
     return 0;
 }
 
-int t_sndudata(int fd, const struct t_unitdata *unitdata)
+int t_sndudata(int fd, const struct t_unitdata *uud)
 {
     struct xti_ep *ep = xti_ep_get_io(fd, XTI_WR);
-    int rc;
+    struct t_unitdata ud;
+    int rc = -1;
 
     if (!ep)
         return -1;
-    rc = xti_sndudata(ep, unitdata, unitdata ? unitdata->udata.buf : NULL,
-                      unitdata ? unitdata->udata.len : 0);
+    if (!uud || xti_uread(&ud, uud, sizeof(ud)) == 0)
+        rc = xti_sndudata(ep, uud ? &ud : NULL, uud ? ud.udata.buf : NULL,
+                          uud ? ud.udata.len : 0);
     xti_ep_put_io(ep, XTI_WR);
     return rc;
 }
 
-int t_sndvudata(int fd, struct t_unitdata *unitdata, struct t_iovec *iov, unsigned int iovcount)
+int t_sndvudata(int fd, struct t_unitdata *uud, struct t_iovec *uiov, unsigned int iovcount)
 {
     struct xti_ep *ep = xti_ep_get_io(fd, XTI_WR);
-    long total;
+    struct t_iovec iov[T_IOV_MAX];
+    struct t_unitdata ud;
+    long total = -1;
     char *b;
     int rc = -1;
 
     if (!ep)
         return -1;
-    total = xti_iovlen(iov, iovcount);
+    if (xti_iovin(iov, uiov, iovcount, &ud, uud) == 0)
+        total = xti_iovlen(iov, iovcount);
     if (total >= 0 && (b = xti_gather(iov, iovcount, (size_t)total))) {
-        rc = xti_sndudata(ep, unitdata, b, (size_t)total);
+        rc = xti_sndudata(ep, uud ? &ud : NULL, b, (size_t)total);
         free(b);
     }
     xti_ep_put_io(ep, XTI_WR);
@@ -400,12 +464,22 @@ static void xti_discard_rest(struct xti_ep *ep, int rc)
     }
 }
 
-static int xti_rcvudata(struct xti_ep *ep, struct t_unitdata *ud, char *buf, size_t len,
-                        int *flags)
+/*
+ * One unit data into buf (len bytes; the caller's, or a library buffer for
+ * t_rcvvudata); ud is the library's copy of the caller's uud (both NULL or
+ * both not), written back with the address and options in one batch.
+ */
+static int xti_rcvudata(struct xti_ep *ep, struct t_unitdata *ud, struct t_unitdata *uud,
+                        char *buf, size_t len, int *flags)
 {
     struct strbuf ctl, data;
     union T_primitives *p;
-    int rc, fl, more;
+    struct xti_uvec v;
+    int rc, fl, more, band = 0, ovf = 0;
+    /* The caller's flags word doubles as getpmsg's band: the head checks it. */
+    int *bandp = flags ? flags : &band;
+
+    xti_uv_init(&v);
 
     if (ep->e_info.servtype != T_CLTS)
         return xti_err(TNOTSUPPORT);
@@ -421,10 +495,13 @@ static int xti_rcvudata(struct xti_ep *ep, struct t_unitdata *ud, char *buf, siz
         ctl.maxlen = (int)ep->e_iosize;
         fl = MSG_ANY;
         pthread_mutex_unlock(&ep->e_lock); /* may block until a datagram arrives */
-        rc = xti_getprim(ep, &ctl, &data, NULL, &fl);
+        rc = xti_getprim(ep, &ctl, &data, bandp, &fl);
         if (xti_io_relock(ep) < 0 || rc < 0)
             return -1;
         more = (rc & MOREDATA) != 0;
+        xti_uv_init(&v);
+        if (ud)
+            xti_uv_add(&v, ud, uud, sizeof(*ud));
         if (ctl.len < (int)sizeof(t_scalar_t)) {
             /* The rest of a unit data whose buffer was too small. */
             if (ud) {
@@ -444,10 +521,13 @@ static int xti_rcvudata(struct xti_ep *ep, struct t_unitdata *ud, char *buf, siz
                 return xti_err(TPROTO);
             }
             if (ud && (xti_copyout(&ud->addr, ctl.buf + ui->SRC_offset,
-                                   (size_t)ui->SRC_length) < 0 ||
+                                   (size_t)ui->SRC_length, &v) < 0 ||
                        xti_copyout(&ud->opt, ctl.buf + ui->OPT_offset,
-                                   (size_t)ui->OPT_length) < 0)) {
+                                   (size_t)ui->OPT_length, &v) < 0))
+                ovf = 1;
+            if (ovf) {
                 xti_discard_rest(ep, rc);
+                xti_uv_write(&v); /* what fitted, as before */
                 return xti_err(TBUFOVFLW);
             }
             ep->e_more_norm = more;
@@ -458,42 +538,49 @@ static int xti_rcvudata(struct xti_ep *ep, struct t_unitdata *ud, char *buf, siz
     }
     if (ud)
         ud->udata.len = data.len > 0 ? (unsigned)data.len : 0;
+    if (xti_uv_write(&v) < 0)
+        return -1; /* the unit data is consumed: EFAULT, as recvmsg(2) */
     if (flags)
-        *flags = more ? T_MORE : 0;
+        *flags = more ? T_MORE : 0; /* checked by getpmsg just now */
     return data.len > 0 ? data.len : 0;
 }
 
-int t_rcvudata(int fd, struct t_unitdata *unitdata, int *flags)
+int t_rcvudata(int fd, struct t_unitdata *uud, int *flags)
 {
     struct xti_ep *ep = xti_ep_get_io(fd, XTI_RD);
-    int rc;
+    struct t_unitdata ud;
+    int rc = -1;
 
     if (!ep)
         return -1;
-    if (!unitdata) {
+    if (!uud) {
         xti_ep_put_io(ep, XTI_RD);
         return xti_syserr(EINVAL);
     }
-    rc = xti_rcvudata(ep, unitdata, unitdata->udata.buf, unitdata->udata.maxlen, flags);
+    if (xti_uread(&ud, uud, sizeof(ud)) == 0)
+        rc = xti_rcvudata(ep, &ud, uud, ud.udata.buf, ud.udata.maxlen, flags);
     xti_ep_put_io(ep, XTI_RD);
     return rc < 0 ? -1 : 0;
 }
 
-int t_rcvvudata(int fd, struct t_unitdata *unitdata, struct t_iovec *iov, unsigned int iovcount,
+int t_rcvvudata(int fd, struct t_unitdata *uud, struct t_iovec *uiov, unsigned int iovcount,
                 int *flags)
 {
     struct xti_ep *ep = xti_ep_get_io(fd, XTI_RD);
-    long total;
+    struct t_iovec iov[T_IOV_MAX];
+    struct t_unitdata ud;
+    long total = -1;
     char *b;
     int rc = -1;
 
     if (!ep)
         return -1;
-    total = xti_iovlen(iov, iovcount);
+    if (xti_iovin(iov, uiov, iovcount, &ud, uud) == 0)
+        total = xti_iovlen(iov, iovcount);
     if (total >= 0 && (b = malloc(total ? (size_t)total : 1)) != NULL) {
-        rc = xti_rcvudata(ep, unitdata, b, (size_t)total, flags);
-        if (rc > 0)
-            xti_scatter(iov, iovcount, b, (size_t)rc);
+        rc = xti_rcvudata(ep, uud ? &ud : NULL, uud, b, (size_t)total, flags);
+        if (rc > 0 && xti_scatter(iov, iovcount, b, (size_t)rc) < 0)
+            rc = -1; /* the unit data is consumed: EFAULT, as recvmsg(2) */
         free(b);
     } else if (total >= 0) {
         xti_syserr(ENOMEM);
@@ -502,15 +589,19 @@ int t_rcvvudata(int fd, struct t_unitdata *unitdata, struct t_iovec *iov, unsign
     return rc;
 }
 
-int t_rcvuderr(int fd, struct t_uderr *uderr)
+int t_rcvuderr(int fd, struct t_uderr *uuderr)
 {
     struct xti_ep *ep = xti_ep_get(fd);
     const struct T_uderror_ind *ui;
+    struct t_uderr ue, *uderr = uuderr ? &ue : NULL;
+    struct xti_uvec v;
     struct xti_msg m;
     int p, rc = -1;
 
     if (!ep)
         return -1;
+    if (uuderr && xti_uread(&ue, uuderr, sizeof(ue)) < 0)
+        goto out;
     if (ep->e_info.servtype != T_CLTS) {
         xti_err(TNOTSUPPORT);
         goto out;
@@ -534,11 +625,14 @@ int t_rcvuderr(int fd, struct t_uderr *uderr)
         xti_err(TPROTO);
     } else if (uderr) {
         uderr->error = ui->ERROR_type;
-        if (xti_copyout(&uderr->addr, m.m_ctl + ui->DEST_offset, (size_t)ui->DEST_length) < 0 ||
-            xti_copyout(&uderr->opt, m.m_ctl + ui->OPT_offset, (size_t)ui->OPT_length) < 0)
-            xti_err(TBUFOVFLW);
-        else
-            rc = 0;
+        xti_uv_init(&v);
+        xti_uv_add(&v, uderr, uuderr, sizeof(*uderr));
+        int ovf = xti_copyout(&uderr->addr, m.m_ctl + ui->DEST_offset, (size_t)ui->DEST_length,
+                              &v) < 0 ||
+                  xti_copyout(&uderr->opt, m.m_ctl + ui->OPT_offset, (size_t)ui->OPT_length,
+                              &v) < 0;
+        if (xti_uv_write(&v) == 0) /* else EFAULT: the indication is consumed */
+            rc = ovf ? xti_err(TBUFOVFLW) : 0;
     } else {
         rc = 0;
     }

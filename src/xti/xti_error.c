@@ -87,9 +87,13 @@ const char *t_strerror(int errnum)
 int t_error(const char *errmsg)
 {
     int e = errno, te = t_errno;
+    char msg[1024]; /* a longer message is cut */
 
-    if (errmsg && *errmsg)
-        fprintf(stderr, "%s: ", errmsg);
+    /* The caller's string through a protected copy: a bad one is EFAULT. */
+    if (errmsg && xti_ustr(msg, errmsg, sizeof(msg)) < 0)
+        return -1;
+    if (errmsg && *msg)
+        fprintf(stderr, "%s: ", msg);
     if (te == TSYSERR)
         fprintf(stderr, "%s: %s\n", t_strerror(te), strerror(e));
     else

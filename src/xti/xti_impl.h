@@ -46,6 +46,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stropts.h>
+#include <sys/uio.h>
 #include <sys/tihdr.h>
 #include <sys/timod.h>
 #include <ustreams.h>
@@ -169,6 +170,56 @@ struct xti_look *xti_look_take(struct xti_ep *ep, t_scalar_t prim);
 /* Drop every look entry. */
 void xti_look_flush(struct xti_ep *ep);
 
+/* ---- xti_ucopy.c: fault-safe copies from and to the caller's memory ---- */
+
+/*
+ * A batch of copies between library memory (loc) and user addresses (rem),
+ * done by one system call.  XTI_UV_MAX covers T_IOV_MAX iovec elements plus
+ * the struct of a call.
+ */
+#define XTI_UV_MAX (T_IOV_MAX + 4)
+struct xti_uvec {
+    int n;
+    int bad;      /* a range was never a user address, or too many: EFAULT */
+    size_t total; /* bytes in the batch */
+    struct iovec loc[XTI_UV_MAX];
+    struct iovec rem[XTI_UV_MAX];
+};
+
+/* xti_uv_init -- an empty batch. */
+void xti_uv_init(struct xti_uvec *v);
+
+/*
+ * xti_uv_add -- add the copy of len bytes between library memory lib and
+ * the user address user (direction chosen by xti_uv_read / xti_uv_write).
+ * len 0 adds nothing.  A range that can never be a user address marks the
+ * batch bad (it then fails with EFAULT, copying nothing).
+ */
+void xti_uv_add(struct xti_uvec *v, void *lib, const void *user, size_t len);
+
+/*
+ * xti_uv_read / xti_uv_write -- run the batch: user -> library, or library
+ * -> user.  Context: any thread, any lock (a leaf mutex in the fallback);
+ * one system call (process_vm_readv/writev), none for an empty batch.
+ * Returns 0, or -1 with t_errno TSYSERR and errno EFAULT when a user range
+ * is not readable (writable); after a failed write any prefix of the
+ * batch may have been written, after a failed read the library side holds
+ * garbage.
+ */
+int xti_uv_read(const struct xti_uvec *v);
+int xti_uv_write(const struct xti_uvec *v);
+
+/* One copy in / out: as a batch of one. */
+int xti_uread(void *dst, const void *usrc, size_t len);
+int xti_uwrite(void *udst, const void *src, size_t len);
+
+/*
+ * xti_ustr -- the NUL-terminated string at usrc into dst (size bytes),
+ * page by page so that a string ending before a bad page is read whole;
+ * cut (terminated) at size - 1.  0 or -1 (TSYSERR, EFAULT).
+ */
+int xti_ustr(char *dst, const char *usrc, size_t size);
+
 /* ---- xti_msg.c ---- */
 
 /*
@@ -207,8 +258,13 @@ int xti_get_ack(struct xti_ep *ep, t_scalar_t prim);
 int xti_getprim(struct xti_ep *ep, struct strbuf *ctl, struct strbuf *data, int *bandp,
                 int *flagsp);
 
-/* Copy len bytes to a user netbuf: 0, or -1 if maxlen (> 0) is too small. */
-int xti_copyout(struct netbuf *nb, const void *src, size_t len);
+/*
+ * xti_copyout -- len bytes at src for a user netbuf.  nb is the library's
+ * copy of the user's netbuf: its len is set and the copy of src to nb->buf
+ * is added to the batch v (written later by xti_uv_write; src must live
+ * until then).  0, or -1 if maxlen (> 0) is too small (t_errno not set).
+ */
+int xti_copyout(struct netbuf *nb, const void *src, size_t len, struct xti_uvec *v);
 
 /* A primitive's variable part [off, off+len) lies inside clen bytes. */
 int xti_inside(t_scalar_t off, t_scalar_t len, size_t clen);

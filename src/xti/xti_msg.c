@@ -157,7 +157,7 @@ int xti_getprim(struct xti_ep *ep, struct strbuf *ctl, struct strbuf *data, int 
     return rc;
 }
 
-int xti_copyout(struct netbuf *nb, const void *src, size_t len)
+int xti_copyout(struct netbuf *nb, const void *src, size_t len, struct xti_uvec *v)
 {
     if (!nb)
         return 0;
@@ -167,8 +167,7 @@ int xti_copyout(struct netbuf *nb, const void *src, size_t len)
     }
     if (len > nb->maxlen)
         return -1;
-    if (len)
-        memcpy(nb->buf, src, len);
+    xti_uv_add(v, (void *)(uintptr_t)src, nb->buf, len);
     nb->len = (unsigned)len;
     return 0;
 }

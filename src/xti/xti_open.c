@@ -182,12 +182,11 @@ int t_open(const char *name, int oflag, struct t_info *info)
     }
     if (xti_timod(fd) < 0 || !(ep = xti_ep_new(fd, name)))
         goto fail;
-    if (xti_ep_insert(ep) < 0) {
+    /* info before the entry exists: a bad one leaves no endpoint behind. */
+    if ((info && xti_uwrite(info, &ep->e_info, sizeof(*info)) < 0) || xti_ep_insert(ep) < 0) {
         xti_ep_free(ep);
         goto fail;
     }
-    if (info)
-        *info = ep->e_info;
     return fd;
 fail:
     e = errno;
@@ -235,10 +234,9 @@ int t_getinfo(int fd, struct t_info *info)
         xti_ep_put(ep);
         return -1;
     }
-    if (info)
-        *info = ep->e_info;
+    n = info ? xti_uwrite(info, &ep->e_info, sizeof(*info)) : 0;
     xti_ep_put(ep);
-    return 0;
+    return n < 0 ? -1 : 0;
 }
 
 int t_getstate(int fd)
@@ -355,38 +353,73 @@ static void xti_free_nb(struct netbuf *nb)
     nb->buf = NULL;
 }
 
-int t_free(void *ptr, int struct_type)
+/* The size of a t_alloc structure, 0 for an unknown type. */
+static size_t xti_struct_size(int struct_type)
 {
-    if (!ptr)
-        return 0;
     switch (struct_type) {
     case T_BIND:
-        xti_free_nb(&((struct t_bind *)ptr)->addr);
+        return sizeof(struct t_bind);
+    case T_OPTMGMT:
+        return sizeof(struct t_optmgmt);
+    case T_CALL:
+        return sizeof(struct t_call);
+    case T_DIS:
+        return sizeof(struct t_discon);
+    case T_UNITDATA:
+        return sizeof(struct t_unitdata);
+    case T_UDERROR:
+        return sizeof(struct t_uderr);
+    case T_INFO:
+        return sizeof(struct t_info);
+    default:
+        return 0;
+    }
+}
+
+int t_free(void *ptr, int struct_type)
+{
+    union {
+        struct t_bind b;
+        struct t_optmgmt o;
+        struct t_call c;
+        struct t_discon d;
+        struct t_unitdata u;
+        struct t_uderr e;
+        struct t_info i;
+    } s;
+    size_t sz = xti_struct_size(struct_type);
+
+    if (!ptr)
+        return 0;
+    if (sz == 0)
+        return xti_err(TNOSTRUCTYPE);
+    /* The buffer pointers are read through a protected copy: a bad ptr is EFAULT. */
+    if (xti_uread(&s, ptr, sz) < 0)
+        return -1;
+    switch (struct_type) {
+    case T_BIND:
+        xti_free_nb(&s.b.addr);
         break;
     case T_OPTMGMT:
-        xti_free_nb(&((struct t_optmgmt *)ptr)->opt);
+        xti_free_nb(&s.o.opt);
         break;
     case T_CALL:
-        xti_free_nb(&((struct t_call *)ptr)->addr);
-        xti_free_nb(&((struct t_call *)ptr)->opt);
-        xti_free_nb(&((struct t_call *)ptr)->udata);
+        xti_free_nb(&s.c.addr);
+        xti_free_nb(&s.c.opt);
+        xti_free_nb(&s.c.udata);
         break;
     case T_DIS:
-        xti_free_nb(&((struct t_discon *)ptr)->udata);
+        xti_free_nb(&s.d.udata);
         break;
     case T_UNITDATA:
-        xti_free_nb(&((struct t_unitdata *)ptr)->addr);
-        xti_free_nb(&((struct t_unitdata *)ptr)->opt);
-        xti_free_nb(&((struct t_unitdata *)ptr)->udata);
+        xti_free_nb(&s.u.addr);
+        xti_free_nb(&s.u.opt);
+        xti_free_nb(&s.u.udata);
         break;
     case T_UDERROR:
-        xti_free_nb(&((struct t_uderr *)ptr)->addr);
-        xti_free_nb(&((struct t_uderr *)ptr)->opt);
+        xti_free_nb(&s.e.addr);
+        xti_free_nb(&s.e.opt);
         break;
-    case T_INFO:
-        break;
-    default:
-        return xti_err(TNOSTRUCTYPE);
     }
     free(ptr);
     return 0;
@@ -406,29 +439,8 @@ void *t_alloc(int fd, int struct_type, int fields)
         return NULL;
     in = ep->e_info;
     xti_ep_put(ep);
-    switch (struct_type) {
-    case T_BIND:
-        sz = sizeof(struct t_bind);
-        break;
-    case T_OPTMGMT:
-        sz = sizeof(struct t_optmgmt);
-        break;
-    case T_CALL:
-        sz = sizeof(struct t_call);
-        break;
-    case T_DIS:
-        sz = sizeof(struct t_discon);
-        break;
-    case T_UNITDATA:
-        sz = sizeof(struct t_unitdata);
-        break;
-    case T_UDERROR:
-        sz = sizeof(struct t_uderr);
-        break;
-    case T_INFO:
-        sz = sizeof(struct t_info);
-        break;
-    default:
+    sz = xti_struct_size(struct_type);
+    if (sz == 0) {
         xti_err(TNOSTRUCTYPE);
         return NULL;
     }
