@@ -28,7 +28,8 @@
  *        ustreams_set_module_path, EACCES (and the reason) from
  *        $USTREAMS_MODULE_PATH
  *   L.6  a module directory writable by others is refused (EACCES, reason
- *        in ustreams_load_error, I_PUSH EINVAL, nothing loaded), and loads
+ *        in ustreams_load_error; I_PUSH EINVAL with the reason on the error
+ *        logger; nothing loaded), and loads
  *        once it is 0755; an ancestor writable by others is refused unless
  *        it is sticky; a directory writable by a group other than root's is
  *        refused (root only)
@@ -46,6 +47,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -55,6 +57,7 @@
 #include <sys/sad.h>
 #include <sys/stat.h>
 #include <sys/strconf.h>
+#include <sys/strlog.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <ustreams.h>
@@ -387,6 +390,24 @@ static void push_fails(const char *name)
     CHECK(fmod_lookup(name) == NULL);
 }
 
+/* A message on the error logger lfd (within 2 s) that contains what. */
+static int logged(int lfd, const char *what)
+{
+    char data[LOGMSGSZ + 4];
+    struct log_ctl lc;
+    struct strbuf ctl = {sizeof(lc), 0, (char *)&lc};
+    struct strbuf dat = {sizeof(data) - 1, 0, data};
+    struct pollfd p = {.fd = lfd, .events = POLLIN};
+    int flags = 0;
+
+    while (strm_poll(&p, 1, 2000) == 1 && getmsg(lfd, &ctl, &dat, &flags) >= 0) {
+        data[dat.len > 0 ? dat.len : 0] = '\0';
+        if (strstr(data, what) != NULL)
+            return 1;
+    }
+    return 0;
+}
+
 static void test_cwd(void)
 {
     char here[1024], p[1200];
@@ -422,7 +443,14 @@ static void test_writable(void)
     CHECK_EQ(load_from("ww", "wwmod"), EACCES);
     CHECK(strstr(ustreams_load_error(), "writable by others") != NULL);
     CHECK(fmod_lookup("wwmod") == NULL);
+    /* I_PUSH keeps its EINVAL; the reason goes to the error logger */
+    int lfd = strm_open("/dev/streams/log", O_RDWR | O_NONBLOCK);
+    struct strioctl sio = {I_ERRLOG, 0, 0, NULL};
+    CHECK(lfd >= 0);
+    CHECK_EQ(strm_ioctl(lfd, I_STR, &sio), 0);
     push_fails("wwmod");
+    CHECK(logged(lfd, "/ww: writable by others"));
+    CHECK_EQ(strm_close(lfd), 0);
     CHECK(chmod(p, 01777) == 0); /* sticky is not enough for the holding directory */
     CHECK_EQ(load_from("ww", "wwmod"), EACCES);
     CHECK(chmod(p, 0755) == 0);
