@@ -353,6 +353,7 @@ static int ldr_open_trusted(const char *path, int *fdp, char *why, size_t n)
                 goto out_fd;
             target[tl] = '\0';
             close(fd);
+            fd = -1;
             /* rest := target + what was left after the link */
             memmove(rest + tl + 1, rest + off, strlen(rest + off) + 1);
             memcpy(rest, target, (size_t)tl);
