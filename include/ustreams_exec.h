@@ -116,7 +116,9 @@ int ustreams_dump_all(FILE *out);
  * ustreams_load -- load the object for name from the module path and pin it
  *   (it stays loaded until ustreams_unload).  Returns 0 (also if it was
  *   loaded already), EINVAL (bad name; the object has no ust_module_init, or
- *   it registered nothing), ENOENT (not found on the path), ENOEXEC (dlopen
+ *   it registered nothing), ENOENT (not found on the path), EACCES (found
+ *   only where the trust rule refuses it, or a relative directory on the
+ *   path; the reason in ustreams_load_error and the log), ENOEXEC (dlopen
  *   failed), EEXIST (a built-in or registered module or driver has that
  *   name), ENOMEM, or the error ust_module_init returned.
  * ustreams_unload -- unregister what the object registered, call its
@@ -124,9 +126,13 @@ int ustreams_dump_all(FILE *out);
  *   (not loaded), EBUSY (a stream uses it: nothing changes).
  * Objects loaded on demand (I_PUSH or open of a name not registered) are
  * unloaded by themselves when the last stream using them closes.
- * ustreams_set_module_path -- the colon-separated directories searched (NULL:
- *   back to $USTREAMS_MODULE_PATH, or "./modules:<libdir>/ustreams" when
- *   that is unset).  Returns 0, ENAMETOOLONG or ENOMEM.
+ * ustreams_set_module_path -- the colon-separated absolute directories
+ *   searched (NULL: back to $USTREAMS_MODULE_PATH -- ignored in a set-uid or
+ *   set-gid process -- or "<libdir>/ustreams" when that is unset; never the
+ *   current directory).  Returns 0, EINVAL (a relative directory),
+ *   ENAMETOOLONG or ENOMEM.  Only files that pass the loader's trust rule
+ *   are loaded (docs/ADMIN.md "Which files are loaded"); ustreams_load
+ *   fails EACCES for the others.
  * ustreams_load_error -- why this thread's last load failed (dlerror() text
  *   and the like); "" if none did.
  */

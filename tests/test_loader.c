@@ -21,20 +21,49 @@
  *        SAD_VML sees loadable modules
  *   L.4  threads push the on-demand module on their own streams and close
  *        them, so loads and automatic unloads race with lookups
+ *   Which files are loaded (issue 20, row L; docs/ADMIN.md):
+ *   L.5  ./modules of the current directory is not searched by default (a
+ *        module planted there is not found: ENOENT, I_PUSH EINVAL); a
+ *        relative directory is refused: EINVAL from
+ *        ustreams_set_module_path, EACCES (and the reason) from
+ *        $USTREAMS_MODULE_PATH
+ *   L.6  a module directory writable by others is refused (EACCES, reason
+ *        in ustreams_load_error; I_PUSH EINVAL with the reason on the error
+ *        logger; nothing loaded), and loads
+ *        once it is 0755; an ancestor writable by others is refused unless
+ *        it is sticky; a directory writable by a group other than root's is
+ *        refused (root only)
+ *   L.7  a file, or a directory on the way, owned by another uid (65534) is
+ *        refused (root only: chown; skipped visibly otherwise)
+ *   L.8  symbolic links: one to a trusted file is followed; one into a
+ *        directory writable by others is refused; a link swapped between a
+ *        trusted file and a planted one (in a world-writable directory, with
+ *        a constructor that reports itself) while the module is loaded 300
+ *        times never runs the planted code: what is checked is what is
+ *        loaded
+ *   L.9  a set-uid copy of this test (AT_SECURE), started by uid 65534 with
+ *        $USTREAMS_MODULE_PATH naming the module directory, does not load
+ *        from it (root only; skipped visibly where set-uid cannot run)
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/sad.h>
+#include <sys/stat.h>
 #include <sys/strconf.h>
+#include <sys/strlog.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <ustreams.h>
 
 #include "check.h"
+#include "hostile_util.h"
 
 #ifndef USTREAMS_SOURCE_DIR
 #error "USTREAMS_SOURCE_DIR must name the source tree (CMakeLists.txt)"
@@ -55,8 +84,20 @@ void test_loader_fini(const char *name)
     atomic_fetch_add(&fini_calls, 1);
 }
 
+/* Called by the constructor of a planted module (L.8): must never run. */
+atomic_int planted_calls;
+void test_loader_planted(void);
+void test_loader_planted(void)
+{
+    atomic_fetch_add(&planted_calls, 1);
+}
+
 static const char module_src[] =
     "#include <errno.h>\n"
+    "#ifdef PLANTED\n"
+    "void test_loader_planted(void);\n"
+    "__attribute__((constructor)) static void planted(void) { test_loader_planted(); }\n"
+    "#endif\n"
     "#include <sys/stream.h>\n"
     "#include <sys/strconf.h>\n"
     "void test_loader_fini(const char *name);\n"
@@ -314,10 +355,283 @@ static void test_errors(void)
     CHECK_EQ(ustreams_set_module_path(NULL), 0);
 }
 
-int main(void)
+/* dir/rel as a path in buf (static storage: one at a time per call site). */
+static const char *at(char *buf, size_t n, const char *rel)
+{
+    snprintf(buf, n, "%s/%s", dir, rel);
+    return buf;
+}
+
+/* mkdir dir/rel with mode (chmod after, past the umask). */
+static void mkdir_mode(const char *rel, mode_t mode)
+{
+    char p[1200];
+    CHECK(mkdir(at(p, sizeof(p), rel), 0700) == 0);
+    CHECK(chmod(p, mode) == 0);
+}
+
+/* ustreams_load(name) with the module path set to dir/rel: the result. */
+static int load_from(const char *rel, const char *name)
+{
+    char p[1200];
+    CHECK_EQ(ustreams_set_module_path(at(p, sizeof(p), rel)), 0);
+    return ustreams_load(name);
+}
+
+/* I_PUSH of name on an echo stream fails EINVAL and leaves nothing loaded. */
+static void push_fails(const char *name)
+{
+    int fd = strm_open("/dev/streams/echo", O_RDWR);
+    CHECK(fd >= 0);
+    errno = 0;
+    CHECK_EQ(strm_ioctl(fd, I_PUSH, name), -1);
+    CHECK_EQ(errno, EINVAL);
+    CHECK_EQ(strm_close(fd), 0);
+    CHECK(fmod_lookup(name) == NULL);
+}
+
+/* A message on the error logger lfd (within 2 s) that contains what. */
+static int logged(int lfd, const char *what)
+{
+    char data[LOGMSGSZ + 4];
+    struct log_ctl lc;
+    struct strbuf ctl = {sizeof(lc), 0, (char *)&lc};
+    struct strbuf dat = {sizeof(data) - 1, 0, data};
+    struct pollfd p = {.fd = lfd, .events = POLLIN};
+    int flags = 0;
+
+    while (strm_poll(&p, 1, 2000) == 1 && getmsg(lfd, &ctl, &dat, &flags) >= 0) {
+        data[dat.len > 0 ? dat.len : 0] = '\0';
+        if (strstr(data, what) != NULL)
+            return 1;
+    }
+    return 0;
+}
+
+static void test_cwd(void)
+{
+    char here[1024], p[1200];
+
+    mkdir_mode("cwd", 0755);
+    mkdir_mode("cwd/modules", 0755);
+    CHECK_EQ(build("cwd/modules/libust_cwdmod.so", "-DMODNAME='\"cwdmod\"'"), 0);
+    CHECK(getcwd(here, sizeof(here)) != NULL);
+    CHECK(chdir(at(p, sizeof(p), "cwd")) == 0);
+    CHECK_EQ(ustreams_set_module_path(NULL), 0);
+    CHECK_EQ(unsetenv("USTREAMS_MODULE_PATH"), 0);
+    CHECK_EQ(ustreams_load("cwdmod"), ENOENT); /* the default path has no ./modules */
+    CHECK(fmod_lookup("cwdmod") == NULL);
+    push_fails("cwdmod");
+    /* relative directories: refused */
+    CHECK_EQ(ustreams_set_module_path("modules"), EINVAL);
+    CHECK_EQ(ustreams_set_module_path("/nonexistent:./modules"), EINVAL);
+    CHECK_EQ(setenv("USTREAMS_MODULE_PATH", "modules", 1), 0);
+    CHECK_EQ(ustreams_load("cwdmod"), EACCES);
+    CHECK(strstr(ustreams_load_error(), "relative") != NULL);
+    push_fails("cwdmod");
+    CHECK_EQ(unsetenv("USTREAMS_MODULE_PATH"), 0);
+    CHECK(chdir(here) == 0);
+}
+
+static void test_writable(void)
+{
+    char p[1200];
+
+    mkdir_mode("ww", 0755);
+    CHECK_EQ(build("ww/libust_wwmod.so", "-DMODNAME='\"wwmod\"'"), 0);
+    CHECK(chmod(at(p, sizeof(p), "ww"), 0777) == 0);
+    CHECK_EQ(load_from("ww", "wwmod"), EACCES);
+    CHECK(strstr(ustreams_load_error(), "writable by others") != NULL);
+    CHECK(fmod_lookup("wwmod") == NULL);
+    /* I_PUSH keeps its EINVAL; the reason goes to the error logger */
+    int lfd = strm_open("/dev/streams/log", O_RDWR | O_NONBLOCK);
+    struct strioctl sio = {I_ERRLOG, 0, 0, NULL};
+    CHECK(lfd >= 0);
+    CHECK_EQ(strm_ioctl(lfd, I_STR, &sio), 0);
+    push_fails("wwmod");
+    CHECK(logged(lfd, "/ww: writable by others"));
+    CHECK_EQ(strm_close(lfd), 0);
+    CHECK(chmod(p, 01777) == 0); /* sticky is not enough for the holding directory */
+    CHECK_EQ(load_from("ww", "wwmod"), EACCES);
+    CHECK(chmod(p, 0755) == 0);
+    CHECK_EQ(load_from("ww", "wwmod"), 0); /* the mode was the only reason */
+    CHECK_EQ(ustreams_unload("wwmod"), 0);
+    /* the file itself writable by others */
+    CHECK(chmod(at(p, sizeof(p), "ww/libust_wwmod.so"), 0666) == 0);
+    CHECK_EQ(load_from("ww", "wwmod"), EACCES);
+    CHECK(chmod(p, 0755) == 0);
+
+    /* an ancestor writable by others: refused, unless sticky (as /tmp) */
+    mkdir_mode("anc", 0755);
+    mkdir_mode("anc/sub", 0755);
+    CHECK_EQ(build("anc/sub/libust_ancmod.so", "-DMODNAME='\"ancmod\"'"), 0);
+    CHECK(chmod(at(p, sizeof(p), "anc"), 0777) == 0);
+    CHECK_EQ(load_from("anc/sub", "ancmod"), EACCES);
+    CHECK(strstr(ustreams_load_error(), "/anc: writable by others") != NULL);
+    CHECK(chmod(p, 01777) == 0);
+    CHECK_EQ(load_from("anc/sub", "ancmod"), 0);
+    CHECK_EQ(ustreams_unload("ancmod"), 0);
+    CHECK(chmod(p, 0755) == 0);
+
+    /* writable by a group that is not root's (root: chown to 65534's group) */
+    if (!hostile_can_switch()) {
+        hostile_skip("L.6 group-writable module directory");
+    } else {
+        CHECK(chown(at(p, sizeof(p), "ww"), 0, HOSTILE_GID) == 0);
+        CHECK(chmod(p, 0775) == 0);
+        CHECK_EQ(load_from("ww", "wwmod"), EACCES);
+        CHECK(strstr(ustreams_load_error(), "group") != NULL);
+        CHECK(chown(p, 0, 0) == 0); /* root's group may write */
+        CHECK_EQ(load_from("ww", "wwmod"), 0);
+        CHECK_EQ(ustreams_unload("wwmod"), 0);
+    }
+    CHECK_EQ(ustreams_set_module_path(NULL), 0);
+}
+
+static void test_owner(void)
+{
+    char p[1200];
+
+    if (!hostile_can_switch()) {
+        hostile_skip("L.7 module file owned by another uid");
+        return;
+    }
+    mkdir_mode("own", 0755);
+    CHECK_EQ(build("own/libust_ownmod.so", "-DMODNAME='\"ownmod\"'"), 0);
+    CHECK_EQ(load_from("own", "ownmod"), 0);
+    CHECK_EQ(ustreams_unload("ownmod"), 0);
+    CHECK(chown(at(p, sizeof(p), "own/libust_ownmod.so"), HOSTILE_UID, HOSTILE_GID) == 0);
+    CHECK(chmod(p, 0755) == 0); /* chown dropped nothing that matters; mode is fine */
+    CHECK_EQ(load_from("own", "ownmod"), EACCES);
+    CHECK(strstr(ustreams_load_error(), "owned by uid 65534") != NULL);
+    push_fails("ownmod");
+    CHECK(chown(p, 0, 0) == 0);
+    /* a directory on the way owned by another uid */
+    CHECK(chown(at(p, sizeof(p), "own"), HOSTILE_UID, HOSTILE_GID) == 0);
+    CHECK_EQ(load_from("own", "ownmod"), EACCES);
+    CHECK(strstr(ustreams_load_error(), "/own: owned by uid 65534") != NULL);
+    CHECK(chown(p, 0, 0) == 0);
+    CHECK_EQ(ustreams_set_module_path(NULL), 0);
+}
+
+/* L.8: the swapper flips dir/swap/libust_swapm.so between good.so and the
+ * planted ../evil/bad.so (rename of a fresh link: the name always exists). */
+static atomic_int swap_stop;
+
+static void *swapper(void *arg)
+{
+    char lnk[1200], tmp[1200];
+
+    (void)arg;
+    at(lnk, sizeof(lnk), "swap/libust_swapm.so");
+    at(tmp, sizeof(tmp), "swap/.tmp");
+    for (unsigned i = 0; !atomic_load(&swap_stop); i++) {
+        unlink(tmp);
+        if (symlink(i & 1 ? "../evil/bad.so" : "good.so", tmp) != 0 || rename(tmp, lnk) != 0)
+            break;
+    }
+    return NULL;
+}
+
+static void test_symlink(void)
+{
+    char p[1200], q[1200];
+    pthread_t t;
+    int ok = 0, refused = 0, other = 0;
+
+    mkdir_mode("swap", 0755);
+    mkdir_mode("evil", 0777);
+    CHECK_EQ(build("swap/good.so", "-DMODNAME='\"swapm\"'"), 0);
+    CHECK_EQ(build("evil/bad.so", "-DMODNAME='\"swapm\"' -DPLANTED"), 0);
+    /* a link to a trusted file is followed; one into evil/ is refused */
+    CHECK(symlink("good.so", at(p, sizeof(p), "swap/libust_swapm.so")) == 0);
+    CHECK_EQ(load_from("swap", "swapm"), 0);
+    CHECK_EQ(ustreams_unload("swapm"), 0);
+    CHECK(unlink(p) == 0);
+    CHECK(symlink(at(q, sizeof(q), "evil/bad.so"), p) == 0);
+    CHECK_EQ(load_from("swap", "swapm"), EACCES);
+    CHECK(strstr(ustreams_load_error(), "/evil: writable by others") != NULL);
+    CHECK_EQ(atomic_load(&planted_calls), 0);
+    CHECK(unlink(p) == 0);
+    CHECK(symlink("good.so", p) == 0);
+
+    CHECK_EQ(pthread_create(&t, NULL, swapper, NULL), 0);
+    for (int i = 0; i < 300; i++) {
+        int rc = ustreams_load("swapm");
+        if (rc == 0) {
+            ok++;
+            CHECK_EQ(ustreams_unload("swapm"), 0);
+        } else if (rc == EACCES) {
+            refused++;
+        } else {
+            other++;
+        }
+    }
+    atomic_store(&swap_stop, 1);
+    pthread_join(t, NULL);
+    printf("L.8 swap: %d loaded (the trusted file), %d refused, %d other\n", ok, refused, other);
+    CHECK_EQ(atomic_load(&planted_calls), 0); /* the planted code never ran */
+    CHECK_EQ(other, 0);
+    CHECK(ok + refused == 300);
+    CHECK(fmod_lookup("swapm") == NULL);
+    CHECK_EQ(ustreams_set_module_path(NULL), 0);
+}
+
+/* L.9, in the set-uid copy: AT_SECURE, and $USTREAMS_MODULE_PATH (naming a
+ * directory that holds libust_upper.so) is not used.  Exit 0 good, 3 not
+ * secure after all, 2 the module was found. */
+static int secure_child(void)
+{
+    if (getauxval(AT_SECURE) == 0)
+        return 3;
+    if (getenv("USTREAMS_MODULE_PATH") == NULL) /* glibc keeps it: not an ld.so variable */
+        return 4;
+    return ustreams_load("upper") == ENOENT ? 0 : 2;
+}
+
+static void test_secure(const char *self)
+{
+    char p[1200];
+    int status = 0;
+
+    if (!hostile_can_switch()) {
+        hostile_skip("L.9 set-uid program (AT_SECURE) ignores USTREAMS_MODULE_PATH");
+        return;
+    }
+    mkdir_mode("suid", 0755);
+    CHECK(chmod(dir, 0755) == 0); /* uid 65534 must reach the copy */
+    snprintf(p, sizeof(p), "cp '%s' '%s/suid/t'", self, dir);
+    CHECK_EQ(system(p), 0);
+    at(p, sizeof(p), "suid/t");
+    CHECK(chown(p, 0, 0) == 0 && chmod(p, 04755) == 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(60); /* survives the exec: a hung child dies */
+        if (hostile_become() != 0 || setenv("USTREAMS_MODULE_PATH", dir, 1) != 0)
+            _exit(5);
+        execl(p, p, "--secure-child", (char *)NULL);
+        _exit(6);
+    }
+    CHECK(pid > 0);
+    CHECK(waitpid(pid, &status, 0) == pid);
+    if (WIFEXITED(status) && (WEXITSTATUS(status) == 3 || WEXITSTATUS(status) == 6)) {
+        printf("SKIP: L.9: the set-uid copy did not run set-uid (exit %d: nosuid mount?)\n",
+               WEXITSTATUS(status));
+    } else {
+        CHECK(WIFEXITED(status));
+        CHECK_EQ(WEXITSTATUS(status), 0);
+    }
+    CHECK(chmod(dir, 0700) == 0);
+}
+
+int main(int argc, char **argv)
 {
     char path[1200], cmd[1300];
     FILE *f;
+
+    if (argc > 1 && strcmp(argv[1], "--secure-child") == 0)
+        _exit(secure_child());
 
     if (!have_cc()) {
         printf("SKIP: no C compiler found to build the test modules\n");
@@ -351,6 +665,11 @@ int main(void)
     test_on_demand();
     test_race();
     test_errors();
+    test_cwd();
+    test_writable();
+    test_owner();
+    test_symlink();
+    test_secure(argv[0]);
 
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     CHECK_EQ(system(cmd), 0);

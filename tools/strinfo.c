@@ -32,7 +32,8 @@
  * ustreams process of the user that published itself (every process that
  * made a stream; src/admin/publish.c): for each, in the order of their
  * pids, a line "process PID COMMAND", then what ustreams_dump_all prints
- * there; with -s also its outstanding message blocks (a line "blocks
+ * there (and "pipes split_failed=N" where forks could not split N pipes);
+ * with -s also its outstanding message blocks (a line "blocks
  * mblks=N dblks=N bytes=N allocs=N failures=N", ustreams_blockstats) and
  * its module table with counts.  Nothing is opened, pushed or written.
  *

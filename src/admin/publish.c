@@ -132,6 +132,10 @@ static void answer_one(char *cmd, FILE *f)
     } else if (strcmp(word, "streams") == 0) {
         if (ustreams_dump_all(f) < 0)
             fprintf(f, "error: streams: %s\n", strerror(errno));
+        long nsf = ust_pipe_split_failures(); /* shown when it happened only */
+        if (nsf > 0)
+            fprintf(f, "pipes split_failed=%ld (at fork: those pipes are EIO in the child)\n",
+                    nsf);
     } else if (strcmp(word, "blocks") == 0) {
         struct ustreams_blockstats st;
         ustreams_blockstats(&st);

@@ -209,7 +209,8 @@ static void qsnap_take(queue_t *q, struct qsnap *s)
     s->hiwat = q->q_hiwat;
     s->lowat = q->q_lowat;
     s->minpsz = q->q_minpsz;
-    s->maxpsz = q->q_maxpsz;
+    /* a pipe's split sets q_maxpsz atomically, outside the queue lock */
+    s->maxpsz = __atomic_load_n(&q->q_maxpsz, __ATOMIC_RELAXED);
     s->flag = ust_qflags(q);
     for (mblk_t *mp = q->q_first; mp; mp = mp->b_next) {
         if (s->nshown < UST_DUMP_MSGS) {

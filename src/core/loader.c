@@ -5,8 +5,11 @@
  * Principles of operation
  *   A loadable module is a shared object called libust_<name>.so or
  *   <name>.so, found in the directories of the module path: the one given
- *   to ustreams_set_module_path, else $USTREAMS_MODULE_PATH, else
- *   "./modules:<libdir>/ustreams".  It exports
+ *   to ustreams_set_module_path, else $USTREAMS_MODULE_PATH (ignored when
+ *   the process runs set-uid or set-gid), else "<libdir>/ustreams" -- never
+ *   the current directory.  Only absolute directories count, and a file is
+ *   loaded only if nobody but the effective user and root could have put
+ *   it there (see "Trust" below; a refusal is EACCES, logged).  It exports
  *       int  ust_module_init(void);  registers its module(s) and/or driver(s)
  *                                    with register_strmod/register_strdev and
  *                                    returns 0, or an errno (either sign);
@@ -49,12 +52,16 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/ddi.h>
+#include <sys/stat.h>
 #include <sys/strconf.h>
+#include <sys/strlog.h>
 #include <unistd.h>
 #include <ustreams_exec.h>
 
@@ -63,7 +70,7 @@
 #ifndef USTREAMS_MODULE_DIR
 #define USTREAMS_MODULE_DIR "/usr/local/lib/ustreams"
 #endif
-#define LDR_DEFAULT_PATH "./modules:" USTREAMS_MODULE_DIR
+#define LDR_DEFAULT_PATH USTREAMS_MODULE_DIR /* never the current directory */
 
 /* One registration made by an object's ust_module_init. */
 struct ldr_ent {
@@ -229,16 +236,218 @@ static int ldr_unload_locked(struct ldr_obj *o)
 /* ------------------------------------------------------------------------ */
 /* Loading                                                                   */
 /* ------------------------------------------------------------------------ */
-/* Search the module path for name's object; 0 with path filled, or ENOENT. */
-static int ldr_search_locked(const char *name, char *path, size_t size)
-{
-    const char *list = ldr_path, *p, *end;
+/* ------------------------------------------------------------------------ */
+/* Trust: which files may be loaded                                          */
+/* ------------------------------------------------------------------------ */
+/*
+ * The rule (docs/ADMIN.md "Which files are loaded"), the one ld.so follows
+ * in spirit for a set-uid program: code is loaded only from a file nobody
+ * but this process's effective user and root could have put or changed.
+ *   - The path is absolute (a relative entry of the module path is refused).
+ *   - Every object met on the way from / -- each directory, each symbolic
+ *     link, the file -- is owned by the effective uid or by root.
+ *   - The file is a regular file, and it and the directory that holds it
+ *     are not writable by others, nor by their group unless the group is
+ *     root's (gid 0).
+ *   - A directory further up may be writable by others or by its group only
+ *     if it is sticky (as /tmp): others may add entries there but can neither
+ *     rename nor remove ours, and what they add is theirs, hence refused.
+ *     Otherwise the same as the holding directory.
+ *   - Symbolic links are followed, at most LDR_MAXLINKS of them, each
+ *     target walked by the same rule from where it points.
+ * The walk goes one component at a time on O_PATH|O_NOFOLLOW descriptors
+ * (openat from the directory checked just before), and the object checked
+ * is the one dlopen then loads, through /proc/self/fd/N: nothing can be
+ * swapped between the check and the load.
+ */
+#define LDR_MAXLINKS 40
 
-    if (list == NULL) {
-        list = getenv("USTREAMS_MODULE_PATH");
-        if (list == NULL || list[0] == '\0')
-            list = LDR_DEFAULT_PATH;
+/* Owned by the effective user or root. */
+static int ldr_owner_ok(const struct stat *st)
+{
+    return st->st_uid == 0 || st->st_uid == geteuid();
+}
+
+/* Writable by someone who is not trusted: others, or a group not root's. */
+static int ldr_foreign_write(const struct stat *st)
+{
+    return (st->st_mode & S_IWOTH) != 0 || ((st->st_mode & S_IWGRP) != 0 && st->st_gid != 0);
+}
+
+/* Why obj (a walked path, for messages) is refused; 0 if it is not.
+ * holder: a directory that directly holds the file to be loaded, or the
+ * file itself (no sticky exception).  The reason goes to why. */
+static int ldr_refused(const struct stat *st, const char *obj, int holder, char *why, size_t n)
+{
+    if (!ldr_owner_ok(st)) {
+        snprintf(why, n, "%s: owned by uid %u, neither root nor the effective user", obj,
+                 (unsigned)st->st_uid);
+        return 1;
     }
+    /* A link's mode bits mean nothing (always 0777): its owner and the
+     * directory that holds it are what count. */
+    if (!S_ISLNK(st->st_mode) && ldr_foreign_write(st) && (holder || !S_ISDIR(st->st_mode) || !(st->st_mode & S_ISVTX))) {
+        snprintf(why, n, "%s: writable by %s", obj,
+                 (st->st_mode & S_IWOTH) ? "others" : "a group other than root's");
+        return 1;
+    }
+    return 0;
+}
+
+/*
+ * ldr_open_trusted -- open the file at path for loading, following the rule
+ * above.
+ *   Context: ldr_lock held (uses ldr_error as scratch only through why).
+ *   Returns 0 with *fdp an O_PATH descriptor of the regular file (the
+ *   caller closes it); ENOENT when there is nothing loadable there (no such
+ *   file, a component missing or not searchable, a directory, too many
+ *   links); EACCES when something is there but refused (reason in why).
+ */
+static int ldr_open_trusted(const char *path, int *fdp, char *why, size_t n)
+{
+    char rest[PATH_MAX], comp[NAME_MAX + 1], walked[PATH_MAX], target[PATH_MAX];
+    struct stat dst, st;
+    int dfd, fd = -1, links = 0, err = ENOENT;
+    size_t off = 0;
+
+    if (path[0] != '/' || strlen(path) >= sizeof(rest))
+        return ENOENT;
+    snprintf(rest, sizeof(rest), "%s", path);
+    dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0 || fstat(dfd, &dst) != 0)
+        goto out;
+    snprintf(walked, sizeof(walked), "/");
+    if (ldr_refused(&dst, walked, 0, why, n)) {
+        err = EACCES;
+        goto out;
+    }
+    for (;;) {
+        while (rest[off] == '/')
+            off++;
+        size_t len = strcspn(rest + off, "/");
+        if (len == 0 || len > NAME_MAX) /* a path ending in '/' is a directory */
+            goto out;
+        memcpy(comp, rest + off, len);
+        comp[len] = '\0';
+        off += len;
+        int last = rest[off + strspn(rest + off, "/")] == '\0';
+        if (strcmp(comp, ".") == 0) {
+            if (last)
+                goto out;
+            continue;
+        }
+        size_t wl = strlen(walked);
+        snprintf(walked + wl, sizeof(walked) - wl, "%s%s", wl > 1 ? "/" : "", comp);
+        fd = openat(dfd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 || fstat(fd, &st) != 0) /* missing, not searchable: not here */
+            goto out_fd;
+        if (S_ISLNK(st.st_mode)) {
+            ssize_t tl;
+            if (ldr_refused(&st, walked, 0, why, n)) {
+                err = EACCES;
+                goto out_fd;
+            }
+            tl = readlinkat(fd, "", target, sizeof(target) - 1);
+            if (tl <= 0 || ++links > LDR_MAXLINKS ||
+                (size_t)tl + strlen(rest + off) + 2 > sizeof(rest))
+                goto out_fd;
+            target[tl] = '\0';
+            close(fd);
+            fd = -1;
+            /* rest := target + what was left after the link */
+            memmove(rest + tl + 1, rest + off, strlen(rest + off) + 1);
+            memcpy(rest, target, (size_t)tl);
+            rest[tl] = '/';
+            off = 0;
+            walked[wl] = '\0'; /* back to the directory that holds the link */
+            if (target[0] == '/') { /* absolute: start again at / */
+                close(dfd);
+                dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (dfd < 0 || fstat(dfd, &dst) != 0)
+                    goto out;
+                snprintf(walked, sizeof(walked), "/");
+            }
+            continue;
+        }
+        if (last) {
+            if (S_ISDIR(st.st_mode))
+                goto out_fd;
+            if (!S_ISREG(st.st_mode)) {
+                snprintf(why, n, "%s: not a regular file", walked);
+                err = EACCES;
+                goto out_fd;
+            }
+            int bad = ldr_refused(&st, walked, 1, why, n);
+            walked[wl] = '\0'; /* the holding directory, for its message */
+            if (bad || ldr_refused(&dst, walked, 1, why, n)) {
+                err = EACCES;
+                goto out_fd;
+            }
+            close(dfd);
+            *fdp = fd;
+            return 0;
+        }
+        if (!S_ISDIR(st.st_mode))
+            goto out_fd;
+        if (ldr_refused(&st, walked, 0, why, n)) {
+            err = EACCES;
+            goto out_fd;
+        }
+        close(dfd);
+        dfd = fd;
+        dst = st;
+    }
+out_fd:
+    if (fd >= 0)
+        close(fd);
+out:
+    if (dfd >= 0)
+        close(dfd);
+    return err;
+}
+
+/* The loader's messages go to the log (strlog: the log driver's readers;
+ * stderr only with USTREAMS_VERBOSE), never straight to stderr. */
+#define LDR_LOG_MID 0 /* mid of the library's own messages */
+
+static void ldr_log(const char *what)
+{
+    strlog(LDR_LOG_MID, 0, 0, SL_ERROR | SL_CONSOLE, "ustreams loader: %s", what);
+}
+
+/* The module path in force: ustreams_set_module_path's, else
+ * $USTREAMS_MODULE_PATH unless the process runs set-uid or set-gid
+ * (AT_SECURE: ignored, as ld.so ignores LD_LIBRARY_PATH), else the
+ * installed directory.  ldr_lock held. */
+static const char *ldr_list_locked(void)
+{
+    const char *list = ldr_path;
+
+    if (list == NULL && getauxval(AT_SECURE) == 0) {
+        list = getenv("USTREAMS_MODULE_PATH");
+        if (list != NULL && list[0] == '\0')
+            list = NULL;
+    }
+    return list != NULL ? list : LDR_DEFAULT_PATH;
+}
+
+/*
+ * ldr_search_locked -- find name's object on the module path: for each
+ * directory in turn libust_<name>.so, then <name>.so, opened by
+ * ldr_open_trusted.
+ *   Context: ldr_lock held.
+ *   Returns 0 with *fdp its O_PATH descriptor and path its name (for
+ *   messages); ENOENT (nowhere); EACCES (found only where it is refused, or
+ *   a relative directory on the path: every refusal is logged, the first
+ *   one is this thread's ustreams_load_error).
+ */
+static int ldr_search_locked(const char *name, char *path, size_t size, int *fdp)
+{
+    static const char *const forms[] = {"%.*s/libust_%s.so", "%.*s/%s.so"};
+    const char *list = ldr_list_locked(), *p, *end;
+    char why[PATH_MAX + 128];
+    int refused = 0;
+
     for (p = list; *p != '\0'; p = *end ? end + 1 : end) {
         end = strchr(p, ':');
         if (end == NULL)
@@ -246,13 +455,30 @@ static int ldr_search_locked(const char *name, char *path, size_t size)
         int dlen = (int)(end - p);
         if (dlen == 0)
             continue;
-        static const char *const forms[] = {"%.*s/libust_%s.so", "%.*s/%s.so"};
+        if (p[0] != '/') { /* relative to whatever the current directory is */
+            snprintf(why, sizeof(why), "%.*s: relative directory in the module path refused",
+                     dlen, p);
+            ldr_log(why);
+            if (!refused++)
+                snprintf(ldr_error, sizeof(ldr_error), "%s: %s", name, why);
+            continue;
+        }
         for (int f = 0; f < 2; f++) {
             int n = snprintf(path, size, forms[f], dlen, p, name);
-            if (n > 0 && (size_t)n < size && access(path, R_OK) == 0)
+            if (n <= 0 || (size_t)n >= size)
+                continue;
+            int err = ldr_open_trusted(path, fdp, why, sizeof(why));
+            if (err == 0)
                 return 0;
+            if (err == EACCES) {
+                ldr_log(why);
+                if (!refused++)
+                    snprintf(ldr_error, sizeof(ldr_error), "%s: refused: %s", name, why);
+            }
         }
     }
+    if (refused)
+        return EACCES;
     snprintf(ldr_error, sizeof(ldr_error), "%s: not found in the module path %s", name, list);
     return ENOENT;
 }
@@ -267,22 +493,28 @@ static int ldr_search_locked(const char *name, char *path, size_t size)
  */
 static int ldr_load_locked(const char *name, int pinned, struct ldr_obj **op)
 {
-    char path[PATH_MAX];
+    char path[PATH_MAX], self[64];
     struct ldr_obj *o;
     int (*init)(void);
-    int err;
+    int err, fd;
 
     UST_ASSERT_HELD(&ldr_lock);
-    if ((err = ldr_search_locked(name, path, sizeof(path))) != 0)
+    if ((err = ldr_search_locked(name, path, sizeof(path), &fd)) != 0)
         return err;
     o = calloc(1, sizeof(*o));
-    if (o == NULL)
+    if (o == NULL) {
+        close(fd);
         return ENOMEM;
+    }
     strcpy(o->name, name); /* checked by ldr_name_ok */
     o->pinned = pinned;
-    o->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    /* The file checked is the file loaded: dlopen opens it again through
+     * the descriptor of the walk (needs /proc). */
+    snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+    o->dl = dlopen(self, RTLD_NOW | RTLD_LOCAL);
+    close(fd);
     if (o->dl == NULL) {
-        snprintf(ldr_error, sizeof(ldr_error), "%s", dlerror());
+        snprintf(ldr_error, sizeof(ldr_error), "%s: %s", path, dlerror());
         free(o);
         return ENOEXEC;
     }
@@ -424,6 +656,9 @@ int ustreams_set_module_path(const char *path)
     if (path != NULL) {
         if (strlen(path) >= PATH_MAX * 4)
             return ENAMETOOLONG;
+        for (const char *p = path; *p != '\0'; p += strcspn(p, ":"), p += *p == ':')
+            if (*p != ':' && *p != '/')
+                return EINVAL; /* a relative directory: see ldr_search_locked */
         if ((copy = strdup(path)) == NULL)
             return ENOMEM;
     }

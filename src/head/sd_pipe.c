@@ -55,7 +55,9 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <sys/strlog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -431,9 +433,19 @@ void ust_pipe_teardown(struct stdata *sd)
 /* ------------------------------------------------------------------------ */
 /* Pipes split across processes (sd_xpipe.c)                                */
 /* ------------------------------------------------------------------------ */
+/* Pipes a fork could not split (out of descriptors, memory), since the
+ * process started: ust_pipe_split_failures, shown by strinfo -P. */
+static atomic_long split_failures;
+
+long ust_pipe_split_failures(void)
+{
+    return atomic_load_explicit(&split_failures, memory_order_relaxed);
+}
+
 void ust_pipe_split_all(void)
 {
     struct stdata *failed = NULL; /* split refused: relisted at the end */
+    int nfailed = 0, lasterr = 0;    /* splits that failed (not the attached) */
 
     for (;;) {
         struct pipe_break rec[2];
@@ -472,6 +484,10 @@ void ust_pipe_split_all(void)
         }
         const struct ust_procs_ops *procs = ust_sd_procs();
         int err = attached ? EBUSY : procs ? procs->xpipe_split(sd) : ENOSYS;
+        if (err != 0 && !attached) {
+            nfailed++;
+            lasterr = err;
+        }
 
         ust_lock(&pipe_lock);
         for (int i = 0; i < 2; i++)
@@ -496,6 +512,16 @@ void ust_pipe_split_all(void)
         failed = n;
     }
     ust_unlock(&pipe_lock);
+    /* Never silent (docs/STREAMHEAD.md "A pipe that cannot be split"): the
+     * counter (inherited by the child) and one log line per fork; the
+     * prepare hook runs before any lock is quiesced, so strlog may run. */
+    if (nfailed > 0) {
+        atomic_fetch_add_explicit(&split_failures, nfailed, memory_order_relaxed);
+        strlog(0, 0, 0, SL_ERROR | SL_CONSOLE,
+               "fork: %d pipe(s) could not be split (%s): their ends are EIO in the child, "
+               "in-process pipes in the parent",
+               nfailed, strerror(lasterr));
+    }
 }
 
 struct stdata *ust_pipe_end_new(const cred_t *cr, queue_t **drv)

@@ -56,6 +56,10 @@ void ust_pipe_fork_child(void);
  *   ends are detached in the child, as every stream was before).
  */
 void ust_pipe_split_all(void);
+/* ust_pipe_split_failures -- how many pipes forks of this process (or of
+ * its ancestors, the count being inherited) could not split: their ends
+ * were detached (EIO) in the child.  Context: any thread, no lock. */
+long ust_pipe_split_failures(void);
 /* ust_pipe_end_new -- a fresh pipe end with no peer: head, pipe pair linked
  * below it (procedures off), pipe flags and cred set; NULL when out of
  * memory.  *drv receives the pair's read queue. */

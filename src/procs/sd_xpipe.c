@@ -374,8 +374,10 @@ struct xchan *xp_xchan_new(void)
     struct xchan *xc = calloc(1, sizeof(*xc));
     if (xc == NULL)
         return NULL;
-    if (xring_create(XP_RING_BYTES, XP_HIWAT, XP_LOWAT, &xc->ch) != 0) {
+    int r = xring_create(XP_RING_BYTES, XP_HIWAT, XP_LOWAT, &xc->ch);
+    if (r != 0) {
         free(xc);
+        errno = -r; /* why, for ust_xpipe_split's caller (EMFILE, ENOMEM...) */
         return NULL;
     }
     atomic_store(&xc->refs, 1); /* the maker's, dropped at the end */
@@ -401,7 +403,7 @@ int ust_xpipe_split(struct stdata *sd[2])
     struct xchan *xc = xp_xchan_new();
 
     if (xc == NULL)
-        return ENOMEM;
+        return errno != 0 ? errno : ENOMEM;
     int e = xp_bell_pair(bell);
     if (e != 0) {
         xp_xchan_rele(xc);

@@ -81,7 +81,8 @@ static inline struct ust_xend *xp_xend_of(queue_t *q)
 }
 
 /* ---- shared by sd_xpipe.c and sd_xpipe_far.c ---- */
-/* A channel with new rings (one reference, the maker's); NULL: no memory. */
+/* A channel with new rings (one reference, the maker's); NULL with errno
+ * set (ENOMEM, EMFILE: no descriptor for the memfd...). */
 struct xchan *xp_xchan_new(void);
 /* Drop a reference; the last unmaps the channel. */
 void xp_xchan_rele(struct xchan *xc);
