@@ -132,6 +132,10 @@ static void answer_one(char *cmd, FILE *f)
     } else if (strcmp(word, "streams") == 0) {
         if (ustreams_dump_all(f) < 0)
             fprintf(f, "error: streams: %s\n", strerror(errno));
+        long xc[3];
+        ust_xcross_counts(xc);
+        fprintf(f, "cross refused: signals=%ld messages=%ld setopts_filtered=%ld\n", xc[0], xc[1],
+                xc[2]);
     } else if (strcmp(word, "blocks") == 0) {
         struct ustreams_blockstats st;
         ustreams_blockstats(&st);

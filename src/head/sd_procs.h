@@ -102,6 +102,11 @@ int ust_xpipe_pull(struct stdata *sd);
  * sleep: pull). */
 enum { UST_XREADER_ENTER, UST_XREADER_READY, UST_XREADER_LEAVE, UST_XREADER_SLEEP };
 int ust_xpipe_reader(struct stdata *sd, int how);
+/* What the far sides of this process's split pipes sent and were refused
+ * (sd_xcross.c, "what may cross a split pipe"): out[0] signals dropped
+ * (the kill(2) rule), out[1] messages dropped (types that do not cross,
+ * oversized records), out[2] M_SETOPTS filtered.  Context: any. */
+void ust_xcross_counts(long out[3]);
 /*
  * ust_xpipe_write -- a small write(2) of n bytes (at most 1024: one plain
  *   M_DATA message) on
