@@ -10,7 +10,7 @@
  *   C.1  (A) another uid's M_PCSIG SIGKILL, M_PCSIG SIGSTOP, M_SIG SIGUSR1
  *        and M_PCSIG SIGUSR1: the victim is alive, got no SIGUSR1, the
  *        signals-dropped counter rose by 4; the data after them arrives.
- *   C.2  the same uid's M_SIG and M_PCSIG SIGUSR1 are delivered (kill(2)
+ *   C.2  the same uid's M_SIG SIGUSR1 and M_PCSIG SIGUSR2 are delivered (kill(2)
  *        would allow them); data, a control part, band 3, a zero-length
  *        message still cross; the child's close is a hang-up (read 0).
  *   C.3  a signal record written straight into the ring by a same-uid peer,
@@ -23,6 +23,10 @@
  *   C.5  ioctl traffic from the far side (M_IOCACK, M_COPYOUT) is dropped
  *        and counted; an I_FLUSH on one end does not bounce between the
  *        processes for ever (the CPU stays idle).
+ *   C.6  (A) the same through a name: a root server with connld on an
+ *        fattach'd pipe; a client of another uid opens the name and sends
+ *        M_PCSIG SIGKILL and SIGUSR1 on its new pipe: the server takes it
+ *        (I_RECVFD, the client's uid), is alive and got no SIGUSR1.
  *   Every case has a deadline (a child that hangs is killed and fails it).
  */
 #include <errno.h>
@@ -36,6 +40,7 @@
 #include <stropts.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -138,12 +143,11 @@ static struct fmodsw xsig_fmod = {.f_name = "xsig", .f_str = &xsig_info, .f_flag
 
 /* ---- helpers ---- */
 static int fds[2];
-static atomic_int nusr1;
+static atomic_int nusr1; /* SIGUSR1 and SIGUSR2 received (two of one kind may merge) */
 
 static void on_usr1(int sig)
 {
-    (void)sig;
-    atomic_fetch_add(&nusr1, 1);
+    atomic_fetch_add(&nusr1, sig == SIGUSR2 ? 16 : 1);
 }
 
 static long long now_ms(void)
@@ -260,7 +264,7 @@ static int c2_child(void *arg)
     strm_close(fds[0]);
     CHECK_EQ(strm_ioctl(fds[1], I_PUSH, "xsig"), 0);
     cmd(fds[1], 'S', SIGUSR1);
-    cmd(fds[1], 'K', SIGUSR1);
+    cmd(fds[1], 'K', SIGUSR2);
     struct strbuf ctl = {0, 4, "ctl0"}, dat = {0, 3, "abc"}, zero = {0, 0, ""};
     CHECK_EQ(putpmsg(fds[1], &ctl, &dat, 0, MSG_BAND), 0);
     CHECK_EQ(putpmsg(fds[1], NULL, &dat, 3, MSG_BAND), 0);
@@ -285,9 +289,9 @@ static void test_c2(void)
     strm_close(fds[1]);
     struct pollfd p = {fds[0], POLLIN, 0};
     long long end = now_ms() + 5000;
-    while (atomic_load(&nusr1) < 2 && now_ms() < end)
+    while (atomic_load(&nusr1) < 17 && now_ms() < end)
         fk_sleep_ms(1);
-    CHECK_EQ(atomic_load(&nusr1), 2);
+    CHECK_EQ(atomic_load(&nusr1), 17);
     CHECK(strm_poll(&p, 1, 5000) == 1);
     fk_sleep_ms(100); /* everything is at the head */
     band = 0;
@@ -487,17 +491,84 @@ static void test_c5(void)
     strm_close(fds[0]);
 }
 
-/* With arguments, only the cases named ("c1" .. "c5"). */
+/* ---- C.6: through fattach + connld ---- */
+static char c6_path[64];
+
+static int c6_child(void *arg)
+{
+    (void)arg;
+    char b[4];
+    if (hostile_become() != 0)
+        return 1;
+    int fd = strm_open(c6_path, O_RDWR);
+    if (!CHECK(fd >= 0))
+        return 1;
+    CHECK_EQ(strm_ioctl(fd, I_PUSH, "xsig"), 0);
+    cmd(fd, 'K', SIGKILL);
+    cmd(fd, 'K', SIGUSR1);
+    CHECK_EQ(strm_write(fd, "done", 4), 4);
+    CHECK(read_all(fd, b, 1, 5000));
+    strm_close(fd);
+    return 0;
+}
+
+static void test_c6(void)
+{
+    if (!hostile_can_switch()) {
+        hostile_skip("C.6 signals from another uid's connld client");
+        return;
+    }
+    long c0[XC_NCOUNTS], c1[XC_NCOUNTS];
+    char dir[] = "/tmp/xcrossXXXXXX", buf[4];
+    int p[2];
+    if (!CHECK(mkdtemp(dir) != NULL))
+        return;
+    CHECK_EQ(chmod(dir, 0755), 0);
+    snprintf(c6_path, sizeof(c6_path), "%s/srv", dir);
+    int f = open(c6_path, O_CREAT | O_RDWR, 0666);
+    CHECK(f >= 0);
+    close(f);
+    CHECK_EQ(chmod(c6_path, 0666), 0);
+    CHECK_EQ(strm_pipe(p), 0);
+    CHECK_EQ(strm_ioctl(p[1], I_PUSH, "connld"), 0);
+    CHECK_EQ(fattach(p[1], c6_path), 0);
+    counts(c0);
+    atomic_store(&nusr1, 0);
+    pid_t pid = child_start(c6_child, NULL);
+    struct strrecvfd r = {.fd = -1};
+    struct pollfd pf = {p[0], POLLIN, 0};
+    CHECK(strm_poll(&pf, 1, 5000) == 1);
+    CHECK_EQ(strm_ioctl(p[0], I_RECVFD, &r), 0);
+    CHECK_EQ(r.uid, HOSTILE_UID);
+    CHECK(r.fd >= 0 && read_all(r.fd, buf, 4, 5000) && memcmp(buf, "done", 4) == 0);
+    fk_sleep_ms(50);
+    CHECK_EQ(atomic_load(&nusr1), 0);
+    counts(c1);
+    CHECK_EQ(c1[XC_SIG_DROPPED] - c0[XC_SIG_DROPPED], 2);
+    if (r.fd >= 0)
+        CHECK_EQ(strm_write(r.fd, "x", 1), 1);
+    CHECK_EQ(child_wait(pid, CHILD_MS), 0);
+    if (r.fd >= 0)
+        strm_close(r.fd);
+    CHECK_EQ(fdetach(c6_path), 0);
+    strm_close(p[0]);
+    strm_close(p[1]);
+    unlink(c6_path);
+    rmdir(dir);
+}
+
+/* With arguments, only the cases named ("c1" .. "c6"). */
 int main(int argc, char **argv)
 {
     static const struct {
         const char *name;
         void (*fn)(void);
     } cases[] = {{"c1", test_c1}, {"c2", test_c2}, {"c3", test_c3}, {"c4", test_c4},
-                 {"c5", test_c5}};
+                 {"c5", test_c5}, {"c6", test_c6}};
     struct sigaction sa = {.sa_handler = on_usr1};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGUSR1, &sa, NULL);
+    sigaction(SIGUSR2, &sa, NULL);
     CHECK_EQ(register_strmod(&xsig_fmod), 0);
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
