@@ -14,7 +14,9 @@
  *        would allow them); data, a control part, band 3, a zero-length
  *        message still cross; the child's close is a hang-up (read 0).
  *   C.3  a signal record written straight into the ring by a same-uid peer,
- *        with no credential on the bell: dropped and counted.
+ *        with no credential on the bell: dropped and counted; an M_PASSFP
+ *        record with bytes (its descriptor sent on the bell): dropped and
+ *        counted, the data after it arrives (it was looked at for ever).
  *   C.4  (H) another uid's M_SETOPTS with SO_HIWAT 1 GiB, then the peer
  *        writes up to 300 MB non-blocking while the victim does not read:
  *        the victim's head keeps a high-water mark <= XC_HIWAT_MAX, its RSS
@@ -337,6 +339,26 @@ static int c3_child(void *arg)
     return 0;
 }
 
+/* C.3b: an M_PASSFP record with bytes, its descriptor on the bell */
+static int c3b_child(void *arg)
+{
+    (void)arg;
+    strm_close(fds[0]);
+    struct stdata *sd = ust_sd_peek(fds[1]);
+    struct ust_xend *xe = sd != NULL ? sd->sd_xend : NULL;
+    if (!CHECK(xe != NULL))
+        return 1;
+    struct iovec iov = {"junk", 4};
+    struct xring_msg m = {.type = M_PASSFP, .data_len = 4, .flags = XF_DATA, .aux = 0x1234};
+    CHECK_EQ(ust_xbell_sendfd(&xe->bell, 0, 0x1234), 0);
+    CHECK(xring_put(xe->xc->ch, xe->side, &m, &iov, 1) >= 0);
+    ust_xbell_ring(&xe->bell);
+    CHECK_EQ(strm_write(fds[1], "done", 4), 4);
+    char b;
+    strm_read(fds[1], &b, 1);
+    return 0;
+}
+
 static void test_c3(void)
 {
     long c0[XC_NCOUNTS], c1[XC_NCOUNTS];
@@ -351,6 +373,18 @@ static void test_c3(void)
     CHECK_EQ(atomic_load(&nusr1), 0);
     counts(c1);
     CHECK_EQ(c1[XC_SIG_DROPPED] - c0[XC_SIG_DROPPED], 1);
+    CHECK_EQ(strm_write(fds[0], "x", 1), 1);
+    CHECK_EQ(child_wait(pid, CHILD_MS), 0);
+    strm_close(fds[0]);
+
+    /* a malformed M_PASSFP (with bytes) is dropped, not looked at for ever */
+    pipe_fresh();
+    counts(c0);
+    pid = child_start(c3b_child, NULL);
+    strm_close(fds[1]);
+    CHECK(read_all(fds[0], buf, 4, 5000) && memcmp(buf, "done", 4) == 0);
+    counts(c1);
+    CHECK_EQ(c1[XC_MSG_DROPPED] - c0[XC_MSG_DROPPED], 1);
     CHECK_EQ(strm_write(fds[0], "x", 1), 1);
     CHECK_EQ(child_wait(pid, CHILD_MS), 0);
     strm_close(fds[0]);

@@ -319,7 +319,10 @@ static int record_take(queue_t *q, struct ust_xend *xe, mblk_t **out)
         }
         if (m.type < QPCTL && !bcanputnext(q, m.band))
             return -1;
-        if (m.type == M_PASSFP) {
+        /* An M_PASSFP record has no bytes; one with bytes is malformed (taken
+         * without buffers it would never be taken, and looked at for ever):
+         * it goes the general way, to be dropped (sd_xcross.c). */
+        if (m.type == M_PASSFP && m.ctl_len == 0 && m.data_len == 0) {
             r = passfp_take(q, xe, &m, out);
             if (r != 2)
                 return r;
