@@ -457,7 +457,9 @@ static void test_c4(void)
     CHECK(r[1] > 0);
     CHECK(rss1 - rss0 < 32 * 1024);
     struct stdata *sd = ust_sd_peek(fds[0]);
-    CHECK(sd != NULL && sd->sd_rq->q_hiwat <= XC_HIWAT_MAX);
+    size_t hiwat = 0;
+    CHECK(sd != NULL && strqget(sd->sd_rq, QHIWAT, 0, &hiwat) == 0); /* under its lock */
+    CHECK(hiwat > 0 && hiwat <= XC_HIWAT_MAX);
     counts(c1);
     CHECK(c1[XC_OPTS_FILTERED] - c0[XC_OPTS_FILTERED] >= 1);
     /* everything written arrives, intact */
