@@ -2,7 +2,7 @@
 /*
  * sd_xcross.h -- what may cross a split pipe (the table is at the top of
  * sd_xcross.c): private to the split pipe's files (sd_xpipe*.c), which call
- * it where a message becomes a ring record (ust_xcross_out) and where a
+ * it where a message becomes a ring record (ust_xcross_put) and where a
  * record becomes a message again (ust_xcross_in).  Everything in a record
  * is the far side's word: it may come from another user's process that
  * wrote the shared ring itself.
