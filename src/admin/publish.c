@@ -83,6 +83,7 @@
 #include <unistd.h>
 #include <ustreams_exec.h>
 
+#include "procs.h"
 #include "publish.h"
 #include "rundir.h"
 #include "sthead.h"
@@ -136,6 +137,10 @@ static void answer_one(char *cmd, FILE *f)
         if (nsf > 0)
             fprintf(f, "pipes split_failed=%ld (at fork: those pipes are EIO in the child)\n",
                     nsf);
+        long xc[3];
+        ust_xcross_counts(xc);
+        fprintf(f, "cross refused: signals=%ld messages=%ld setopts_filtered=%ld\n", xc[0], xc[1],
+                xc[2]);
     } else if (strcmp(word, "blocks") == 0) {
         struct ustreams_blockstats st;
         ustreams_blockstats(&st);

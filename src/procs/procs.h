@@ -23,4 +23,13 @@
  */
 void ust_procs_init(void);
 
+/*
+ * ust_xcross_counts -- what the far sides of this process's split pipes sent
+ *   and were refused (sd_xcross.c, "what may cross a split pipe"): out[0]
+ *   signals dropped (the kill(2) rule), out[1] messages dropped (types that
+ *   do not cross, oversized records), out[2] M_SETOPTS filtered.
+ *   Context: any thread; relaxed loads.
+ */
+void ust_xcross_counts(long out[3]);
+
 #endif /* UST_PROCS_H */

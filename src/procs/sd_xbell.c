@@ -110,6 +110,13 @@ static void parse(struct ust_xbell *b, const unsigned char *buf, size_t n, const
             b->cur_gid = gid;
             continue;
         }
+        /* A token whose bytes came from senders of other ids (a peer that
+         * sent half an 'F' to borrow the next sender's credentials): no
+         * credentials (the kernel never joins them in one read). */
+        if (uid != b->cur_uid || gid != b->cur_gid) {
+            b->cur_uid = (uid_t)-1;
+            b->cur_gid = (gid_t)-1;
+        }
         b->part[b->npart++ - 1] = buf[i];
         if (b->npart == 1 + XBELL_TOKEN) {
             uint32_t tok;

@@ -83,6 +83,7 @@
 #include <ustreams.h>
 
 #include "forksafe.h"
+#include "sd_xcross.h"
 #include "sd_xpipe.h"
 
 static ust_lock_t xp_lock = UST_LOCK_INIT; /* guards `ends`; leaf */
@@ -145,7 +146,11 @@ static int record_put(struct ust_xend *xe, mblk_t *mp)
         iov[n++].iov_len = (size_t)(b->b_wptr - b->b_rptr);
         m.data_len += (size_t)(b->b_wptr - b->b_rptr);
     }
-    int r = xring_put(xe->xc->ch, xe->side, &m, iov, n);
+    /* Other types go with what the far side needs to judge them
+     * (sd_xcross.c: a signal's credential, a flush's MSGNOLOOP); data
+     * pays one test. */
+    int r = m.type == M_DATA ? xring_put(xe->xc->ch, xe->side, &m, iov, n)
+                             : ust_xcross_put(xe, mp, &m, iov, n);
     if (r < 0)
         return r;
     if (r & XRING_WAKE_READER)
@@ -459,7 +464,7 @@ int ust_xpipe_sendfd(struct stdata *sd, int fd)
     /* The token tells the receiver which descriptor goes with which record
      * when several processes send on this side. */
     uint32_t token = (((uint32_t)ust_getpid() * 2654435761u) ^ atomic_fetch_add(&seq, 1)) &
-                     ~XP_PASS_BELL;
+                     ~(XP_PASS_BELL | XP_SIG_TOKEN); /* bit 30: signals' (sd_xcross.h) */
     fsd = ust_sd_get(fd, &err);
     if (fsd != NULL) { /* a stream of this process: through a relay */
         ust_sd_put(fsd);

@@ -107,8 +107,12 @@ int ust_xpipe_adopt(int memfd, int bell, int side, const cred_t *cr)
         xp_xchan_rele(xc);
         return -EINVAL;
     }
+    /* The kernel's credentials come with what the far side sends on it
+     * (signals and descriptors are judged by them, sd_xcross.c), even if
+     * the peer that made the pair did not ask for them. */
+    int on = 1;
     int fl = fcntl(bell, F_GETFL);
-    if (fl < 0 || fcntl(bell, F_SETFL, fl | O_NONBLOCK) != 0 || fcntl(bell, F_SETFD, FD_CLOEXEC) != 0) {
+    if (fl < 0 || setsockopt(bell, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) != 0 || fcntl(bell, F_SETFL, fl | O_NONBLOCK) != 0 || fcntl(bell, F_SETFD, FD_CLOEXEC) != 0) {
         close(bell);
         xp_xchan_rele(xc);
         return -EINVAL;

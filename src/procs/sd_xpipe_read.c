@@ -18,6 +18,7 @@
 
 #include <ustreams.h>
 
+#include "sd_xcross.h"
 #include "sd_xpipe.h"
 
 /* ------------------------------------------------------------------------ */
@@ -39,7 +40,9 @@ static void rsrv_again(void *arg)
 }
 
 /* The message the record m describes, with room for its bytes (not yet
- * copied), or NULL when out of memory. */
+ * copied), or NULL when out of memory.  Its type is the far side's word:
+ * once the bytes are in, ust_xcross_in (sd_xcross.c) judges every type but
+ * M_DATA of ordinary size before it goes up. */
 static mblk_t *record_msg(const struct xring_msg *m)
 {
     mblk_t *c = NULL, *d = NULL;
@@ -161,8 +164,8 @@ static int passfp_take(queue_t *q, struct ust_xend *xe, const struct xring_msg *
  * in-process pipe do; else (or when the head takes no deposit now) as a
  * message of its own.  *dp is the path to the head (valid 0: none); a plain
  * record needs one.  1 made a message (*out), 2 deposited or dropped. */
-static int small_up(const struct ust_sd_dpath *dp, const struct xring_msg *got,
-                    unsigned char *buf, mblk_t **out)
+static int small_up(struct ust_xend *xe, const struct ust_sd_dpath *dp,
+                    const struct xring_msg *got, unsigned char *buf, mblk_t **out)
 {
     mblk_t *mp;
     int plain = got->type == M_DATA && got->band == 0 && got->flags == XF_DATA &&
@@ -193,6 +196,8 @@ static int small_up(const struct ust_sd_dpath *dp, const struct xring_msg *got,
         memcpy(d->b_wptr, buf, got->data_len);
         d->b_wptr += got->data_len;
     }
+    if (got->type != M_DATA && (mp = ust_xcross_in(xe, got, mp)) == NULL)
+        return 2; /* refused (sd_xcross.c) */
     *out = mp;
     return 1;
 }
@@ -234,7 +239,7 @@ static int small_take(queue_t *q, struct ust_xend *xe, mblk_t **out)
     if (r & XRING_WAKE_WRITER)
         xp_bell_ring(xe);
     head_path(q, &dp);
-    return small_up(&dp, &got, buf, out);
+    return small_up(xe, &dp, &got, buf, out);
 }
 
 /* xring_take_batch's filter: plain small data records only (under the
@@ -292,7 +297,7 @@ static int small_batch(queue_t *q, struct ust_xend *xe)
             if (i == n)
                 break;
         }
-        if (small_up(&dp, &ms[i], w[i].iov_base, &mp) == 1)
+        if (small_up(xe, &dp, &ms[i], w[i].iov_base, &mp) == 1)
             putnext(q, mp);
     }
     return n;
@@ -314,7 +319,10 @@ static int record_take(queue_t *q, struct ust_xend *xe, mblk_t **out)
         }
         if (m.type < QPCTL && !bcanputnext(q, m.band))
             return -1;
-        if (m.type == M_PASSFP) {
+        /* An M_PASSFP record has no bytes; one with bytes is malformed (taken
+         * without buffers it would never be taken, and looked at for ever):
+         * it goes the general way, to be dropped (sd_xcross.c). */
+        if (m.type == M_PASSFP && m.ctl_len == 0 && m.data_len == 0) {
             r = passfp_take(q, xe, &m, out);
             if (r != 2)
                 return r;
@@ -356,6 +364,11 @@ static int record_take(queue_t *q, struct ust_xend *xe, mblk_t **out)
             d->b_wptr += m.data_len;
         if (r & XRING_WAKE_WRITER)
             xp_bell_ring(xe);
+        /* The one look at what the far side may cause here: data passes
+         * at the cost of this test (sd_xcross.c has the table). */
+        if ((m.type != M_DATA || m.ctl_len + m.data_len > XC_MSG_MAX) &&
+            (mp = ust_xcross_in(xe, &got, mp)) == NULL)
+            continue; /* refused and counted */
         *out = mp;
         return 1;
     }
