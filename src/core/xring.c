@@ -84,6 +84,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -99,9 +100,26 @@
 #include "xring_layout.h"
 #include "xring_priv.h"
 
+/*
+ * Bounds on waiting for the peer (xring.h "Trust"; docs/SECURITY.md lists
+ * them).  A lock word, like every word of the mapping, is a hint: a wait on
+ * it ends, and the ring is then broken (-EIO), when
+ *   - the word holds no possible pid (above XR_PID_MAX): at once;
+ *   - one hold (the word unchanged) lasts XR_HOLD_MS, or the wait as a whole
+ *     XR_WAIT_MS, whoever the holder is (a live pid written by the peer, a
+ *     zombie, a stopped process);
+ *   - after XR_DEAD_MS, the holder's pid is gone (kill -> ESRCH) or the
+ *     peer's descriptor (xring_set_peer: the bell) shows hang-up -- every
+ *     process of the other side has exited, zombies included.
+ * A legitimate holder holds a lock for a copy of at most XRING_MSG_MAX bytes.
+ */
 #define XR_SPINS    100 /* compare-and-swap rounds before sleeping on a lock */
 #define XR_SLICE_MS 10  /* a lock waiter's sleep slice */
 #define XR_DEAD_MS  50  /* wait this long before asking whether the holder lives */
+#define XR_HOLD_MS  500 /* one hold longer than this: the ring is broken */
+#define XR_WAIT_MS  1000 /* a wait longer than this: the ring is broken */
+#define XR_PID_MAX  4194304u /* PID_MAX_LIMIT: no pid is above it */
+#define XR_CAS_TRIES 64 /* compare-and-swap rounds on an arming word, at most */
 
 /* ------------------------------------------------------------ small helpers */
 
@@ -196,7 +214,10 @@ static uint32_t xr_arm_next_gen(uint32_t v)
 static int xr_arm_fire(uint32_t *w)
 {
     uint32_t v = __atomic_load_n(w, __ATOMIC_SEQ_CST); /* the Dekker load */
-    while (v & XR_ARM_COUNT) {
+    for (int i = 0; (v & XR_ARM_COUNT) != 0; i++) {
+        if (i == XR_CAS_TRIES)
+            return 1; /* the word keeps changing (a peer writing it): report, a
+                       * spurious wake-up at worst */
         if (__atomic_compare_exchange_n(w, &v, xr_arm_next_gen(v), 1, __ATOMIC_ACQ_REL,
                                         __ATOMIC_RELAXED))
             return 1;
@@ -208,7 +229,9 @@ static int xr_arm_fire(uint32_t *w)
 static void xr_arm_undo(uint32_t *w, uint32_t mine)
 {
     uint32_t v = __atomic_load_n(w, __ATOMIC_RELAXED);
-    while ((v >> 16) == (mine >> 16) && (v & XR_ARM_COUNT) != 0) {
+    /* Bounded: a count left behind costs one spurious report. */
+    for (int i = 0; i < XR_CAS_TRIES && (v >> 16) == (mine >> 16) && (v & XR_ARM_COUNT) != 0;
+         i++) {
         if (__atomic_compare_exchange_n(w, &v, v - 1, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
             return;
     }
@@ -243,22 +266,38 @@ static int64_t xr_snapshot(struct xring_chan *ch, int d)
 
 /* ------------------------------------------------------------------- locks */
 
+/* 1 if the peer side of `side` is gone as its descriptor shows (hang-up
+ * or error on the bell, xring_set_peer), 0 if not or unknown. */
+static int xr_peer_gone(struct xring_chan *ch, int side)
+{
+    int fd = __atomic_load_n(&ch->peer_fd[side], __ATOMIC_RELAXED);
+    if (fd < 0)
+        return 0;
+    struct pollfd p = {fd, POLLRDHUP, 0};
+    return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR)) != 0;
+}
+
 /*
- * xr_lock -- take lock word w of ring d.
- *   Context: any thread; may sleep (futex) while the word is held.
- *   Returns 0 (held), or -EIO: the ring is broken, or became so because the
- *   holder's process died while we waited.
+ * xr_lock -- take lock word w of ring d, for side `side` of this process
+ *   (the producer lock of ring d: side d; the consumer lock: side !d).
+ *   Context: any thread.  nowait: spin a little, never sleep (-EBUSY when
+ *   the word stays held).  Else may sleep (futex) while the word is held,
+ *   within the bounds at the top: every round of the loop either spins
+ *   (XR_SPINS at most) or sleeps a slice, and the clock bounds the slices.
+ *   Returns 0 (held), -EBUSY (nowait, held by someone), -ECANCELED (side's
+ *   waits were cancelled: xring_cancel), or -EIO: the ring is broken, or
+ *   became so (corrupt word, holder dead or the peer gone, held too long).
  */
-static int xr_lock(struct xring_chan *ch, int d, uint32_t *w)
+static int xr_lock(struct xring_chan *ch, int d, uint32_t *w, int side, int nowait)
 {
     uint32_t me = (uint32_t)ust_getpid() & XRING_LOCK_PID;
-    uint32_t v = 0;
-    struct timespec t0;
-    int spins = 0, slept = 0;
+    uint32_t v = 0, held = 0;
+    struct timespec t0, th;
+    int slept = 0;
 
     if (__atomic_compare_exchange_n(w, &v, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
         return 0;
-    for (;;) {
+    for (unsigned i = 0;; i++) {
         if (xr_is_broken(ch, d))
             return -EIO;
         v = __atomic_load_n(w, __ATOMIC_RELAXED);
@@ -267,28 +306,42 @@ static int xr_lock(struct xring_chan *ch, int d, uint32_t *w)
             uint32_t nv = me | (slept ? XRING_LOCK_WAITERS : (v & XRING_LOCK_WAITERS));
             if (__atomic_compare_exchange_n(w, &v, nv, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
                 return 0;
-            continue;
+            if (i < XR_SPINS)
+                continue;
+            v = __atomic_load_n(w, __ATOMIC_RELAXED);
+        } else if ((v & XRING_LOCK_PID) > XR_PID_MAX) {
+            return xr_break(ch, d); /* no process: the peer wrote it */
         }
-        if (spins++ < XR_SPINS) {
+        if (i < XR_SPINS) {
 #if defined(__x86_64__) || defined(__i386__)
             __builtin_ia32_pause();
 #endif
             continue;
         }
-        if (!(v & XRING_LOCK_WAITERS)) {
-            if (!__atomic_compare_exchange_n(w, &v, v | XRING_LOCK_WAITERS, 0, __ATOMIC_RELAXED,
-                                             __ATOMIC_RELAXED))
-                continue;
+        if (nowait)
+            return -EBUSY;
+        if (__atomic_load_n(&ch->cancel[side], __ATOMIC_RELAXED))
+            return -ECANCELED;
+        if ((v & XRING_LOCK_PID) != 0 && !(v & XRING_LOCK_WAITERS) &&
+            __atomic_compare_exchange_n(w, &v, v | XRING_LOCK_WAITERS, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED))
             v |= XRING_LOCK_WAITERS;
+        if (!slept || v != held) { /* a new hold: its own clock */
+            clock_gettime(CLOCK_MONOTONIC, &th);
+            held = v;
         }
         if (!slept)
-            clock_gettime(CLOCK_MONOTONIC, &t0);
+            t0 = th;
         slept = 1;
         struct timespec slice = {0, XR_SLICE_MS * 1000000L};
         xr_futex(w, FUTEX_WAIT, v, &slice);
-        if (xr_ms_since(&t0) >= XR_DEAD_MS) {
+        long hold_ms = xr_ms_since(&th), wait_ms = xr_ms_since(&t0);
+        if (hold_ms >= XR_HOLD_MS || wait_ms >= XR_WAIT_MS)
+            return xr_break(ch, d);
+        if (wait_ms >= XR_DEAD_MS) {
             pid_t holder = (pid_t)(__atomic_load_n(w, __ATOMIC_RELAXED) & XRING_LOCK_PID);
-            if (holder != 0 && kill(holder, 0) == -1 && errno == ESRCH)
+            if ((holder != 0 && kill(holder, 0) == -1 && errno == ESRCH) ||
+                xr_peer_gone(ch, side))
                 return xr_break(ch, d);
         }
     }
@@ -303,7 +356,9 @@ static void xr_unlock(uint32_t *w)
 
 /* ---------------------------------------------------------------- producing */
 
-int xring_put_begin(struct xring_chan *ch, int dir, const struct xring_msg *m, struct xring_wr *w)
+/* xring_put_begin, or xring_put_begin_try (nowait: never sleeps on the lock). */
+static int xr_put_begin(struct xring_chan *ch, int dir, const struct xring_msg *m,
+                        struct xring_wr *w, int nowait)
 {
     if (!xr_dir_ok(ch, dir) || !m || !w)
         return -EINVAL;
@@ -316,7 +371,7 @@ int xring_put_begin(struct xring_chan *ch, int dir, const struct xring_msg *m, s
     if (__atomic_load_n(&c->x_shut, __ATOMIC_ACQUIRE))
         return -EPIPE;
     uint32_t len = (uint32_t)xring_reclen(body);
-    int err = xr_lock(ch, dir, &c->x_plock);
+    int err = xr_lock(ch, dir, &c->x_plock, dir, nowait);
     if (err != 0)
         return err;
     uint32_t tail = __atomic_load_n(&c->x_tail, __ATOMIC_RELAXED);
@@ -364,6 +419,17 @@ fail:
     return err;
 }
 
+int xring_put_begin(struct xring_chan *ch, int dir, const struct xring_msg *m, struct xring_wr *w)
+{
+    return xr_put_begin(ch, dir, m, w, 0);
+}
+
+int xring_put_begin_try(struct xring_chan *ch, int dir, const struct xring_msg *m,
+                        struct xring_wr *w)
+{
+    return xr_put_begin(ch, dir, m, w, 1);
+}
+
 int xring_put_end(struct xring_chan *ch, struct xring_wr *w, int commit)
 {
     struct xring_ctl *c = ch->ctl[w->dir];
@@ -379,8 +445,8 @@ int xring_put_end(struct xring_chan *ch, struct xring_wr *w, int commit)
     return xr_arm_fire(&c->x_rd_armed) ? XRING_WAKE_READER : 0;
 }
 
-int xring_put(struct xring_chan *ch, int dir, const struct xring_msg *m, const struct iovec *iov,
-              int iovcnt)
+static int xr_put(struct xring_chan *ch, int dir, const struct xring_msg *m, const struct iovec *iov,
+                  int iovcnt, int nowait)
 {
     size_t total = 0;
     struct xring_wr w;
@@ -394,7 +460,7 @@ int xring_put(struct xring_chan *ch, int dir, const struct xring_msg *m, const s
     }
     if (total != (uint64_t)m->ctl_len + m->data_len)
         return -EINVAL;
-    int err = xring_put_begin(ch, dir, m, &w);
+    int err = xr_put_begin(ch, dir, m, &w, nowait);
     if (err != 0)
         return err;
     /* The body into the record's one or two pieces. */
@@ -416,6 +482,18 @@ int xring_put(struct xring_chan *ch, int dir, const struct xring_msg *m, const s
         }
     }
     return xring_put_end(ch, &w, 1);
+}
+
+int xring_put(struct xring_chan *ch, int dir, const struct xring_msg *m, const struct iovec *iov,
+              int iovcnt)
+{
+    return xr_put(ch, dir, m, iov, iovcnt, 0);
+}
+
+int xring_put_try(struct xring_chan *ch, int dir, const struct xring_msg *m,
+                  const struct iovec *iov, int iovcnt)
+{
+    return xr_put(ch, dir, m, iov, iovcnt, 1);
 }
 
 /* ---------------------------------------------------------------- consuming */
@@ -497,7 +575,7 @@ int xring_peek(struct xring_chan *ch, int dir, struct xring_msg *m)
     if (xr_is_broken(ch, dir))
         return -EIO;
     struct xring_ctl *c = ch->ctl[dir];
-    int rc = xr_lock(ch, dir, &c->x_clock);
+    int rc = xr_lock(ch, dir, &c->x_clock, !dir, 0);
     if (rc != 0)
         return rc;
     rc = xr_next(ch, dir, &r, &head);
@@ -518,7 +596,7 @@ int xring_take(struct xring_chan *ch, int dir, struct xring_msg *m, void *ctl, s
     if (xr_is_broken(ch, dir))
         return -EIO;
     struct xring_ctl *c = ch->ctl[dir];
-    int rc = xr_lock(ch, dir, &c->x_clock);
+    int rc = xr_lock(ch, dir, &c->x_clock, !dir, 0);
     if (rc != 0)
         return rc;
     rc = xr_next(ch, dir, &r, &head);
@@ -561,7 +639,7 @@ int xring_take_batch(struct xring_chan *ch, int dir, struct xring_msg *ms, int m
     if (xr_is_broken(ch, dir))
         return -EIO;
     struct xring_ctl *c = ch->ctl[dir];
-    int rc = xr_lock(ch, dir, &c->x_clock);
+    int rc = xr_lock(ch, dir, &c->x_clock, !dir, 0);
     if (rc != 0)
         return rc;
     uint32_t h = __atomic_load_n(&c->x_head, __ATOMIC_RELAXED);
@@ -712,6 +790,18 @@ int xring_is_shut(struct xring_chan *ch, int dir)
     if (!xr_dir_ok(ch, dir))
         return 0;
     return __atomic_load_n(&ch->ctl[dir]->x_shut, __ATOMIC_ACQUIRE) != 0;
+}
+
+void xring_set_peer(struct xring_chan *ch, int side, int fd)
+{
+    if (xr_dir_ok(ch, side))
+        __atomic_store_n(&ch->peer_fd[side], fd, __ATOMIC_RELAXED);
+}
+
+void xring_cancel(struct xring_chan *ch, int side)
+{
+    if (xr_dir_ok(ch, side))
+        __atomic_store_n(&ch->cancel[side], 1, __ATOMIC_RELAXED);
 }
 
 int xring_broken(struct xring_chan *ch, int dir)

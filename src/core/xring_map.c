@@ -34,6 +34,7 @@ static int xr_map(int fd, size_t total, uint32_t size, uint32_t hiwat, uint32_t 
     }
     struct xring_hdr *h = map;
     ch->fd = fd;
+    ch->peer_fd[0] = ch->peer_fd[1] = -1; /* none until xring_set_peer */
     ch->map = map;
     ch->map_len = total;
     ch->size = size;

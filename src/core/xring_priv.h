@@ -24,6 +24,9 @@ struct xring_chan {
     struct xring_ctl *ctl[2]; /* ring d's control block in the mapping */
     unsigned char *data[2];   /* ring d's data area in the mapping */
     int broken[2];            /* any thread (atomic): ring d found inconsistent; never cleared */
+    int peer_fd[2];           /* any thread (atomic): side s's peer descriptor, or -1
+                               * (xring_set_peer): lock waiters of side s look at it */
+    int cancel[2];            /* any thread (atomic): side s's lock waits are cancelled */
     uint64_t put_seen[2];     /* ring d's producer lock: x_tail after this process's last
                                * put << 32 | the x_head it saw.  While x_tail is still
                                * that (nobody else has put since), the room that head

@@ -24,6 +24,9 @@ enum {
     XP_BATCH = 64,        /* small records taken at one hold of the ring's lock */
     XP_BATCH_BYTES = 4096, /* their data bytes at most */
     XF_DATA = 1,          /* the record has a data part (even an empty one) */
+    XP_RSRV_ROUNDS = 16,  /* rounds of one read service run that find "data there"
+                           * yet take nothing, at most (then a look again in a tick) */
+    XP_TAKE_TRIES = 64,   /* peek/take races in one record_take, at most */
     XP_PASS_STREAM = 2,   /* an M_PASSFP record of a stream: two descriptors, the
                            * access mode in flags bits 8-9 (sd_xpipe.c sendfd_stream) */
 };
@@ -53,6 +56,9 @@ struct ust_xend {
     _Atomic timeout_id_t wtid;     /* a look again at the ring's room is pending (wsrv_again):
                                     * set by the write service procedure, cleared by the
                                     * timeout or the close */
+    _Atomic timeout_id_t rtid;     /* the read service procedure's look again after a run
+                                    * that hit its bound (sd_xpipe_read.c): set by it,
+                                    * cleared by the timeout or the close */
     int kick;                      /* xp_lock: split before a fork, not yet looked at */
     int watched;                   /* xp_lock: the bell is registered with the epoll thread */
 };
