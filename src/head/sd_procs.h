@@ -114,7 +114,9 @@ int ust_xpipe_reader(struct stdata *sd, int how);
  *   Context: the writer's thread, inside a call, no lock held.
  *   Returns 1 written; 0 not taken, nothing of u consumed (the caller takes
  *   the normal path, which queues, flow-controls and reports errors);
- *   -EFAULT (a bad buffer: nothing written).
+ *   -EFAULT (a bad buffer: nothing written); for a write of any size:
+ *   -EIO (the ring is broken), -EPIPE (the peer side is gone, or shut our
+ *   ring), -EAGAIN (non-blocking, and the ring's lock is held: xring.h).
  */
 int ust_xpipe_write(struct stdata *sd, struct ust_sd_uio *u, size_t n);
 /* A split end's last close (ust_pipe_teardown, sd_plumb held). */

@@ -243,9 +243,17 @@ int ust_xpipe_write(struct stdata *sd, struct ust_sd_uio *u, size_t n)
         return 0;
     /* A ring the peer broke: the write fails here, whatever its size, rather
      * than be dropped below after the head reported it written. */
-    if (xring_broken(xe->xc->ch, xe->side))
+    if (xring_broken(xe->xc->ch, xe->side)) {
+        if (!atomic_exchange(&xe->gone, 1))
+            qenable(xe->rq); /* this end hangs up */
         return -EIO;
-    if (n > XP_SMALL || atomic_load(&xe->gone) || atomic_load(&xe->backlog) != 0)
+    }
+    /* The peer side gone (its M_HANGUP may not be up yet), or our ring shut
+     * (only a peer shuts one): EPIPE, as the head answers a hung-up pipe,
+     * rather than a write reported done and dropped by wput. */
+    if (atomic_load(&xe->gone) || xring_is_shut(xe->xc->ch, xe->side))
+        return -EPIPE;
+    if (n > XP_SMALL || atomic_load(&xe->backlog) != 0)
         return 0;
     /* The path: the pipe pair right below the head, procedures on. */
     unsigned long gen = ust_plumb_gen_now();
@@ -260,8 +268,13 @@ int ust_xpipe_write(struct stdata *sd, struct ust_sd_uio *u, size_t n)
                : xring_put_begin(xe->xc->ch, xe->side, &m, &w);
     if (b == -EBUSY)
         return -EAGAIN;
-    if (b == -EIO)
-        return -EIO;
+    if (b == -EIO || b == -EPIPE) {
+        /* Broken or shut just now: this end hangs up (the read service
+         * procedure sends M_HANGUP once what is queued for us went up). */
+        atomic_store(&xe->gone, 1);
+        qenable(xe->rq);
+        return b;
+    }
     if (b != 0)
         return 0; /* full, shut, cancelled: the normal path queues it, or finds out */
     int err = ust_plumb_gen_now() != gen ? EAGAIN : 0; /* plumbed meanwhile */
