@@ -35,13 +35,15 @@
  *   Locks.  A lock word is 0 or the holder's pid, plus XRING_LOCK_WAITERS
  *   when someone may sleep on it (FUTEX_WAIT, shared: the two processes map
  *   the same file, so the futex key is the file page).  Unlocking exchanges
- *   0 in and FUTEX_WAKEs only if the waiters bit was set.  A waiter sleeps in
- *   slices of XR_SLICE_MS; once it has waited XR_DEAD_MS it asks after every
- *   slice whether the holder's pid still exists (kill(pid, 0) -> ESRCH): a
+ *   0 in and FUTEX_WAKEs only if the waiters bit was set.  A waiter spins a
+ *   little, then sleeps in slices; the word is a hint, never a reason to
+ *   wait for ever (the bounds below, "Bounds on waiting for the peer"): a
  *   holder that died in the middle of a put or take leaves the ring in an
- *   unknown state, so the ring is marked broken and every waiter returns
- *   -EIO.  A pid reused by an unrelated process in the meantime is not
- *   detected (the waiter then waits for that process).  Pids are compared
+ *   unknown state, and one that holds too long may be a peer that wrote a
+ *   live pid (1, ours) into the word; either way the ring is marked broken
+ *   and every waiter returns -EIO.  A non-blocking caller (xring_put_try)
+ *   never sleeps: -EBUSY.  A closing side cancels its waiters
+ *   (xring_cancel: -ECANCELED).  Pids are compared
  *   as this process sees them: the processes sharing a channel must be in
  *   one pid namespace.  These are not the executive's ust_lock_t: a
  *   process-shared robust pthread mutex would keep glibc's own state (and
@@ -105,21 +107,43 @@
  * them).  A lock word, like every word of the mapping, is a hint: a wait on
  * it ends, and the ring is then broken (-EIO), when
  *   - the word holds no possible pid (above XR_PID_MAX): at once;
- *   - one hold (the word unchanged) lasts XR_HOLD_MS, or the wait as a whole
- *     XR_WAIT_MS, whoever the holder is (a live pid written by the peer, a
- *     zombie, a stopped process);
- *   - after XR_DEAD_MS, the holder's pid is gone (kill -> ESRCH) or the
+ *   - one hold (the word unchanged) lasts hold_ms (500), or the wait as a
+ *     whole wait_ms (1000), whoever the holder is (a live pid written by the
+ *     peer, a zombie, a stopped process);
+ *   - after dead_ms (50), the holder's pid is gone (kill -> ESRCH) or the
  *     peer's descriptor (xring_set_peer: the bell) shows hang-up -- every
  *     process of the other side has exited, zombies included.
  * A legitimate holder holds a lock for a copy of at most XRING_MSG_MAX bytes.
+ * Defaults below (xr_bounds); the slice is how often a waiter looks.
  */
 #define XR_SPINS    100 /* compare-and-swap rounds before sleeping on a lock */
-#define XR_SLICE_MS 10  /* a lock waiter's sleep slice */
-#define XR_DEAD_MS  50  /* wait this long before asking whether the holder lives */
-#define XR_HOLD_MS  500 /* one hold longer than this: the ring is broken */
-#define XR_WAIT_MS  1000 /* a wait longer than this: the ring is broken */
 #define XR_PID_MAX  4194304u /* PID_MAX_LIMIT: no pid is above it */
 #define XR_CAS_TRIES 64 /* compare-and-swap rounds on an arming word, at most */
+
+/* The time bounds (ms), changed only by tests (xring_test_bounds). */
+static struct xring_bounds xr_bounds = {
+    .slice_ms = 10, /* a lock waiter's sleep slice */
+    .dead_ms = 50,  /* wait this long before asking whether the holder lives */
+    .hold_ms = 500, /* one hold longer than this: the ring is broken */
+    .wait_ms = 1000, /* a wait longer than this: the ring is broken */
+};
+
+/* Rounds of the loops over shared words, this thread's (xring_test_steps). */
+static __thread unsigned long xr_steps;
+#define XR_STEP() (xr_steps++)
+
+void xring_test_bounds(const struct xring_bounds *b)
+{
+    static const struct xring_bounds defaults = {10, 50, 500, 1000};
+    xr_bounds = b != NULL ? *b : defaults;
+    if (xr_bounds.slice_ms < 1)
+        xr_bounds.slice_ms = 1;
+}
+
+unsigned long xring_test_steps(void)
+{
+    return xr_steps;
+}
 
 /* ------------------------------------------------------------ small helpers */
 
@@ -215,6 +239,7 @@ static int xr_arm_fire(uint32_t *w)
 {
     uint32_t v = __atomic_load_n(w, __ATOMIC_SEQ_CST); /* the Dekker load */
     for (int i = 0; (v & XR_ARM_COUNT) != 0; i++) {
+        XR_STEP();
         if (i == XR_CAS_TRIES)
             return 1; /* the word keeps changing (a peer writing it): report, a
                        * spurious wake-up at worst */
@@ -232,6 +257,7 @@ static void xr_arm_undo(uint32_t *w, uint32_t mine)
     /* Bounded: a count left behind costs one spurious report. */
     for (int i = 0; i < XR_CAS_TRIES && (v >> 16) == (mine >> 16) && (v & XR_ARM_COUNT) != 0;
          i++) {
+        XR_STEP();
         if (__atomic_compare_exchange_n(w, &v, v - 1, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
             return;
     }
@@ -254,6 +280,7 @@ static int64_t xr_snapshot(struct xring_chan *ch, int d)
     struct xring_ctl *c = ch->ctl[d];
 
     for (int i = 0; i < XR_SNAP_TRIES; i++) {
+        XR_STEP();
         uint32_t head = __atomic_load_n(&c->x_head, __ATOMIC_SEQ_CST);
         uint32_t tail = __atomic_load_n(&c->x_tail, __ATOMIC_SEQ_CST);
         if (__atomic_load_n(&c->x_head, __ATOMIC_SEQ_CST) != head)
@@ -298,6 +325,7 @@ static int xr_lock(struct xring_chan *ch, int d, uint32_t *w, int side, int nowa
     if (__atomic_compare_exchange_n(w, &v, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
         return 0;
     for (unsigned i = 0;; i++) {
+        XR_STEP();
         if (xr_is_broken(ch, d))
             return -EIO;
         v = __atomic_load_n(w, __ATOMIC_RELAXED);
@@ -333,12 +361,13 @@ static int xr_lock(struct xring_chan *ch, int d, uint32_t *w, int side, int nowa
         if (!slept)
             t0 = th;
         slept = 1;
-        struct timespec slice = {0, XR_SLICE_MS * 1000000L};
+        struct timespec slice = {xr_bounds.slice_ms / 1000,
+                                 (xr_bounds.slice_ms % 1000) * 1000000L};
         xr_futex(w, FUTEX_WAIT, v, &slice);
         long hold_ms = xr_ms_since(&th), wait_ms = xr_ms_since(&t0);
-        if (hold_ms >= XR_HOLD_MS || wait_ms >= XR_WAIT_MS)
+        if (hold_ms >= xr_bounds.hold_ms || wait_ms >= xr_bounds.wait_ms)
             return xr_break(ch, d);
-        if (wait_ms >= XR_DEAD_MS) {
+        if (wait_ms >= xr_bounds.dead_ms) {
             pid_t holder = (pid_t)(__atomic_load_n(w, __ATOMIC_RELAXED) & XRING_LOCK_PID);
             if ((holder != 0 && kill(holder, 0) == -1 && errno == ESRCH) ||
                 xr_peer_gone(ch, side))

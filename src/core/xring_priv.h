@@ -34,4 +34,16 @@ struct xring_chan {
                                * consumer's line) is read only when it shows too little */
 };
 
+/* ---- for tests and fuzzers only ---- */
+/* The time bounds of a lock wait (xring.c, top), in ms; NULL: the defaults
+ * (slice 10, dead 50, hold 500, wait 1000).  Not thread-safe: call before
+ * any channel is used. */
+struct xring_bounds {
+    int slice_ms, dead_ms, hold_ms, wait_ms;
+};
+void xring_test_bounds(const struct xring_bounds *b);
+/* Rounds this thread has made in xring.c's loops over shared words (lock
+ * waits, snapshots, arming compare-and-swaps): a call's steps are bounded. */
+unsigned long xring_test_steps(void);
+
 #endif /* UST_XRING_PRIV_H */
