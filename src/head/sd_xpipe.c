@@ -334,8 +334,13 @@ int ust_xpipe_wsrv(queue_t *q)
                 atomic_store(&xe->wtid, qtimeout(q, wsrv_again, q, WSRV_RECHECK));
             return 0;
         }
-        if (r != 0)
+        if (r != 0) {
             freemsg(mp);
+            /* Broken (EIO), shut (EPIPE): the end hangs up, and the writer's
+             * next call fails (ust_xpipe_write). */
+            if ((r == -EIO || r == -EPIPE) && !atomic_exchange(&xe->gone, 1))
+                qenable(xe->rq);
+        }
         atomic_fetch_sub(&xe->backlog, 1);
     }
     return 0;
