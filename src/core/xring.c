@@ -4,7 +4,8 @@
  * memfd mapping (interface: xring.h, layout: xring_layout.h).
  *
  * Files: this one puts, takes and arms; xring_map.c makes, attaches and
- * destroys channels; xring_priv.h is the handle.
+ * destroys channels, and rings, shuts and cancels; xring_priv.h is the
+ * handle.
  *
  * Principles of operation
  *
@@ -146,16 +147,6 @@ unsigned long xring_test_steps(void)
 }
 
 /* ------------------------------------------------------------ small helpers */
-
-static long xr_futex(uint32_t *w, int op, uint32_t val, const struct timespec *ts)
-{
-    return syscall(SYS_futex, w, op, (unsigned long)val, ts, NULL, 0);
-}
-
-static int xr_dir_ok(const struct xring_chan *ch, int dir)
-{
-    return ch != NULL && (dir == 0 || dir == 1);
-}
 
 static long xr_ms_since(const struct timespec *t0)
 {
@@ -766,71 +757,12 @@ int xring_arm_writer(struct xring_chan *ch, int dir)
 
 /* ------------------------------------------------------- doorbells, state */
 
-uint32_t xring_bell_value(struct xring_chan *ch, int dir)
-{
-    if (!xr_dir_ok(ch, dir))
-        return 0;
-    return __atomic_load_n(&ch->ctl[dir]->x_bell, __ATOMIC_ACQUIRE);
-}
-
-int xring_wait(struct xring_chan *ch, int dir, uint32_t seen, int timeout_ms)
-{
-    struct timespec ts, *tp = NULL;
-
-    if (!xr_dir_ok(ch, dir))
-        return -EINVAL;
-    if (timeout_ms >= 0) {
-        ts.tv_sec = timeout_ms / 1000;
-        ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
-        tp = &ts;
-    }
-    if (xr_futex(&ch->ctl[dir]->x_bell, FUTEX_WAIT, seen, tp) != 0 && errno == EINTR)
-        return -EINTR;
-    return 0;
-}
-
-void xring_ring(struct xring_chan *ch, int dir)
-{
-    if (!xr_dir_ok(ch, dir))
-        return;
-    uint32_t *bell = &ch->ctl[dir]->x_bell;
-    __atomic_fetch_add(bell, 1, __ATOMIC_RELEASE);
-    xr_futex(bell, FUTEX_WAKE, INT_MAX, NULL);
-}
-
 uint32_t xring_queued(struct xring_chan *ch, int dir)
 {
     if (!xr_dir_ok(ch, dir) || xr_is_broken(ch, dir))
         return 0;
     int64_t q = xr_snapshot(ch, dir);
     return q < 0 ? 0 : (uint32_t)q;
-}
-
-void xring_shut(struct xring_chan *ch, int dir)
-{
-    if (!xr_dir_ok(ch, dir))
-        return;
-    __atomic_store_n(&ch->ctl[dir]->x_shut, 1, __ATOMIC_RELEASE);
-    xring_ring(ch, dir);
-}
-
-int xring_is_shut(struct xring_chan *ch, int dir)
-{
-    if (!xr_dir_ok(ch, dir))
-        return 0;
-    return __atomic_load_n(&ch->ctl[dir]->x_shut, __ATOMIC_ACQUIRE) != 0;
-}
-
-void xring_set_peer(struct xring_chan *ch, int side, int fd)
-{
-    if (xr_dir_ok(ch, side))
-        __atomic_store_n(&ch->peer_fd[side], fd, __ATOMIC_RELAXED);
-}
-
-void xring_cancel(struct xring_chan *ch, int side)
-{
-    if (xr_dir_ok(ch, side))
-        __atomic_store_n(&ch->cancel[side], 1, __ATOMIC_RELAXED);
 }
 
 int xring_broken(struct xring_chan *ch, int dir)

@@ -7,8 +7,12 @@
 #ifndef UST_XRING_PRIV_H
 #define UST_XRING_PRIV_H
 
+#include <linux/futex.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "xring_layout.h"
 
@@ -33,6 +37,16 @@ struct xring_chan {
                                * shows is never more than there is: x_head (the
                                * consumer's line) is read only when it shows too little */
 };
+
+static inline long xr_futex(uint32_t *w, int op, uint32_t val, const struct timespec *ts)
+{
+    return syscall(SYS_futex, w, op, (unsigned long)val, ts, NULL, 0);
+}
+
+static inline int xr_dir_ok(const struct xring_chan *ch, int dir)
+{
+    return ch != NULL && (dir == 0 || dir == 1);
+}
 
 /* ---- for tests and fuzzers only ---- */
 /* The time bounds of a lock wait (xring.c, top), in ms; NULL: the defaults
