@@ -523,8 +523,16 @@ static void fx_put_inplace(struct fx *x, struct xring_chan *ch, int hi, int d, s
     fx_snap_check(x, fx_snap, d, "put_begin: the copy landed elsewhere");
 
     int poked = fz_pick(z, 8) == 0;
-    if (poked)
+    if (poked) {
         fx_poke(x, z); /* the peer, while the record is being written */
+        /* What the peer wrote into the lock words is the peer's (our pid
+         * included), but for the producer lock we hold: put_end frees it. */
+        for (int r = 0; r < 2; r++) {
+            if (r != d)
+                x->pre_lock[r][0] = fx_ld(&fx_ctl(x, r)->x_plock);
+            x->pre_lock[r][1] = fx_ld(&fx_ctl(x, r)->x_clock);
+        }
+    }
     int commit = fz_pick(z, 4) != 0;
     rc = xring_put_end(ch, &w, commit);
     if (commit ? (rc != 0 && rc != XRING_WAKE_READER) : rc != 0)
