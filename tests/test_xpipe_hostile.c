@@ -11,8 +11,8 @@
  * The attacker writes words of the ring's control blocks (both rings, so the
  * case does not depend on which side is which), says so on a kernel pipe,
  * then lives on until told or exits; in H.1 and H.2 it first holds the
- * consumer locks and writes a record through the library, so that the
- * victim's read side meets the held lock too.
+ * consumer locks and puts a record in by hand, so that the victim's read
+ * side meets the held lock too.  The attacker never calls the library.
  *
  *   H.1 lock words = 1 (pid 1, alive: kill(1, 0) succeeds).
  *   H.2 lock words = the attacker's pid, then it exits and stays a zombie
@@ -50,6 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <ustreams.h>
+#include <sys/stream.h>
 
 #include "check.h"
 #include "fork_util.h"
@@ -101,20 +102,30 @@ static void store(uint32_t *w, uint32_t v)
 
 /* The attacker: scribble, report on `ready`, then wait for `go` to close
  * (or exit at once: the zombie case). */
-static void attacker(int kind, int fd, int ready, int go)
+static void attacker(int kind, int ready, int go)
 {
     struct xring_hdr *h = find_ring();
     if (h == NULL)
         _exit(3);
     if (kind == H_LOCK_LIVE || kind == H_LOCK_ZOMBIE) {
-        /* The victim's consumer lock first, then a record for it to take
-         * (through the library: its producer lock is still free), so that
-         * the victim's read side must face the held lock. */
+        /* The consumer locks held, then a record for the victim to take
+         * (written by hand, as xring_layout.h says: the attacker does not
+         * use the library), so that its read side must face the held lock. */
         uint32_t v = kind == H_LOCK_LIVE ? 1u : (uint32_t)getpid();
-        store(&h->h_ring[0].x_clock, v);
-        store(&h->h_ring[1].x_clock, v);
-        if (strm_write(fd, "bait", 4) != 4)
-            _exit(5);
+        for (int d = 0; d < 2; d++) {
+            struct xring_ctl *c = &h->h_ring[d];
+            store(&c->x_clock, v);
+            uint32_t size = h->h_ring_bytes, t = c->x_tail;
+            unsigned char *area = (unsigned char *)h + XRING_HDR_BYTES + (size_t)d * size;
+            struct xring_rec r = {.r_len = (uint32_t)xring_reclen(4), .r_type = M_DATA,
+                                  .r_flags = 1 /* sd_xpipe.h XF_DATA */, .r_data_len = 4};
+            unsigned char rec[32] = {0};
+            memcpy(rec, &r, sizeof(r));
+            memcpy(rec + sizeof(r), "bait", 4);
+            for (uint32_t i = 0; i < r.r_len; i++)
+                area[(t + i) & (size - 1)] = rec[i];
+            store(&c->x_tail, t + r.r_len);
+        }
     }
     for (int d = 0; d < 2; d++) {
         struct xring_ctl *c = &h->h_ring[d];
@@ -181,7 +192,7 @@ static int victim(void *arg)
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         close(ready[0]);
         close(go[1]);
-        attacker(kind, fds[1], ready[1], go[0]);
+        attacker(kind, ready[1], go[0]);
     }
     CHECK(pid > 0);
     close(ready[1]);
