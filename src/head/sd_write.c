@@ -438,8 +438,11 @@ ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt)
         int r = ust_sd_procs()->xpipe_write(sd, &u, total);
         if (r == 1)
             return (ssize_t)total;
-        if (r < 0)
-            return r;
+        if (r < 0) { /* EPIPE (peer gone), EIO (ring broken), EAGAIN, EFAULT */
+            if (r == -EPIPE && (__atomic_load_n(&sd->sd_wropt, __ATOMIC_RELAXED) & SNDPIPE))
+                pthread_kill(pthread_self(), SIGPIPE);
+            return ust_sd_wresult(0, -r, &p);
+        }
         ust_lock(&sd->sd_lock);
     }
     /* The first message's flow control. */

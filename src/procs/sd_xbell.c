@@ -40,7 +40,7 @@
 #include "sd_xbell.h"
 #include "sthead.h"
 
-enum { XBELL_TOKEN = 4, XBELL_CMSG_FDS = 8 };
+enum { XBELL_TOKEN = 4, XBELL_CMSG_FDS = 8, XBELL_READS = 256 /* reads per drain, at most */ };
 
 int ust_xbell_ring(struct ust_xbell *b)
 {
@@ -138,7 +138,10 @@ int ust_xbell_drain(struct ust_xbell *b)
         char buf[CMSG_SPACE(XBELL_CMSG_FDS * sizeof(int)) + CMSG_SPACE(sizeof(struct ucred))];
     } c;
 
-    for (;;) {
+    /* Bounded: a peer that keeps writing cannot hold the caller here.  What
+     * is left is read at the next run (the peer's next byte wakes the epoll
+     * thread again); a legitimate side never has this much unread. */
+    for (int reads = 0; reads < XBELL_READS; reads++) {
         struct iovec iov = {buf, sizeof(buf)};
         struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf,
                             .msg_controllen = sizeof(c.buf)};
@@ -176,6 +179,7 @@ int ust_xbell_drain(struct ust_xbell *b)
         }
         parse(b, buf, (size_t)n, rfd, nfd, uid, gid);
     }
+    return 0;
 }
 
 int ust_xbell_take(struct ust_xbell *b, uint32_t token, int *fd, uid_t *uid, gid_t *gid)

@@ -200,7 +200,7 @@ static void retry_keep(const void *xe, const void *mp, uint32_t tok)
 }
 
 int ust_xcross_put(struct ust_xend *xe, const mblk_t *mp, struct xring_msg *m,
-                   const struct iovec *iov, int n)
+                   const struct iovec *iov, int n, int nowait)
 {
     int sig = 0;
 
@@ -228,8 +228,9 @@ int ust_xcross_put(struct ust_xend *xe, const mblk_t *mp, struct xring_msg *m,
     default:
         break;
     }
-    int r = xring_put(xe->xc->ch, xe->side, m, iov, n);
-    if (r == -EAGAIN && sig != 0)
+    int r = nowait ? xring_put_try(xe->xc->ch, xe->side, m, iov, n)
+                   : xring_put(xe->xc->ch, xe->side, m, iov, n);
+    if ((r == -EAGAIN || r == -EBUSY) && sig != 0)
         retry_keep(xe, mp, m->aux); /* the credential is sent: the record follows */
     return r;
 }

@@ -31,7 +31,8 @@ enum {
 enum { XC_SIG_DROPPED, XC_MSG_DROPPED, XC_OPTS_FILTERED, XC_NCOUNTS };
 
 /*
- * ust_xcross_put -- xring_put of record *m (iov[0..n)) made from mp, a
+ * ust_xcross_put -- xring_put (nowait: xring_put_try) of record *m
+ *   (iov[0..n)) made from mp, a
  *   message other than M_DATA, on split end xe, with what the far side
  *   needs to judge it: a signal sends its credential on the bell first
  *   (once per message, however often a full ring makes the caller retry)
@@ -39,12 +40,12 @@ enum { XC_SIG_DROPPED, XC_MSG_DROPPED, XC_OPTS_FILTERED, XC_NCOUNTS };
  *   XF_NOLOOP.
  *   Context: the writer's thread (ust_xpipe_wput/wsrv); no lock held; may
  *   wait up to ~100 ms for room on the bell.
- *   Returns what xring_put returns, or 0 for a signal whose credential
+ *   Returns what xring_put (or xring_put_try) returns, or 0 for a signal whose credential
  *   could not be sent (dropped and counted: the caller frees mp, as for a
  *   record written).
  */
 int ust_xcross_put(struct ust_xend *xe, const mblk_t *mp, struct xring_msg *m,
-                   const struct iovec *iov, int n);
+                   const struct iovec *iov, int n, int nowait);
 
 /*
  * ust_xcross_in -- the read side's judgement of mp, just rebuilt (bytes

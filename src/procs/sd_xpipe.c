@@ -121,9 +121,12 @@ void xp_xchan_rele(struct xchan *xc)
 /* Write side                                                               */
 /* ------------------------------------------------------------------------ */
 
-/* Write mp as one record of ring xe->side: 0 (mp freed), -EAGAIN (kept),
- * or another -errno (the caller frees mp). */
-static int record_put(struct ust_xend *xe, mblk_t *mp)
+/* Write mp as one record of ring xe->side: 0 (mp freed), -EAGAIN (kept:
+ * full, or with nowait the ring's lock is held), or another -errno (the
+ * caller frees mp).  nowait: never sleep on the ring's lock (the writer's
+ * own thread, which may be non-blocking); else the wait is bounded
+ * (xring.h: a lock held beyond the bounds breaks the ring, -EIO). */
+static int record_put(struct ust_xend *xe, mblk_t *mp, int nowait)
 {
     struct iovec iov[XP_IOV];
     struct xring_msg m = {.type = mp->b_datap->db_type, .band = mp->b_band};
@@ -149,8 +152,11 @@ static int record_put(struct ust_xend *xe, mblk_t *mp)
     /* Other types go with what the far side needs to judge them
      * (sd_xcross.c: a signal's credential, a flush's MSGNOLOOP); data
      * pays one test. */
-    int r = m.type == M_DATA ? xring_put(xe->xc->ch, xe->side, &m, iov, n)
-                             : ust_xcross_put(xe, mp, &m, iov, n);
+    int r = m.type != M_DATA ? ust_xcross_put(xe, mp, &m, iov, n, nowait)
+            : nowait         ? xring_put_try(xe->xc->ch, xe->side, &m, iov, n)
+                             : xring_put(xe->xc->ch, xe->side, &m, iov, n);
+    if (r == -EBUSY)
+        return -EAGAIN; /* the lock is held: wsrv puts it, waiting as long as allowed */
     if (r < 0)
         return r;
     if (r & XRING_WAKE_READER)
@@ -160,14 +166,14 @@ static int record_put(struct ust_xend *xe, mblk_t *mp)
 }
 
 /* Write mp, pulling it up first if it has too many blocks. */
-static int record_put_any(struct ust_xend *xe, mblk_t *mp)
+static int record_put_any(struct ust_xend *xe, mblk_t *mp, int nowait)
 {
-    int r = record_put(xe, mp);
+    int r = record_put(xe, mp, nowait);
     if (r == -EMSGSIZE) {
         mblk_t *flat = msgpullup(mp, -1);
         if (flat == NULL)
             return -EAGAIN; /* memory: the write service procedure retries */
-        r = record_put(xe, flat);
+        r = record_put(xe, flat, nowait);
         if (r == 0)
             freemsg(mp);
         else
@@ -212,7 +218,9 @@ int ust_xpipe_wput(queue_t *q, mblk_t *mp)
         return 0;
     }
     if (atomic_load(&xe->backlog) == 0) {
-        int r = record_put_any(xe, mp);
+        /* The writer's thread: never sleeps on the ring's lock (a peer may
+         * hold it); a held lock queues the message for wsrv like a full ring. */
+        int r = record_put_any(xe, mp, 1);
         if (r == 0)
             return 0;
         if (r != -EAGAIN) { /* the ring is broken or shut */
@@ -236,8 +244,21 @@ int ust_xpipe_write(struct stdata *sd, struct ust_sd_uio *u, size_t n)
      * message path between processes (1.05x pipe(2) against 1.64x, cause
      * not yet found), and a small write is where building a message costs
      * most against the copy. */
-    if (xe == NULL || n == 0 || n > XP_SMALL || atomic_load(&xe->gone) ||
-        atomic_load(&xe->backlog) != 0)
+    if (xe == NULL || n == 0)
+        return 0;
+    /* A ring the peer broke: the write fails here, whatever its size, rather
+     * than be dropped below after the head reported it written. */
+    if (xring_broken(xe->xc->ch, xe->side)) {
+        if (!atomic_exchange(&xe->gone, 1))
+            qenable(xe->rq); /* this end hangs up */
+        return -EIO;
+    }
+    /* The peer side gone (its M_HANGUP may not be up yet), or our ring shut
+     * (only a peer shuts one): EPIPE, as the head answers a hung-up pipe,
+     * rather than a write reported done and dropped by wput. */
+    if (atomic_load(&xe->gone) || xring_is_shut(xe->xc->ch, xe->side))
+        return -EPIPE;
+    if (n > XP_SMALL || atomic_load(&xe->backlog) != 0)
         return 0;
     /* The path: the pipe pair right below the head, procedures on. */
     unsigned long gen = ust_plumb_gen_now();
@@ -245,8 +266,22 @@ int ust_xpipe_write(struct stdata *sd, struct ust_sd_uio *u, size_t n)
     if (ust_qnext(sd->sd_wq) != wq || (ust_qflags(wq) & QPROCSOFF))
         return 0;
     struct xring_msg m = {.type = M_DATA, .flags = XF_DATA, .data_len = (uint32_t)n};
-    if (n > XRING_MSG_MAX || xring_put_begin(xe->xc->ch, xe->side, &m, &w) != 0)
-        return 0; /* full, or trouble: the normal path queues it, or finds out */
+    /* Non-blocking: never sleep on the ring's lock (EAGAIN when it is held);
+     * blocking: as long as xring.h's bounds allow, then EIO (broken). */
+    int nb = (sd->sd_oflag & (O_NONBLOCK | O_NDELAY)) != 0;
+    int b = nb ? xring_put_begin_try(xe->xc->ch, xe->side, &m, &w)
+               : xring_put_begin(xe->xc->ch, xe->side, &m, &w);
+    if (b == -EBUSY)
+        return -EAGAIN;
+    if (b == -EIO || b == -EPIPE) {
+        /* Broken or shut just now: this end hangs up (the read service
+         * procedure sends M_HANGUP once what is queued for us went up). */
+        atomic_store(&xe->gone, 1);
+        qenable(xe->rq);
+        return b;
+    }
+    if (b != 0)
+        return 0; /* full, shut, cancelled: the normal path queues it, or finds out */
     int err = ust_plumb_gen_now() != gen ? EAGAIN : 0; /* plumbed meanwhile */
     if (err == 0)
         err = ust_sd_uio_copy(u, w.seg[0].iov_base, w.seg[0].iov_len);
@@ -292,7 +327,7 @@ int ust_xpipe_wsrv(queue_t *q)
     if (xe == NULL)
         return 0;
     while ((mp = getq(q)) != NULL) {
-        int r = atomic_load(&xe->gone) ? -EPIPE : record_put_any(xe, mp);
+        int r = atomic_load(&xe->gone) ? -EPIPE : record_put_any(xe, mp, 0);
         if (r == -EAGAIN) {
             putbq(q, mp);
             int a = xring_arm_writer(xe->xc->ch, xe->side);
@@ -304,8 +339,13 @@ int ust_xpipe_wsrv(queue_t *q)
                 atomic_store(&xe->wtid, qtimeout(q, wsrv_again, q, WSRV_RECHECK));
             return 0;
         }
-        if (r != 0)
+        if (r != 0) {
             freemsg(mp);
+            /* Broken (EIO), shut (EPIPE): the end hangs up, and the writer's
+             * next call fails (ust_xpipe_write). */
+            if ((r == -EIO || r == -EPIPE) && !atomic_exchange(&xe->gone, 1))
+                qenable(xe->rq);
+        }
         atomic_fetch_sub(&xe->backlog, 1);
     }
     return 0;
@@ -346,6 +386,9 @@ void xp_end_attach(struct stdata *sd, struct ust_xend *xe)
      * ring (ust_xpipe_write) as before. */
     strqset(WR(rq), QHIWAT, 0, 1);
     strqset(WR(rq), QLOWAT, 0, 0);
+    /* The ring's lock waits of this side end when the bell shows the peer
+     * gone (xring.h, xring_set_peer). */
+    xring_set_peer(xe->xc->ch, xe->side, xe->bell.fd);
     qprocson(rq);
     __atomic_store_n(&sd->sd_xend, xe, __ATOMIC_RELEASE);
 }
@@ -515,9 +558,21 @@ int ust_xpipe_reader(struct stdata *sd, int how)
         return xring_queued(xe->xc->ch, !xe->side) > 0 || atomic_load(&xe->gone);
     default: /* UST_XREADER_LEAVE: about to sleep, or done */
         atomic_fetch_sub(&xe->readers, 1);
-        if (how == UST_XREADER_SLEEP && xring_arm_reader(xe->xc->ch, !xe->side) != 0)
-            return 1; /* data (or trouble) came: look again instead */
-        return 0;
+        if (how != UST_XREADER_SLEEP)
+            return 0;
+        int a = xring_arm_reader(xe->xc->ch, !xe->side);
+        if (a == 0)
+            return 0;
+        if (a < 0 || (xring_is_shut(xe->xc->ch, !xe->side) &&
+                      xring_queued(xe->xc->ch, !xe->side) == 0)) {
+            /* Broken, or shut (by the peer: this library never shuts a ring)
+             * and empty: a hang-up, which the read service procedure sends
+             * up; sleep until it comes rather than look again for ever. */
+            atomic_store(&xe->gone, 1);
+            qenable(xe->rq);
+            return 0;
+        }
+        return 1; /* data came: look again instead */
     }
 }
 
@@ -530,13 +585,23 @@ void ust_xpipe_end_close(struct stdata *sd)
      * pipe outlives the writer's close -- unless nobody reads any more, or
      * not within the close time (non-blocking: not at all). */
     long ms = (sd->sd_oflag & (O_NONBLOCK | O_NDELAY)) ? 0 : sd->sd_closetime;
-    for (long waited = 0; atomic_load(&xe->backlog) > 0 && !atomic_load(&xe->gone) && waited < ms;
-         waited++) {
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (atomic_load(&xe->backlog) > 0 && !atomic_load(&xe->gone) &&
+           !xring_broken(xe->xc->ch, xe->side)) {
+        /* By the clock: wsrv may spend a bounded lock wait on each round. */
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 >= ms)
+            break;
         struct timespec ts = {0, 1000000};
         qenable(WR(rq));
         ust_sched_handoff(); /* not on this call's own list: it sleeps here */
         nanosleep(&ts, NULL);
     }
+    /* Past the close time nothing of ours waits on the peer: a procedure
+     * of this end waiting on a ring's lock returns within a slice (10 ms),
+     * so qprocsoff below does not wait for the peer either. */
+    xring_cancel(xe->xc->ch, xe->side);
 
     ends_del(xe); /* after a fork's parent hook, if one is running: `watched` is final */
     if (xe->watched)
@@ -547,10 +612,14 @@ void ust_xpipe_end_close(struct stdata *sd)
     timeout_id_t wt = atomic_exchange(&xe->wtid, 0);
     if (wt != 0)
         quntimeout(WR(rq), wt);
+    timeout_id_t rt = atomic_exchange(&xe->rtid, 0);
+    if (rt != 0)
+        quntimeout(rq, rt);
     flushq(WR(rq), FLUSHALL);
     __atomic_store_n(&rq->q_ptr, NULL, __ATOMIC_RELEASE);
     __atomic_store_n(&WR(rq)->q_ptr, NULL, __ATOMIC_RELEASE);
     __atomic_store_n(&sd->sd_xend, NULL, __ATOMIC_RELEASE);
+    xring_set_peer(xe->xc->ch, xe->side, -1); /* before its descriptor goes */
     ust_xbell_close(&xe->bell); /* the last of side xe->side: the peer hangs up */
     xp_xchan_rele(xe->xc);
     free(xe);
@@ -672,8 +741,10 @@ void ust_xpipe_fork_child(void)
     ust_sd_fd_each(rebuild_fd, &set);
     for (struct ust_xend *xe = old; xe != NULL; xe = xe->next) {
         ust_xbell_forget_fds(&xe->bell); /* the parent's to receive */
-        if (rebuild_find(&set, xe) == NULL)
+        if (rebuild_find(&set, xe) == NULL) {
+            xring_set_peer(xe->xc->ch, xe->side, -1); /* the handle is shared */
             close(xe->bell.fd);
+        }
     }
     for (int i = 0; i < set.n; i++) {
         struct rebuild *rb = &set.r[i];

@@ -24,6 +24,9 @@ enum {
     XP_BATCH = 64,        /* small records taken at one hold of the ring's lock */
     XP_BATCH_BYTES = 4096, /* their data bytes at most */
     XF_DATA = 1,          /* the record has a data part (even an empty one) */
+    XP_RSRV_ROUNDS = 16,  /* rounds of one read service run that find "data there"
+                           * yet take nothing, at most (then a look again in a tick) */
+    XP_TAKE_TRIES = 64,   /* peek/take races in one record_take, at most */
     XP_PASS_STREAM = 2,   /* an M_PASSFP record of a stream: two descriptors, the
                            * access mode in flags bits 8-9 (sd_xpipe.c sendfd_stream) */
 };
@@ -53,6 +56,9 @@ struct ust_xend {
     _Atomic timeout_id_t wtid;     /* a look again at the ring's room is pending (wsrv_again):
                                     * set by the write service procedure, cleared by the
                                     * timeout or the close */
+    _Atomic timeout_id_t rtid;     /* the read service procedure's look again after a run
+                                    * that hit its bound (sd_xpipe_read.c): set by it,
+                                    * cleared by the timeout or the close */
     int kick;                      /* xp_lock: split before a fork, not yet looked at */
     int watched;                   /* xp_lock: the bell is registered with the epoll thread */
 };
@@ -140,7 +146,9 @@ int ust_xpipe_reader(struct stdata *sd, int how);
  *   Context: the writer's thread, inside a call, no lock held.
  *   Returns 1 written; 0 not taken, nothing of u consumed (the caller takes
  *   the normal path, which queues, flow-controls and reports errors);
- *   -EFAULT (a bad buffer: nothing written).
+ *   -EFAULT (a bad buffer: nothing written); for a write of any size:
+ *   -EIO (the ring is broken), -EPIPE (the peer side is gone, or shut our
+ *   ring), -EAGAIN (non-blocking, and the ring's lock is held: xring.h).
  */
 int ust_xpipe_write(struct stdata *sd, struct ust_sd_uio *u, size_t n);
 /* A split end's last close (ust_pipe_teardown, sd_plumb held). */

@@ -39,6 +39,18 @@ static void rsrv_again(void *arg)
     qenable(arg);
 }
 
+/* The read service procedure's look again after a run that hit its bound
+ * (ust_xpipe_rsrv). */
+static void rsrv_later(void *arg)
+{
+    queue_t *q = arg;
+    struct ust_xend *xe = xp_xend_of(q);
+    if (xe == NULL)
+        return; /* closed meanwhile */
+    atomic_store(&xe->rtid, 0);
+    qenable(q);
+}
+
 /* The message the record m describes, with room for its bytes (not yet
  * copied), or NULL when out of memory.  Its type is the far side's word:
  * once the bytes are in, ust_xcross_in (sd_xcross.c) judges every type but
@@ -310,7 +322,10 @@ static int record_take(queue_t *q, struct ust_xend *xe, mblk_t **out)
     struct xring_msg m, got;
     int dir = !xe->side;
 
-    for (;;) {
+    /* Bounded: a peer rewriting the record between peek and take makes
+     * every round a race; after XP_TAKE_TRIES of them, "none now" (the
+     * read service procedure's own bound then applies). */
+    for (int tries = 0; tries < XP_TAKE_TRIES; tries++) {
         int r = xring_peek(xe->xc->ch, dir, &m);
         if (r <= 0) {
             if (r < 0)
@@ -372,6 +387,7 @@ static int record_take(queue_t *q, struct ust_xend *xe, mblk_t **out)
         *out = mp;
         return 1;
     }
+    return 0;
 }
 
 /*
@@ -393,7 +409,7 @@ int ust_xpipe_rsrv(queue_t *q)
     xp_bell_drain(xe);
     if (atomic_load(&xe->backlog) > 0) /* our writes wait for room: maybe there is some */
         qenable(WR(q));
-    for (;;) {
+    for (int idle = 0;;) {
         int b = small_batch(q, xe);
         if (b < 0)
             break;
@@ -411,12 +427,26 @@ int ust_xpipe_rsrv(queue_t *q)
         if (atomic_load(&xe->readers) > 0)
             return 0; /* a reader watches the ring: no doorbell while it does */
         int a = xring_arm_reader(xe->xc->ch, !xe->side);
-        if (a == 1)
-            continue;
-        if (a < 0)
-            atomic_store(&xe->gone, 1);
-        else
+        if (a == 0)
             return 0;
+        if (a < 0) {
+            atomic_store(&xe->gone, 1);
+            break;
+        }
+        /* "Need not sleep", yet nothing was taken.  A shut ring (only a
+         * peer writes x_shut: this library never shuts one) that is empty
+         * is a hang-up, once.  Otherwise a racing consumer took it, or a
+         * peer is playing with the ring's words: after XP_RSRV_ROUNDS such
+         * rounds, look again in a tick rather than spin. */
+        if (xring_is_shut(xe->xc->ch, !xe->side) && xring_queued(xe->xc->ch, !xe->side) == 0) {
+            atomic_store(&xe->gone, 1);
+            break;
+        }
+        if (++idle >= XP_RSRV_ROUNDS) {
+            if (atomic_load(&xe->rtid) == 0)
+                atomic_store(&xe->rtid, qtimeout(q, rsrv_later, q, 1));
+            return 0;
+        }
     }
     if (!xe->hup_sent) {
         if (putnextctl(q, M_HANGUP))

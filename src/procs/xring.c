@@ -4,7 +4,8 @@
  * memfd mapping (interface: xring.h, layout: xring_layout.h).
  *
  * Files: this one puts, takes and arms; xring_map.c makes, attaches and
- * destroys channels; xring_priv.h is the handle.
+ * destroys channels, and rings, shuts and cancels; xring_priv.h is the
+ * handle.
  *
  * Principles of operation
  *
@@ -35,13 +36,15 @@
  *   Locks.  A lock word is 0 or the holder's pid, plus XRING_LOCK_WAITERS
  *   when someone may sleep on it (FUTEX_WAIT, shared: the two processes map
  *   the same file, so the futex key is the file page).  Unlocking exchanges
- *   0 in and FUTEX_WAKEs only if the waiters bit was set.  A waiter sleeps in
- *   slices of XR_SLICE_MS; once it has waited XR_DEAD_MS it asks after every
- *   slice whether the holder's pid still exists (kill(pid, 0) -> ESRCH): a
+ *   0 in and FUTEX_WAKEs only if the waiters bit was set.  A waiter spins a
+ *   little, then sleeps in slices; the word is a hint, never a reason to
+ *   wait for ever (the bounds below, "Bounds on waiting for the peer"): a
  *   holder that died in the middle of a put or take leaves the ring in an
- *   unknown state, so the ring is marked broken and every waiter returns
- *   -EIO.  A pid reused by an unrelated process in the meantime is not
- *   detected (the waiter then waits for that process).  Pids are compared
+ *   unknown state, and one that holds too long may be a peer that wrote a
+ *   live pid (1, ours) into the word; either way the ring is marked broken
+ *   and every waiter returns -EIO.  A non-blocking caller (xring_put_try)
+ *   never sleeps: -EBUSY.  A closing side cancels its waiters
+ *   (xring_cancel: -ECANCELED).  Pids are compared
  *   as this process sees them: the processes sharing a channel must be in
  *   one pid namespace.  These are not the executive's ust_lock_t: a
  *   process-shared robust pthread mutex would keep glibc's own state (and
@@ -84,6 +87,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -99,21 +103,50 @@
 #include "xring_layout.h"
 #include "xring_priv.h"
 
+/*
+ * Bounds on waiting for the peer (xring.h "Trust"; docs/SECURITY.md lists
+ * them).  A lock word, like every word of the mapping, is a hint: a wait on
+ * it ends, and the ring is then broken (-EIO), when
+ *   - the word holds no possible pid (above XR_PID_MAX): at once;
+ *   - one hold (the word unchanged) lasts hold_ms (500), or the wait as a
+ *     whole wait_ms (1000), whoever the holder is (a live pid written by the
+ *     peer, a zombie, a stopped process);
+ *   - after dead_ms (50), the holder's pid is gone (kill -> ESRCH) or the
+ *     peer's descriptor (xring_set_peer: the bell) shows hang-up -- every
+ *     process of the other side has exited, zombies included.
+ * A legitimate holder holds a lock for a copy of at most XRING_MSG_MAX bytes.
+ * Defaults below (xr_bounds); the slice is how often a waiter looks.
+ */
 #define XR_SPINS    100 /* compare-and-swap rounds before sleeping on a lock */
-#define XR_SLICE_MS 10  /* a lock waiter's sleep slice */
-#define XR_DEAD_MS  50  /* wait this long before asking whether the holder lives */
+#define XR_PID_MAX  4194304u /* PID_MAX_LIMIT: no pid is above it */
+#define XR_CAS_TRIES 64 /* compare-and-swap rounds on an arming word, at most */
+
+/* The time bounds (ms), changed only by tests (xring_test_bounds). */
+static struct xring_bounds xr_bounds = {
+    .slice_ms = 10, /* a lock waiter's sleep slice */
+    .dead_ms = 50,  /* wait this long before asking whether the holder lives */
+    .hold_ms = 500, /* one hold longer than this: the ring is broken */
+    .wait_ms = 1000, /* a wait longer than this: the ring is broken */
+};
+
+/* Rounds of the loops over shared words, this thread's (xring_test_steps). */
+static __thread unsigned long xr_steps;
+#define XR_STEP() (xr_steps++)
+
+void xring_test_bounds(const struct xring_bounds *b)
+{
+    static const struct xring_bounds defaults = {10, 50, 500, 1000};
+    xr_bounds = b != NULL ? *b : defaults;
+    if (xr_bounds.slice_ms < 1)
+        xr_bounds.slice_ms = 1;
+}
+
+unsigned long xring_test_steps(void)
+{
+    return xr_steps;
+}
 
 /* ------------------------------------------------------------ small helpers */
-
-static long xr_futex(uint32_t *w, int op, uint32_t val, const struct timespec *ts)
-{
-    return syscall(SYS_futex, w, op, (unsigned long)val, ts, NULL, 0);
-}
-
-static int xr_dir_ok(const struct xring_chan *ch, int dir)
-{
-    return ch != NULL && (dir == 0 || dir == 1);
-}
 
 static long xr_ms_since(const struct timespec *t0)
 {
@@ -196,7 +229,11 @@ static uint32_t xr_arm_next_gen(uint32_t v)
 static int xr_arm_fire(uint32_t *w)
 {
     uint32_t v = __atomic_load_n(w, __ATOMIC_SEQ_CST); /* the Dekker load */
-    while (v & XR_ARM_COUNT) {
+    for (int i = 0; (v & XR_ARM_COUNT) != 0; i++) {
+        XR_STEP();
+        if (i == XR_CAS_TRIES)
+            return 1; /* the word keeps changing (a peer writing it): report, a
+                       * spurious wake-up at worst */
         if (__atomic_compare_exchange_n(w, &v, xr_arm_next_gen(v), 1, __ATOMIC_ACQ_REL,
                                         __ATOMIC_RELAXED))
             return 1;
@@ -208,7 +245,10 @@ static int xr_arm_fire(uint32_t *w)
 static void xr_arm_undo(uint32_t *w, uint32_t mine)
 {
     uint32_t v = __atomic_load_n(w, __ATOMIC_RELAXED);
-    while ((v >> 16) == (mine >> 16) && (v & XR_ARM_COUNT) != 0) {
+    /* Bounded: a count left behind costs one spurious report. */
+    for (int i = 0; i < XR_CAS_TRIES && (v >> 16) == (mine >> 16) && (v & XR_ARM_COUNT) != 0;
+         i++) {
+        XR_STEP();
         if (__atomic_compare_exchange_n(w, &v, v - 1, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
             return;
     }
@@ -231,6 +271,7 @@ static int64_t xr_snapshot(struct xring_chan *ch, int d)
     struct xring_ctl *c = ch->ctl[d];
 
     for (int i = 0; i < XR_SNAP_TRIES; i++) {
+        XR_STEP();
         uint32_t head = __atomic_load_n(&c->x_head, __ATOMIC_SEQ_CST);
         uint32_t tail = __atomic_load_n(&c->x_tail, __ATOMIC_SEQ_CST);
         if (__atomic_load_n(&c->x_head, __ATOMIC_SEQ_CST) != head)
@@ -243,22 +284,39 @@ static int64_t xr_snapshot(struct xring_chan *ch, int d)
 
 /* ------------------------------------------------------------------- locks */
 
+/* 1 if the peer side of `side` is gone as its descriptor shows (hang-up
+ * or error on the bell, xring_set_peer), 0 if not or unknown. */
+static int xr_peer_gone(struct xring_chan *ch, int side)
+{
+    int fd = __atomic_load_n(&ch->peer_fd[side], __ATOMIC_RELAXED);
+    if (fd < 0)
+        return 0;
+    struct pollfd p = {fd, POLLRDHUP, 0};
+    return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR)) != 0;
+}
+
 /*
- * xr_lock -- take lock word w of ring d.
- *   Context: any thread; may sleep (futex) while the word is held.
- *   Returns 0 (held), or -EIO: the ring is broken, or became so because the
- *   holder's process died while we waited.
+ * xr_lock -- take lock word w of ring d, for side `side` of this process
+ *   (the producer lock of ring d: side d; the consumer lock: side !d).
+ *   Context: any thread.  nowait: spin a little, never sleep (-EBUSY when
+ *   the word stays held).  Else may sleep (futex) while the word is held,
+ *   within the bounds at the top: every round of the loop either spins
+ *   (XR_SPINS at most) or sleeps a slice, and the clock bounds the slices.
+ *   Returns 0 (held), -EBUSY (nowait, held by someone), -ECANCELED (side's
+ *   waits were cancelled: xring_cancel), or -EIO: the ring is broken, or
+ *   became so (corrupt word, holder dead or the peer gone, held too long).
  */
-static int xr_lock(struct xring_chan *ch, int d, uint32_t *w)
+static int xr_lock(struct xring_chan *ch, int d, uint32_t *w, int side, int nowait)
 {
     uint32_t me = (uint32_t)ust_getpid() & XRING_LOCK_PID;
-    uint32_t v = 0;
-    struct timespec t0;
-    int spins = 0, slept = 0;
+    uint32_t v = 0, held = 0;
+    struct timespec t0, th;
+    int slept = 0;
 
     if (__atomic_compare_exchange_n(w, &v, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
         return 0;
-    for (;;) {
+    for (unsigned i = 0;; i++) {
+        XR_STEP();
         if (xr_is_broken(ch, d))
             return -EIO;
         v = __atomic_load_n(w, __ATOMIC_RELAXED);
@@ -267,28 +325,43 @@ static int xr_lock(struct xring_chan *ch, int d, uint32_t *w)
             uint32_t nv = me | (slept ? XRING_LOCK_WAITERS : (v & XRING_LOCK_WAITERS));
             if (__atomic_compare_exchange_n(w, &v, nv, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
                 return 0;
-            continue;
+            if (i < XR_SPINS)
+                continue;
+            v = __atomic_load_n(w, __ATOMIC_RELAXED);
+        } else if ((v & XRING_LOCK_PID) > XR_PID_MAX) {
+            return xr_break(ch, d); /* no process: the peer wrote it */
         }
-        if (spins++ < XR_SPINS) {
+        if (i < XR_SPINS) {
 #if defined(__x86_64__) || defined(__i386__)
             __builtin_ia32_pause();
 #endif
             continue;
         }
-        if (!(v & XRING_LOCK_WAITERS)) {
-            if (!__atomic_compare_exchange_n(w, &v, v | XRING_LOCK_WAITERS, 0, __ATOMIC_RELAXED,
-                                             __ATOMIC_RELAXED))
-                continue;
+        if (nowait)
+            return -EBUSY;
+        if (__atomic_load_n(&ch->cancel[side], __ATOMIC_RELAXED))
+            return -ECANCELED;
+        if ((v & XRING_LOCK_PID) != 0 && !(v & XRING_LOCK_WAITERS) &&
+            __atomic_compare_exchange_n(w, &v, v | XRING_LOCK_WAITERS, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED))
             v |= XRING_LOCK_WAITERS;
+        if (!slept || v != held) { /* a new hold: its own clock */
+            clock_gettime(CLOCK_MONOTONIC, &th);
+            held = v;
         }
         if (!slept)
-            clock_gettime(CLOCK_MONOTONIC, &t0);
+            t0 = th;
         slept = 1;
-        struct timespec slice = {0, XR_SLICE_MS * 1000000L};
+        struct timespec slice = {xr_bounds.slice_ms / 1000,
+                                 (xr_bounds.slice_ms % 1000) * 1000000L};
         xr_futex(w, FUTEX_WAIT, v, &slice);
-        if (xr_ms_since(&t0) >= XR_DEAD_MS) {
+        long hold_ms = xr_ms_since(&th), wait_ms = xr_ms_since(&t0);
+        if (hold_ms >= xr_bounds.hold_ms || wait_ms >= xr_bounds.wait_ms)
+            return xr_break(ch, d);
+        if (wait_ms >= xr_bounds.dead_ms) {
             pid_t holder = (pid_t)(__atomic_load_n(w, __ATOMIC_RELAXED) & XRING_LOCK_PID);
-            if (holder != 0 && kill(holder, 0) == -1 && errno == ESRCH)
+            if ((holder != 0 && kill(holder, 0) == -1 && errno == ESRCH) ||
+                xr_peer_gone(ch, side))
                 return xr_break(ch, d);
         }
     }
@@ -303,7 +376,9 @@ static void xr_unlock(uint32_t *w)
 
 /* ---------------------------------------------------------------- producing */
 
-int xring_put_begin(struct xring_chan *ch, int dir, const struct xring_msg *m, struct xring_wr *w)
+/* xring_put_begin, or xring_put_begin_try (nowait: never sleeps on the lock). */
+static int xr_put_begin(struct xring_chan *ch, int dir, const struct xring_msg *m,
+                        struct xring_wr *w, int nowait)
 {
     if (!xr_dir_ok(ch, dir) || !m || !w)
         return -EINVAL;
@@ -316,7 +391,7 @@ int xring_put_begin(struct xring_chan *ch, int dir, const struct xring_msg *m, s
     if (__atomic_load_n(&c->x_shut, __ATOMIC_ACQUIRE))
         return -EPIPE;
     uint32_t len = (uint32_t)xring_reclen(body);
-    int err = xr_lock(ch, dir, &c->x_plock);
+    int err = xr_lock(ch, dir, &c->x_plock, dir, nowait);
     if (err != 0)
         return err;
     uint32_t tail = __atomic_load_n(&c->x_tail, __ATOMIC_RELAXED);
@@ -364,6 +439,17 @@ fail:
     return err;
 }
 
+int xring_put_begin(struct xring_chan *ch, int dir, const struct xring_msg *m, struct xring_wr *w)
+{
+    return xr_put_begin(ch, dir, m, w, 0);
+}
+
+int xring_put_begin_try(struct xring_chan *ch, int dir, const struct xring_msg *m,
+                        struct xring_wr *w)
+{
+    return xr_put_begin(ch, dir, m, w, 1);
+}
+
 int xring_put_end(struct xring_chan *ch, struct xring_wr *w, int commit)
 {
     struct xring_ctl *c = ch->ctl[w->dir];
@@ -379,8 +465,8 @@ int xring_put_end(struct xring_chan *ch, struct xring_wr *w, int commit)
     return xr_arm_fire(&c->x_rd_armed) ? XRING_WAKE_READER : 0;
 }
 
-int xring_put(struct xring_chan *ch, int dir, const struct xring_msg *m, const struct iovec *iov,
-              int iovcnt)
+static int xr_put(struct xring_chan *ch, int dir, const struct xring_msg *m, const struct iovec *iov,
+                  int iovcnt, int nowait)
 {
     size_t total = 0;
     struct xring_wr w;
@@ -394,7 +480,7 @@ int xring_put(struct xring_chan *ch, int dir, const struct xring_msg *m, const s
     }
     if (total != (uint64_t)m->ctl_len + m->data_len)
         return -EINVAL;
-    int err = xring_put_begin(ch, dir, m, &w);
+    int err = xr_put_begin(ch, dir, m, &w, nowait);
     if (err != 0)
         return err;
     /* The body into the record's one or two pieces. */
@@ -416,6 +502,18 @@ int xring_put(struct xring_chan *ch, int dir, const struct xring_msg *m, const s
         }
     }
     return xring_put_end(ch, &w, 1);
+}
+
+int xring_put(struct xring_chan *ch, int dir, const struct xring_msg *m, const struct iovec *iov,
+              int iovcnt)
+{
+    return xr_put(ch, dir, m, iov, iovcnt, 0);
+}
+
+int xring_put_try(struct xring_chan *ch, int dir, const struct xring_msg *m,
+                  const struct iovec *iov, int iovcnt)
+{
+    return xr_put(ch, dir, m, iov, iovcnt, 1);
 }
 
 /* ---------------------------------------------------------------- consuming */
@@ -497,7 +595,7 @@ int xring_peek(struct xring_chan *ch, int dir, struct xring_msg *m)
     if (xr_is_broken(ch, dir))
         return -EIO;
     struct xring_ctl *c = ch->ctl[dir];
-    int rc = xr_lock(ch, dir, &c->x_clock);
+    int rc = xr_lock(ch, dir, &c->x_clock, !dir, 0);
     if (rc != 0)
         return rc;
     rc = xr_next(ch, dir, &r, &head);
@@ -518,7 +616,7 @@ int xring_take(struct xring_chan *ch, int dir, struct xring_msg *m, void *ctl, s
     if (xr_is_broken(ch, dir))
         return -EIO;
     struct xring_ctl *c = ch->ctl[dir];
-    int rc = xr_lock(ch, dir, &c->x_clock);
+    int rc = xr_lock(ch, dir, &c->x_clock, !dir, 0);
     if (rc != 0)
         return rc;
     rc = xr_next(ch, dir, &r, &head);
@@ -561,7 +659,7 @@ int xring_take_batch(struct xring_chan *ch, int dir, struct xring_msg *ms, int m
     if (xr_is_broken(ch, dir))
         return -EIO;
     struct xring_ctl *c = ch->ctl[dir];
-    int rc = xr_lock(ch, dir, &c->x_clock);
+    int rc = xr_lock(ch, dir, &c->x_clock, !dir, 0);
     if (rc != 0)
         return rc;
     uint32_t h = __atomic_load_n(&c->x_head, __ATOMIC_RELAXED);
@@ -659,59 +757,12 @@ int xring_arm_writer(struct xring_chan *ch, int dir)
 
 /* ------------------------------------------------------- doorbells, state */
 
-uint32_t xring_bell_value(struct xring_chan *ch, int dir)
-{
-    if (!xr_dir_ok(ch, dir))
-        return 0;
-    return __atomic_load_n(&ch->ctl[dir]->x_bell, __ATOMIC_ACQUIRE);
-}
-
-int xring_wait(struct xring_chan *ch, int dir, uint32_t seen, int timeout_ms)
-{
-    struct timespec ts, *tp = NULL;
-
-    if (!xr_dir_ok(ch, dir))
-        return -EINVAL;
-    if (timeout_ms >= 0) {
-        ts.tv_sec = timeout_ms / 1000;
-        ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
-        tp = &ts;
-    }
-    if (xr_futex(&ch->ctl[dir]->x_bell, FUTEX_WAIT, seen, tp) != 0 && errno == EINTR)
-        return -EINTR;
-    return 0;
-}
-
-void xring_ring(struct xring_chan *ch, int dir)
-{
-    if (!xr_dir_ok(ch, dir))
-        return;
-    uint32_t *bell = &ch->ctl[dir]->x_bell;
-    __atomic_fetch_add(bell, 1, __ATOMIC_RELEASE);
-    xr_futex(bell, FUTEX_WAKE, INT_MAX, NULL);
-}
-
 uint32_t xring_queued(struct xring_chan *ch, int dir)
 {
     if (!xr_dir_ok(ch, dir) || xr_is_broken(ch, dir))
         return 0;
     int64_t q = xr_snapshot(ch, dir);
     return q < 0 ? 0 : (uint32_t)q;
-}
-
-void xring_shut(struct xring_chan *ch, int dir)
-{
-    if (!xr_dir_ok(ch, dir))
-        return;
-    __atomic_store_n(&ch->ctl[dir]->x_shut, 1, __ATOMIC_RELEASE);
-    xring_ring(ch, dir);
-}
-
-int xring_is_shut(struct xring_chan *ch, int dir)
-{
-    if (!xr_dir_ok(ch, dir))
-        return 0;
-    return __atomic_load_n(&ch->ctl[dir]->x_shut, __ATOMIC_ACQUIRE) != 0;
 }
 
 int xring_broken(struct xring_chan *ch, int dir)

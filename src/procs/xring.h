@@ -22,10 +22,13 @@
  * until each closes the one it does not use).  Producers serialise on a
  * producer lock word in the ring, consumers on a consumer lock word; the
  * producer writes only `tail` (and the records), the consumer only `head`.
- * The lock words are futex-based, process-shared, and robust against the
- * holder's death: a lock word records the holder's pid; a waiter that has
- * waited long (>= 50 ms) and finds the holder's pid gone (kill(pid, 0) ->
- * ESRCH) marks the ring broken instead of waiting for ever.
+ * The lock words are futex-based, process-shared, and a hint only: a lock
+ * word records the holder's pid; a waiter marks the ring broken (-EIO)
+ * instead of waiting for ever when the word holds no possible pid, when one
+ * hold lasts 500 ms or the wait 1 s (whoever the holder: a live pid written
+ * by the peer, a zombie, a stopped process), or, after 50 ms, when the
+ * holder's pid is gone (kill(pid, 0) -> ESRCH) or the peer's descriptor
+ * (xring_set_peer) shows hang-up.  Every loop over shared words is bounded.
  *
  * Flow control (bytes of records queued = tail - head):
  *   a put is refused with -EAGAIN when the queued bytes are >= hiwat (a
@@ -107,10 +110,16 @@ void xring_destroy(struct xring_chan *ch);
  *   Returns >= 0 on success: 0 or XRING_WAKE_READER; or -EAGAIN (at or above
  *   hiwat, or not enough free space now), -EMSGSIZE (larger than the ring or
  *   XRING_MSG_MAX), -EPIPE (the ring was shut with xring_shut), -EIO
- *   (broken), -EINVAL.
+ *   (broken, or became so: a lock word the peer holds beyond the bounds
+ *   above), -EINVAL.
  */
 int xring_put(struct xring_chan *ch, int dir, const struct xring_msg *m, const struct iovec *iov,
               int iovcnt);
+
+/* xring_put_try -- xring_put that never sleeps on the ring's lock: -EBUSY
+ * when another holds it beyond a short spin (a non-blocking caller). */
+int xring_put_try(struct xring_chan *ch, int dir, const struct xring_msg *m,
+                  const struct iovec *iov, int iovcnt);
 
 /*
  * xring_put_begin / xring_put_end -- xring_put in two halves, so that the
@@ -132,6 +141,10 @@ struct xring_wr {
 };
 int xring_put_begin(struct xring_chan *ch, int dir, const struct xring_msg *m, struct xring_wr *w);
 int xring_put_end(struct xring_chan *ch, struct xring_wr *w, int commit);
+/* xring_put_begin_try -- xring_put_begin that never sleeps on the lock
+ * (-EBUSY when it is held, as xring_put_try). */
+int xring_put_begin_try(struct xring_chan *ch, int dir, const struct xring_msg *m,
+                        struct xring_wr *w);
 
 /*
  * xring_peek -- describe the next record of ring dir without taking it.
@@ -210,6 +223,22 @@ uint32_t xring_queued(struct xring_chan *ch, int dir);
  * queued can still be taken. xring_is_shut tells (1/0). */
 void xring_shut(struct xring_chan *ch, int dir);
 int xring_is_shut(struct xring_chan *ch, int dir);
+
+/*
+ * xring_set_peer -- fd (-1: none) is this process's descriptor whose
+ *   hang-up (poll: POLLHUP/POLLRDHUP/POLLERR) says that every process of the
+ *   side other than `side` is gone (the bell of a split pipe: the kernel
+ *   closes it at exit, before the zombie is reaped).  The lock waits of side
+ *   `side` (the producer lock of ring side, the consumer lock of ring !side)
+ *   look at it after 50 ms, and then break the ring.  Not owned: the caller
+ *   sets -1 before closing it.
+ */
+void xring_set_peer(struct xring_chan *ch, int side, int fd);
+
+/* xring_cancel -- from now on the lock waits of side `side` in this process
+ * (see xring_set_peer) return -ECANCELED within a sleep slice (10 ms)
+ * instead of waiting on: that side is closing.  Never undone. */
+void xring_cancel(struct xring_chan *ch, int side);
 
 /* xring_broken -- 1 if ring dir was found inconsistent (or its lock holder
  * died), 0 otherwise. */

@@ -5,10 +5,12 @@
  * mapped shared.  Attach trusts nothing it maps: the header's geometry is
  * checked against the file's size and kept in the handle, which is all the
  * rest (xring.c) goes by; an unsealed file is refused (it could shrink
- * under the mapping: SIGBUS).
+ * under the mapping: SIGBUS).  Also the small calls on a channel's state
+ * that touch no record: the doorbell, shut, the peer's descriptor, cancel.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -34,6 +36,7 @@ static int xr_map(int fd, size_t total, uint32_t size, uint32_t hiwat, uint32_t 
     }
     struct xring_hdr *h = map;
     ch->fd = fd;
+    ch->peer_fd[0] = ch->peer_fd[1] = -1; /* none until xring_set_peer */
     ch->map = map;
     ch->map_len = total;
     ch->size = size;
@@ -146,4 +149,65 @@ void xring_destroy(struct xring_chan *ch)
     munmap(ch->map, ch->map_len);
     close(ch->fd);
     free(ch);
+}
+
+/* ------------------------------------------------ doorbells, shut, peer */
+
+uint32_t xring_bell_value(struct xring_chan *ch, int dir)
+{
+    if (!xr_dir_ok(ch, dir))
+        return 0;
+    return __atomic_load_n(&ch->ctl[dir]->x_bell, __ATOMIC_ACQUIRE);
+}
+
+int xring_wait(struct xring_chan *ch, int dir, uint32_t seen, int timeout_ms)
+{
+    struct timespec ts, *tp = NULL;
+
+    if (!xr_dir_ok(ch, dir))
+        return -EINVAL;
+    if (timeout_ms >= 0) {
+        ts.tv_sec = timeout_ms / 1000;
+        ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
+        tp = &ts;
+    }
+    if (xr_futex(&ch->ctl[dir]->x_bell, FUTEX_WAIT, seen, tp) != 0 && errno == EINTR)
+        return -EINTR;
+    return 0;
+}
+
+void xring_ring(struct xring_chan *ch, int dir)
+{
+    if (!xr_dir_ok(ch, dir))
+        return;
+    uint32_t *bell = &ch->ctl[dir]->x_bell;
+    __atomic_fetch_add(bell, 1, __ATOMIC_RELEASE);
+    xr_futex(bell, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+void xring_shut(struct xring_chan *ch, int dir)
+{
+    if (!xr_dir_ok(ch, dir))
+        return;
+    __atomic_store_n(&ch->ctl[dir]->x_shut, 1, __ATOMIC_RELEASE);
+    xring_ring(ch, dir);
+}
+
+int xring_is_shut(struct xring_chan *ch, int dir)
+{
+    if (!xr_dir_ok(ch, dir))
+        return 0;
+    return __atomic_load_n(&ch->ctl[dir]->x_shut, __ATOMIC_ACQUIRE) != 0;
+}
+
+void xring_set_peer(struct xring_chan *ch, int side, int fd)
+{
+    if (xr_dir_ok(ch, side))
+        __atomic_store_n(&ch->peer_fd[side], fd, __ATOMIC_RELAXED);
+}
+
+void xring_cancel(struct xring_chan *ch, int side)
+{
+    if (xr_dir_ok(ch, side))
+        __atomic_store_n(&ch->cancel[side], 1, __ATOMIC_RELAXED);
 }

@@ -37,13 +37,17 @@
  * to the body asked for, and the caller's copy into them must land exactly
  * after the record's header in the ring and nowhere else in the mapping.
  *
- * Lock words: a word holding a live pid (ours, say) would make a put wait
- * for that process, as it should; the peer writes into a lock word only 0,
- * the waiters bit, or a pid that cannot exist (above the kernel's pid
- * limit), which costs one 50 ms dead-holder wait and breaks the ring (so
- * rarely chosen: it would cut the executions per second tenfold).  With
- * FUZZ_XRING_NO_DEAD=1 in the environment the dead pid is never written
- * (a faster run over everything else).
+ * A hostile peer: any value in any control word at any moment between
+ * operations (and between put_begin and put_end) -- lock words included,
+ * with live pids (ours, 1, our parent's), an impossible pid, the waiters
+ * bit; x_shut, the arming words, head, tail.  The library's time bounds are
+ * shortened for the run (xring_test_bounds: slice 1 ms, dead 2, hold 3,
+ * wait 6), so a lock held by a live pid costs a few ms and breaks the ring
+ * (-EIO), a non-blocking put meets it with -EBUSY, a cancelled side
+ * (xring_cancel) with -ECANCELED.  Every call must return within
+ * FZ_STEPS rounds of xring.c's loops over shared words (xring_test_steps)
+ * and FZ_CALL_MS of wall time.  Sometimes the peer's descriptor
+ * (xring_set_peer) is a socket whose other end is closed: the peer gone.
  * No stream is involved, so fz_end_of_input (blocks, quiescence) is not
  * called; the channel's mappings and descriptors are released after each
  * input.
@@ -54,15 +58,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fuzz_decode.h"
 #include "xring.h"
 #include "xring_layout.h"
+#include "xring_priv.h"
 
 #define FZ_DEAD_PID 0x7ffffff0u /* above PID_MAX_LIMIT (2^22): never a process */
+#define FZ_PID_MAX  4194304u   /* xring.c's XR_PID_MAX */
 #define FZ_MAXLEN   5000u
+#define FZ_STEPS    2000 /* loop rounds of one call, at most */
+#define FZ_CALL_MS  2000 /* wall time of one call, at most (a loaded machine) */
 
 /* What the target knows of a handle: its geometry as create/attach took it,
  * and which rings it has seen broken (so the state must stay). */
@@ -72,12 +82,14 @@ struct fx_hd {
     /* xring.c's put_seen: the tail after this handle's last put and the
      * head that put went by (0, 0 when new) */
     uint32_t seen_tail[2], seen_head[2];
+    int cancelled[2]; /* xring_cancel(side) called on this handle */
 };
 
 struct fx {
     struct xring_chan *ch, *ch2;
     struct fx_hd hd[2]; /* of ch, ch2 */
     unsigned char *map; /* the peer's mapping */
+    uint32_t pre_lock[2][2]; /* ring d's lock words before the current call */
     size_t len;
     uint32_t size;
 };
@@ -88,20 +100,28 @@ static void fx_fail(const char *what, long v)
     abort();
 }
 
-static int fx_no_dead; /* FUZZ_XRING_NO_DEAD: no dead lock holder */
-
-/* Keep the lock words to 0, the waiters bit, or a dead pid. */
-static void fx_sanitize_locks(struct fx *x)
+/* A value for a control word: anything, or one that means something to a
+ * lock word (live pids: ours, 1, our parent's; an impossible pid; the
+ * waiters bit) or an arming word. */
+static uint32_t fx_value(struct fz *z)
 {
-    struct xring_hdr *h = (struct xring_hdr *)x->map;
-    for (int d = 0; d < 2; d++) {
-        uint32_t *w[2] = {&h->h_ring[d].x_plock, &h->h_ring[d].x_clock};
-        for (int i = 0; i < 2; i++) {
-            uint32_t v = __atomic_load_n(w[i], __ATOMIC_RELAXED);
-            uint32_t pid = v & XRING_LOCK_PID;
-            if (pid != 0 && (pid != FZ_DEAD_PID || fx_no_dead))
-                __atomic_store_n(w[i], v & XRING_LOCK_WAITERS, __ATOMIC_RELAXED);
-        }
+    switch (fz_pick(z, 10)) {
+    case 0:
+        return 0;
+    case 1:
+        return 1;
+    case 2:
+        return (uint32_t)getpid();
+    case 3:
+        return (uint32_t)getppid() | (fz_pick(z, 2) ? XRING_LOCK_WAITERS : 0);
+    case 4:
+        return FZ_DEAD_PID;
+    case 5:
+        return XRING_LOCK_WAITERS;
+    case 6:
+        return 0xffffu;
+    default:
+        return fz_u32(z);
     }
 }
 
@@ -126,8 +146,7 @@ static void fx_poke(struct fx *x, struct fz *z)
     }
     case 1: { /* a control field := value */
         uint32_t *f = fx_field(x, d, fz_u8(z));
-        uint32_t v = fz_pick(z, 64) == 0 ? FZ_DEAD_PID : fz_u32(z);
-        __atomic_store_n(f, v, __ATOMIC_RELAXED);
+        __atomic_store_n(f, fx_value(z), __ATOMIC_RELAXED);
         break;
     }
     case 2: { /* tail := head + delta, or head := tail - delta */
@@ -167,13 +186,12 @@ static void fx_poke(struct fx *x, struct fz *z)
             base[(at + i) & (x->size - 1)] = b[i];
         break;
     }
-    default: { /* the lock words: free, waiters only, dead holder */
+    default: { /* the lock words: mostly free or waiters only, else any value */
         uint32_t *w = fx_field(x, d, 2 + fz_pick(z, 2));
-        *w = fz_pick(z, 32) == 0 ? FZ_DEAD_PID : fz_pick(z, 2) ? XRING_LOCK_WAITERS : 0;
+        *w = fz_pick(z, 4) == 0 ? fx_value(z) : fz_pick(z, 2) ? XRING_LOCK_WAITERS : 0;
         break;
     }
     }
-    fx_sanitize_locks(x);
 }
 
 /* ------------------------------------------------- the target's own reading */
@@ -219,18 +237,31 @@ static int fx_broken_now(struct fx *x, struct xring_chan *ch, int hi, int d)
 static void fx_after(struct fx *x, struct xring_chan *ch, int hi, int d, int rc)
 {
     uint32_t me = (uint32_t)getpid() & XRING_LOCK_PID;
-    if ((fx_ld(&fx_ctl(x, d)->x_plock) & XRING_LOCK_PID) == me ||
-        (fx_ld(&fx_ctl(x, d)->x_clock) & XRING_LOCK_PID) == me)
+    /* Held by us now and not before the call (the peer may write our pid). */
+    if (((fx_ld(&fx_ctl(x, d)->x_plock) & XRING_LOCK_PID) == me &&
+         (x->pre_lock[d][0] & XRING_LOCK_PID) != me) ||
+        ((fx_ld(&fx_ctl(x, d)->x_clock) & XRING_LOCK_PID) == me &&
+         (x->pre_lock[d][1] & XRING_LOCK_PID) != me))
         fx_fail("lock word left held", rc);
     if (rc == -EIO && !fx_broken_now(x, ch, hi, d))
         fx_fail("-EIO but not broken", d);
     (void)fx_broken_now(x, ch, hi, d);
 }
 
-/* A lock word that a call must give up on: held by the dead pid. */
-static int fx_lock_dead(uint32_t *w)
+/* What taking lock word w does for side `side` of handle hi: 0 (free),
+ * -EIO (an impossible pid at once; any other holder breaks the ring within
+ * the bounds: nothing of ours holds it while we wait), -EBUSY (nowait, held),
+ * -ECANCELED (the side was cancelled, held). */
+static int fx_lock_result(struct fx *x, int hi, uint32_t *w, int side, int nowait)
 {
-    return (fx_ld(w) & XRING_LOCK_PID) == FZ_DEAD_PID;
+    uint32_t pid = fx_ld(w) & XRING_LOCK_PID;
+    if (pid == 0)
+        return 0;
+    if (pid > FZ_PID_MAX)
+        return -EIO;
+    if (nowait)
+        return -EBUSY;
+    return x->hd[hi].cancelled[side] ? -ECANCELED : -EIO;
 }
 
 /* Is the record at h valid with q bytes queued from there (xring_layout.h)?
@@ -256,8 +287,11 @@ static int fx_consumer_pre(struct fx *x, struct xring_chan *ch, int hi, int d, u
     *h = fx_ld(&c->x_head);
     uint32_t t = fx_ld(&c->x_tail);
     *q = t - *h;
-    if (fx_broken_now(x, ch, hi, d) || fx_lock_dead(&c->x_clock))
+    if (fx_broken_now(x, ch, hi, d))
         return -EIO;
+    int l = fx_lock_result(x, hi, &c->x_clock, !d, 0);
+    if (l != 0)
+        return l;
     if (((*h | t) & 7) != 0 || *q > x->size)
         return -EIO;
     return 0;
@@ -294,7 +328,7 @@ static int fx_room(struct fx *x, int hi, uint32_t h, uint32_t t, uint64_t body)
  * by).  The producer goes by the head of its own last put while nobody has
  * put since and that head shows room; else by the consumer's. */
 static int fx_expect_put(struct fx *x, struct xring_chan *ch, int hi, int d,
-                         const struct xring_msg *m, uint32_t *used)
+                         const struct xring_msg *m, uint32_t *used, int nowait)
 {
     struct xring_ctl *c = fx_ctl(x, d);
     uint64_t body = (uint64_t)m->ctl_len + m->data_len;
@@ -304,8 +338,9 @@ static int fx_expect_put(struct fx *x, struct xring_chan *ch, int hi, int d,
         return -EMSGSIZE;
     if (fx_ld(&c->x_shut) != 0)
         return -EPIPE;
-    if (fx_lock_dead(&c->x_plock))
-        return -EIO;
+    int l = fx_lock_result(x, hi, &c->x_plock, d, nowait);
+    if (l != 0)
+        return l;
     uint32_t t = fx_ld(&c->x_tail);
     if (x->hd[hi].seen_tail[d] == t && fx_room(x, hi, x->hd[hi].seen_head[d], t, body) == 1) {
         *used = x->hd[hi].seen_head[d];
@@ -369,6 +404,13 @@ static void fx_snap_check(struct fx *x, unsigned char *s, int d, const char *wha
         }
 }
 
+static long long fx_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
 static _Alignas(XRING_CACHELINE) unsigned char fx_snap[XRING_HDR_BYTES + 2 * 8192];
 
 static void fx_put(struct fx *x, struct xring_chan *ch, int hi, int d, struct fz *z)
@@ -395,11 +437,12 @@ static void fx_put(struct fx *x, struct xring_chan *ch, int hi, int d, struct fz
     if (lie)
         m.data_len += 1; /* a lie: -EINVAL */
     uint32_t used = 0;
-    int want = lie ? -EINVAL : fx_expect_put(x, ch, hi, d, &m, &used);
+    int nowait = fz_pick(z, 4) == 0;
+    int want = lie ? -EINVAL : fx_expect_put(x, ch, hi, d, &m, &used, nowait);
     uint32_t tail = fx_ld(&fx_ctl(x, d)->x_tail);
-    int rc = xring_put(ch, d, &m, iov, n);
+    int rc = nowait ? xring_put_try(ch, d, &m, iov, n) : xring_put(ch, d, &m, iov, n);
     if (rc != 0 && rc != XRING_WAKE_READER && rc != -EAGAIN && rc != -EMSGSIZE && rc != -EPIPE &&
-        rc != -EIO && rc != -EINVAL)
+        rc != -EIO && rc != -EINVAL && rc != -EBUSY && rc != -ECANCELED)
         fx_fail("put", rc);
     if ((rc >= 0 ? 0 : rc) != want)
         fx_fail("put: not the expected result", rc);
@@ -436,11 +479,12 @@ static void fx_put_inplace(struct fx *x, struct xring_chan *ch, int hi, int d, s
     m.flags = fz_u16(z);
     m.aux = fz_u32(z);
     uint32_t used = 0;
-    int want = fx_expect_put(x, ch, hi, d, &m, &used);
+    int nowait = fz_pick(z, 4) == 0;
+    int want = fx_expect_put(x, ch, hi, d, &m, &used, nowait);
     struct xring_ctl *c = fx_ctl(x, d);
     uint32_t tail = fx_ld(&c->x_tail);
     memcpy(fx_snap, x->map, x->len);
-    int rc = xring_put_begin(ch, d, &m, &w);
+    int rc = nowait ? xring_put_begin_try(ch, d, &m, &w) : xring_put_begin(ch, d, &m, &w);
     if (rc != want)
         fx_fail("put_begin: not the expected result", rc);
     if (rc != 0) {
@@ -479,8 +523,16 @@ static void fx_put_inplace(struct fx *x, struct xring_chan *ch, int hi, int d, s
     fx_snap_check(x, fx_snap, d, "put_begin: the copy landed elsewhere");
 
     int poked = fz_pick(z, 8) == 0;
-    if (poked)
+    if (poked) {
         fx_poke(x, z); /* the peer, while the record is being written */
+        /* What the peer wrote into the lock words is the peer's (our pid
+         * included), but for the producer lock we hold: put_end frees it. */
+        for (int r = 0; r < 2; r++) {
+            if (r != d)
+                x->pre_lock[r][0] = fx_ld(&fx_ctl(x, r)->x_plock);
+            x->pre_lock[r][1] = fx_ld(&fx_ctl(x, r)->x_clock);
+        }
+    }
     int commit = fz_pick(z, 4) != 0;
     rc = xring_put_end(ch, &w, commit);
     if (commit ? (rc != 0 && rc != XRING_WAKE_READER) : rc != 0)
@@ -533,7 +585,7 @@ static void fx_take(struct fx *x, struct xring_chan *ch, int hi, int d, struct f
     int rc = xring_take(ch, d, &m, cb, ccap, db, dcap);
     if (rc >= 0 && ((rc & ~XRING_WAKE_WRITER) != 0 || m.ctl_len > ccap || m.data_len > dcap))
         fx_fail("take", rc);
-    if (rc < 0 && rc != -ENODATA && rc != -EAGAIN && rc != -EIO)
+    if (rc < 0 && rc != -ENODATA && rc != -EAGAIN && rc != -EIO && rc != -ECANCELED)
         fx_fail("take", rc);
     if ((rc >= 0 ? 0 : rc) != want)
         fx_fail("take: not the expected result", rc);
@@ -651,7 +703,7 @@ static void fx_take_batch(struct fx *x, struct xring_chan *ch, int hi, int d, st
     int rc = xring_take_batch(ch, d, ms, max, buf, cap, fx_accept, &a, &wake);
     uint32_t now = fx_ld(&fx_ctl(x, d)->x_head);
 
-    if (rc > a.max || (rc < 0 && rc != -EIO && rc != -EINVAL))
+    if (rc > a.max || (rc < 0 && rc != -EIO && rc != -EINVAL && rc != -ECANCELED))
         fx_fail("take_batch: return value", rc);
     if (wake != 0 && wake != XRING_WAKE_WRITER)
         fx_fail("take_batch: *wake", wake);
@@ -723,7 +775,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     fz_process_setup();
-    fx_no_dead = getenv("FUZZ_XRING_NO_DEAD") != NULL;
+    /* Short bounds: a lock held by a live pid costs a few ms, not a second. */
+    static const struct xring_bounds b = {.slice_ms = 1, .dead_ms = 2, .hold_ms = 3, .wait_ms = 6};
+    xring_test_bounds(&b);
     return 0;
 }
 
@@ -747,12 +801,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (x.map == MAP_FAILED)
         fx_fail("mmap", errno);
 
+    /* The peer's descriptor (xring_set_peer): a socket whose other end the
+     * input may close (the peer gone). */
+    int sp[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) != 0)
+        fx_fail("socketpair", errno);
+
     for (int steps = 0; fz_more(&z) && steps < 2000; steps++) {
         int hi = x.ch2 && fz_pick(&z, 2);
         struct xring_chan *ch = hi ? x.ch2 : x.ch;
         int d = (int)fz_pick(&z, 2), rc, b;
         uint32_t q;
-        switch (fz_pick(&z, 16)) {
+        for (int r = 0; r < 2; r++) {
+            x.pre_lock[r][0] = fx_ld(&fx_ctl(&x, r)->x_plock);
+            x.pre_lock[r][1] = fx_ld(&fx_ctl(&x, r)->x_clock);
+        }
+        unsigned long s0 = xring_test_steps();
+        long long t0 = fx_now_ms();
+        unsigned op = fz_pick(&z, 18);
+        switch (op) {
+        case 16: /* the peer's descriptor; sometimes the peer gone */
+            if (fz_pick(&z, 4) == 0 && sp[1] >= 0) {
+                close(sp[1]);
+                sp[1] = -1;
+            }
+            xring_set_peer(ch, d, fz_pick(&z, 8) ? sp[0] : -1);
+            break;
+        case 17: /* side d of this handle closing */
+            if (fz_pick(&z, 4) == 0) {
+                xring_cancel(ch, d);
+                x.hd[hi].cancelled[d] = 1;
+            }
+            break;
         case 0:
         case 1:
             fx_poke(&x, &z);
@@ -807,7 +887,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             } else {
                 /* attach takes its geometry from the header as it is now */
                 struct xring_hdr *hp = (struct xring_hdr *)x.map;
-                x.hd[1] = (struct fx_hd){.hiwat = hp->h_hiwat, .lowat = hp->h_lowat};
+                x.hd[1] = (struct fx_hd){.hiwat = hp->h_hiwat, .lowat = hp->h_lowat}; /* new: not cancelled */
                 rc = xring_attach(xring_fd(x.ch), &x.ch2);
                 if (rc != 0 && rc != -EINVAL)
                     fx_fail("attach", rc);
@@ -821,7 +901,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 fx_fail("fd", xring_fd(ch));
             break;
         }
+        /* Every call returns within a bounded number of steps and time,
+         * whatever the peer wrote. */
+        unsigned long used = xring_test_steps() - s0;
+        long long ms = fx_now_ms() - t0;
+        if (used > FZ_STEPS)
+            fx_fail("a call took too many steps", (long)used);
+        if (ms > FZ_CALL_MS)
+            fx_fail("a call took too long (ms)", (long)ms);
     }
+    close(sp[0]);
+    if (sp[1] >= 0)
+        close(sp[1]);
     xring_destroy(x.ch2);
     xring_destroy(x.ch);
     munmap(x.map, x.len);
