@@ -92,8 +92,8 @@ static int send_req(int s, const struct rdv_req *req, int cfd)
 }
 
 /* Ask the listener at (a, al): 0 and fds[0..nwant-1]; an errno its verified
- * owner answered; or -1 when it is not the owner (absent, busy, not
- * entitled, no proof). */
+ * owner answered; or -1 when it is not the owner (absent, not entitled, no
+ * proof), -2 when its backlog is full (*busy set). */
 static int try_name(int kind, const struct stat *st, const struct sockaddr_un *a, socklen_t al,
                     const struct rdv_req *req, int cfd, int fds[2], int nwant)
 {
@@ -104,15 +104,10 @@ static int try_name(int kind, const struct stat *st, const struct sockaddr_un *a
     int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (s < 0)
         return -1;
-    for (int i = 0;; i++) {
-        if (connect(s, (const struct sockaddr *)a, al) == 0)
-            break;
-        if (errno != EAGAIN || i >= 10) {
-            close(s);
-            return -1; /* absent, not listening, or its backlog stays full */
-        }
-        struct timespec ts = {0, 2000000};
-        nanosleep(&ts, NULL);
+    if (connect(s, (const struct sockaddr *)a, al) != 0) {
+        r = errno == EAGAIN ? -2 : -1; /* full backlog; absent or not listening */
+        close(s);
+        return r;
     }
     if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &uc, &l) != 0)
         goto out;
@@ -169,26 +164,28 @@ out:
     return r;
 }
 
-/* Ask the owner of (kind, st), skipping the name own (NULL: none): 0 with
- * fds, an errno from the verified owner, or ENOENT when no listener proves
- * it owns the name. */
-static int rdv_call(int kind, const struct stat *st, const struct rdv_req *req, int cfd, int fds[2],
+/* One look at every listener of (kind, st) but own: 0 with fds, an errno
+ * from the verified owner, -1 when none proves it owns the name, -2 when
+ * none does but one had its backlog full. */
+static int rdv_pass(int kind, const struct stat *st, const struct rdv_req *req, int cfd, int fds[2],
                     int nwant, const struct sockaddr_un *own)
 {
     struct sockaddr_un a;
     socklen_t al = ust_rdv_addr(&a, kind, st->st_dev, st->st_ino, 0);
     char prefix[80], line[512], name[128];
-    int r = -1;
+    int r = -1, busy = 0;
 
     if (own == NULL || memcmp(own->sun_path, a.sun_path, sizeof(a.sun_path)) != 0)
         r = try_name(kind, st, &a, al, req, cfd, fds, nwant);
+    busy |= r == -2;
     if (r >= 0)
         return r;
     /* Not at the base name: the listening alternatives. */
     FILE *f = fopen("/proc/net/unix", "re");
     if (f == NULL)
-        return ENOENT;
+        return -1;
     int pl = snprintf(prefix, sizeof(prefix), "@%s/", a.sun_path + 1);
+    r = -1;
     while (r < 0 && fgets(line, sizeof(line), f) != NULL) {
         unsigned flags;
         if (sscanf(line, "%*s %*x %*x %x %*x %*x %*u %127s", &flags, name) != 2 ||
@@ -202,8 +199,26 @@ static int rdv_call(int kind, const struct stat *st, const struct rdv_req *req, 
         if (own != NULL && memcmp(own->sun_path, a.sun_path, sizeof(a.sun_path)) == 0)
             continue;
         r = try_name(kind, st, &a, al, req, cfd, fds, nwant);
+        busy |= r == -2;
     }
     fclose(f);
+    return r >= 0 ? r : busy ? -2 : -1;
+}
+
+/* Ask the owner of (kind, st), skipping the name own (NULL: none): 0 with
+ * fds, an errno from the verified owner, or ENOENT when no listener proves
+ * it owns the name.  Listeners whose backlog is full are looked at again,
+ * every 2 ms for up to 20 ms (an owner accepts at once; a squatter's full
+ * backlog costs a connect a look, not a wait each). */
+static int rdv_call(int kind, const struct stat *st, const struct rdv_req *req, int cfd, int fds[2],
+                    int nwant, const struct sockaddr_un *own)
+{
+    int r = rdv_pass(kind, st, req, cfd, fds, nwant, own);
+    for (int i = 0; r == -2 && i < 10; i++) {
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+        r = rdv_pass(kind, st, req, cfd, fds, nwant, own);
+    }
     return r >= 0 ? r : ENOENT;
 }
 
