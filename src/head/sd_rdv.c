@@ -50,7 +50,8 @@
  *   Bounded resources per peer (row G).  One accepting thread holds the
  *   connections whose request has not come (no thread each), and drops one
  *   that sends nothing within RDV_REQ_WAIT_MS (counted: dropped).  A
- *   request is served by a pool of at most RDV_WORKERS threads; an open of
+ *   request is served by a pool of at most RDV_WORKERS threads, at most
+ *   RDV_UID_WORKERS of them for one peer uid at a time; an open of
  *   a FIFO that may wait (blocking O_RDONLY or O_WRONLY) gets a thread of
  *   its own, within its own budget.  Budgets, per uid of the peer and for
  *   the whole process: connections pending or being served
@@ -95,6 +96,7 @@ enum {
     RDV_ALL_PENDING = 256,  /* ... in all */
     RDV_UID_FIFOWAIT = 64,  /* FIFO opens waiting, per peer uid */
     RDV_ALL_FIFOWAIT = 256, /* ... in all */
+    RDV_UID_WORKERS = 8,    /* workers serving one peer uid at a time */
 };
 enum { B_PEND, B_FIFO, B_NONE };
 
@@ -141,7 +143,8 @@ static struct conn *jobs, **jobs_tail = &jobs; /* pool_lock: queued requests */
 static int nworkers, nidle;                  /* pool_lock */
 static struct budget {
     uid_t uid;
-    int n[2]; /* B_PEND, B_FIFO held; a slot with both 0 is free */
+    int n[2]; /* B_PEND, B_FIFO held */
+    int busy; /* workers serving this uid; a slot with all 0 is free */
 } budgets[RDV_ALL_PENDING + RDV_ALL_FIFOWAIT]; /* pool_lock */
 static int total[2];                           /* pool_lock */
 
@@ -161,7 +164,7 @@ static int budget_take(uid_t uid, int which)
     ust_lock(&pool_lock);
     for (size_t i = 0; i < sizeof(budgets) / sizeof(budgets[0]) && b == NULL; i++) {
         struct budget *x = &budgets[i];
-        if (x->n[0] + x->n[1] == 0) {
+        if (x->n[0] + x->n[1] + x->busy == 0) {
             if (fr == NULL)
                 fr = x;
         } else if (x->uid == uid) {
@@ -210,25 +213,6 @@ void ust_rdv_stats(struct ust_rdv_stats *s)
 /* ------------------------------------------------------------------------ */
 /* Serving a request                                                        */
 /* ------------------------------------------------------------------------ */
-/* Does st admit uid (with groups) for `want` (R_OK|W_OK bits)? */
-int ust_rdv_admits(const struct stat *st, uid_t uid, const gid_t *gid, int ngid, int want)
-{
-    int bits;
-    if (uid == 0)
-        return 1;
-    if (uid == st->st_uid) {
-        bits = (st->st_mode >> 6) & 7;
-    } else {
-        bits = st->st_mode & 7;
-        for (int i = 0; i < ngid; i++)
-            if (gid[i] == st->st_gid) {
-                bits = (st->st_mode >> 3) & 7;
-                break;
-            }
-    }
-    return (bits & want) == want;
-}
-
 static int want_of(int oflag)
 {
     switch (oflag & O_ACCMODE) {
@@ -399,23 +383,48 @@ static void serve(struct conn *c)
     atomic_fetch_sub(&serving, 1);
 }
 
+/* The slot of uid (pool_lock held), NULL if it has none. */
+static struct budget *slot_of(uid_t uid)
+{
+    UST_ASSERT_HELD(&pool_lock);
+    for (size_t i = 0; i < sizeof(budgets) / sizeof(budgets[0]); i++)
+        if (budgets[i].uid == uid && budgets[i].n[0] + budgets[i].n[1] + budgets[i].busy > 0)
+            return &budgets[i];
+    return NULL;
+}
+
+/* A pool thread: serves the oldest queued request whose uid has fewer than
+ * RDV_UID_WORKERS being served, so that one uid's slow requests (a proof
+ * descriptor whose fstat hangs, say) leave workers to the others. */
 static void *worker(void *arg)
 {
     (void)arg;
     ust_lock(&pool_lock);
     for (;;) {
-        while (jobs == NULL) {
+        struct conn **pp = &jobs, *c = NULL;
+        struct budget *b = NULL;
+        for (; *pp != NULL; pp = &(*pp)->next) {
+            b = slot_of((*pp)->uc.uid);
+            if (b != NULL && b->busy < RDV_UID_WORKERS) {
+                c = *pp;
+                break;
+            }
+        }
+        if (c == NULL) {
             nidle++;
             ust_cond_wait(&pool_cv, &pool_lock);
             nidle--;
+            continue;
         }
-        struct conn *c = jobs;
-        jobs = c->next;
-        if (jobs == NULL)
-            jobs_tail = &jobs;
+        *pp = c->next;
+        if (jobs_tail == &c->next)
+            jobs_tail = pp;
+        b->busy++; /* keeps the slot b while c is served */
         ust_unlock(&pool_lock);
         serve(c);
         ust_lock(&pool_lock);
+        b->busy--;
+        ust_cond_broadcast(&pool_cv); /* a job of that uid may go now */
     }
     return NULL;
 }

@@ -41,6 +41,25 @@
 #include "sd_rdv.h"
 #include "sthead.h"
 
+/* Does st admit uid (with groups) for `want` (R_OK|W_OK bits)? */
+int ust_rdv_admits(const struct stat *st, uid_t uid, const gid_t *gid, int ngid, int want)
+{
+    int bits;
+    if (uid == 0)
+        return 1;
+    if (uid == st->st_uid) {
+        bits = (st->st_mode >> 6) & 7;
+    } else {
+        bits = st->st_mode & 7;
+        for (int i = 0; i < ngid; i++)
+            if (gid[i] == st->st_gid) {
+                bits = (st->st_mode >> 3) & 7;
+                break;
+            }
+    }
+    return (bits & want) == want;
+}
+
 int ust_rdv_entitled(int kind, const struct stat *st, uid_t uid, const gid_t *g, int ng)
 {
     if (uid == 0)
