@@ -157,7 +157,9 @@ int ust_fifo_serve(int conn, int node, dev_t dev, ino_t ino, int oflag)
         return ENOENT;
     cred_t cr;
     ust_sd_cred(&cr);
-    int sfd = ust_fifo_open_key(dev, ino, oflag & (O_ACCMODE | O_NONBLOCK | O_NDELAY), &cr);
+    /* A blocking open waits here; it ends when the client hangs up. */
+    int sfd = ust_fifo_open_key_for(dev, ino, oflag & (O_ACCMODE | O_NONBLOCK | O_NDELAY), &cr,
+                                    conn);
     if (sfd < 0)
         return errno;
     return ust_rdv_serve_relay(conn, node, sfd, oflag);
