@@ -198,6 +198,15 @@ static int peer_eacces(const char *path, const char *flags)
     return fd < 0 && errno == EACCES ? 0 : 31;
 }
 
+/* "busy PATH X": fattach of PATH must fail EBUSY (another process owns it). */
+static int peer_busy(const char *path)
+{
+    int q[2];
+    if (strm_pipe(q) != 0)
+        return 40;
+    return fattach(q[0], path) == -1 && errno == EBUSY ? 0 : 41;
+}
+
 static int peer_main(int argc, char **argv)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -209,6 +218,8 @@ static int peer_main(int argc, char **argv)
         return peer_write(argv[3], argv[4]);
     if (strcmp(argv[2], "eacces") == 0)
         return peer_eacces(argv[3], argv[4]);
+    if (strcmp(argv[2], "busy") == 0)
+        return peer_busy(argv[3]);
     return 98;
 }
 
@@ -456,11 +467,12 @@ static void test_i_fattach_squat(void)
     double took = now_s() - s;
     printf("I: fattach and a client's open past 301 squatted names: %.3f s\n", took);
     CHECK(took < 3.0);
+    /* A second fattach of the name, elsewhere, is still EBUSY: the real
+     * owner, at its alternative name, proves itself to the newcomer. */
+    CHECK_EQ(peer_wait(peer_spawn("busy", f, "x")), 0);
     squat_end(&q, &bytes, &fds);
     CHECK_EQ(bytes, 0);
     CHECK_EQ(fds, 0);
-    /* A second fattach of the name, elsewhere, is still EBUSY (the real
-     * owner proves itself); and fdetach works. */
     CHECK_EQ(fdetach(f), 0);
     strm_close(p[0]);
     strm_close(p[1]);

@@ -58,7 +58,9 @@
  *   (RDV_UID_PENDING, RDV_ALL_PENDING), FIFO opens waiting
  *   (RDV_UID_FIFOWAIT, RDV_ALL_FIFOWAIT).  Over budget the connection gets
  *   EAGAIN at once (counted: refused).  So a flood by one uid exhausts its
- *   own budget, not another uid's (the global bound is the backstop).
+ *   own budget, not another uid's (the global bound is the backstop).  A
+ *   FIFO open waiting for a client that hangs up ends within 200 ms
+ *   (sd_fifo.c, ust_fifo_open_key_for), its thread and budget with it.
  *   At exit the owner lets the opens being served finish (ust_rdv_settle).
  *
  * Locking
