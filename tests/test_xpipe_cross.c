@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_xpipe_cross.c -- what may cross a split pipe (issue 20, rows A and
- * H; src/head/sd_xcross.c has the table).  A pipe is made, the process
+ * H; src/procs/sd_xcross.c has the table).  A pipe is made, the process
  * forks, the child (the attacker, as another uid where the case needs one:
  * tests/hostile_util.h) pushes a test module `xsig` on its end whose write
  * side turns a command written as data into a message of any type, sent

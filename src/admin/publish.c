@@ -86,6 +86,7 @@
 #include "procs.h"
 #include "publish.h"
 #include "rundir.h"
+#include "sd_names.h"
 #include "sthead.h"
 #include "strcore.h"
 
@@ -146,6 +147,10 @@ static void answer_one(char *cmd, FILE *f)
         ustreams_blockstats(&st);
         fprintf(f, "blocks mblks=%ld dblks=%ld bytes=%ld allocs=%ld failures=%ld\n", st.mblks,
                 st.dblks, st.bytes, st.allocs, st.failures);
+        struct ust_rdv_stats rs; /* the names' rendezvous (sd_rdv.c): its budgets at work */
+        ust_rdv_stats(&rs);
+        fprintf(f, "rendezvous refused=%ld dropped=%ld denied=%ld pending=%d fifo_waiting=%d workers=%d\n",
+                rs.refused, rs.dropped, rs.denied, rs.pending, rs.fifo_waiting, rs.workers);
     } else {
         fprintf(f, "error: unknown request: %.32s\n", word);
     }

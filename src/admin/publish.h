@@ -11,7 +11,9 @@
  * UST_PUBLISH_LINE_MAX bytes with its newline), commands separated by ';':
  *   modules FLAGS [NAME...]   ustreams_print_modules(FLAGS, NAMEs)
  *   streams                   ustreams_dump_all
- *   blocks                    "blocks mblks=N dblks=N bytes=N allocs=N failures=N"
+ *   blocks                    "blocks mblks=N dblks=N bytes=N allocs=N failures=N",
+ *                             then "rendezvous refused=N dropped=N denied=N
+ *                             pending=N fifo_waiting=N workers=N" (sd_rdv.c)
  * The answer is their text in order, then end of file; a command that fails
  * or is not known is answered "error: ..." on a line of its own. */
 #define UST_PUBLISH_LINE_MAX 1024

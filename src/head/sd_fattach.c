@@ -109,10 +109,10 @@ static int fattach_call(int fd, const char *upath)
     struct fattach_ent *e = NULL, **pp;
     const struct ust_procs_ops *procs = ust_sd_procs(); /* NULL: no rendezvous */
     struct stdata *sd;
-    struct stat st;
+    struct stat st, ns;
     char path[PATH_MAX];
     size_t len;
-    int err;
+    int err, node = -1;
 
     err = name_check(upath, path);
     if (err != 0)
@@ -140,13 +140,23 @@ static int fattach_call(int fd, const char *upath)
     e->dev = st.st_dev;
     e->ino = st.st_ino;
     e->lfd = -1;
+    /* The node by the path, as the rendezvous' proof that we own the name:
+     * clients check that our reply carries a descriptor of it. */
+    node = open(path, O_PATH | O_CLOEXEC);
+    if (node < 0) {
+        err = errno;
+        goto put;
+    }
+    if (fstat(node, &ns) != 0 || ns.st_dev != st.st_dev || ns.st_ino != st.st_ino) {
+        err = ENOENT; /* replaced meanwhile */
+        goto put;
+    }
     ust_lock(&fattach_lock);
     pp = fattach_find(st.st_dev, st.st_ino, NULL);
     if (*pp != NULL)
         err = EBUSY;
     else
-        err = procs ? procs->name_listen(st.st_dev, st.st_ino, &e->lfd) /* EBUSY: elsewhere */
-                     : ENOSYS;
+        err = procs ? procs->name_listen(node, &e->lfd) /* EBUSY: elsewhere */ : ENOSYS;
     if (err == 0 && !ust_sd_hold_live(sd))
         err = EBADF; /* closed meanwhile by another thread */
     if (err == 0) {
@@ -161,6 +171,8 @@ static int fattach_call(int fd, const char *upath)
         ust_unlock(&sd->sd_lock);
     }
 put:
+    if (node >= 0)
+        close(node); /* the rendezvous keeps its own */
     ust_sd_put(sd);
 out:
     if (e != NULL) {
@@ -241,7 +253,7 @@ static int fdetach_call(const char *upath)
         } else {
             err = detach_local(st.st_dev, st.st_ino, NULL);
             if (err == EINVAL) /* not ours: its owner may be another process */
-                err = ust_sd_procs() ? ust_sd_procs()->name_detach(&st) : EINVAL;
+                err = ust_sd_procs() ? ust_sd_procs()->name_detach(path, &st) : EINVAL;
         }
     }
     if (err != 0) {

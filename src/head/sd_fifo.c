@@ -64,6 +64,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,15 +185,28 @@ static struct stdata *fifo_make(const cred_t *cr, int oflag, const char *name, i
     return sd;
 }
 
+/* Has the other end of the socket watch hung up (an open made on behalf of
+ * another process that has gone)?  A poll that does not wait. */
+static int watch_gone(int watch)
+{
+    struct pollfd pf = {.fd = watch, .events = POLLRDHUP};
+    return poll(&pf, 1, 0) == 1 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
+}
+
 /*
  * open_wait -- the open rule of a blocking open: a reader (acc
  *   UST_ACC_NOWRITE) waits until a writer has opened since its open began
  *   (ff_wopens moved from w0) or one is open, a writer likewise for readers.
- *   Context: no lock held; sleeps on ff_owait.  0, or EINTR.
+ *   watch: -1, or a connected socket whose peer asked for the open
+ *   (sd_rdv.c): looked at every OPEN_WATCH_MS, the wait ends ECONNABORTED
+ *   once it has hung up.
+ *   Context: no lock held; sleeps on ff_owait.  0, EINTR or ECONNABORTED.
  */
-static int open_wait(struct stdata *sd, int acc, unsigned r0, unsigned w0)
+#define OPEN_WATCH_MS 200
+static int open_wait(struct stdata *sd, int acc, unsigned r0, unsigned w0, int watch)
 {
     struct ust_fifo_state *ff = &sd->sd_ff;
+    long long next = watch < 0 ? 0 : ust_now_ns() + OPEN_WATCH_MS * 1000000LL;
     int err = 0;
 
     ust_lock(&sd->sd_lock);
@@ -204,9 +218,15 @@ static int open_wait(struct stdata *sd, int acc, unsigned r0, unsigned w0)
         if (acc == UST_ACC_NOREAD &&
             (readers(sd) > 0 || __atomic_load_n(&ff->ff_ropens, __ATOMIC_SEQ_CST) != r0))
             break;
-        err = ust_sd_wait_from(sd, &ff->ff_owait, seq, 0);
+        err = ust_sd_wait_from(sd, &ff->ff_owait, seq, next);
         if (err == EINTR)
             break;
+        if (watch >= 0 && watch_gone(watch)) { /* after every wake-up too */
+            err = ECONNABORTED;
+            break;
+        }
+        if (err == ETIME)
+            next = ust_now_ns() + OPEN_WATCH_MS * 1000000LL;
         err = 0;
     }
     ust_unlock(&sd->sd_lock);
@@ -216,13 +236,14 @@ static int open_wait(struct stdata *sd, int acc, unsigned r0, unsigned w0)
 /* The rest of every open once fd is a descriptor of sd: close-on-exec as
  * asked, the mode set (which counts it and wakes the other side), the wait
  * of a blocking open.  fd or -errno (fd closed again). */
-static int open_finish(struct stdata *sd, int fd, int oflag, int block, unsigned r0, unsigned w0)
+static int open_finish(struct stdata *sd, int fd, int oflag, int block, unsigned r0, unsigned w0,
+                       int watch)
 {
     int acc = ust_sd_acc_of_oflag(oflag);
     fcntl(fd, F_SETFD, (oflag & O_CLOEXEC) ? FD_CLOEXEC : 0);
     int err = ust_sd_acc_set(fd, acc);
     if (err == 0 && block && acc != 0)
-        err = open_wait(sd, acc, r0, w0);
+        err = open_wait(sd, acc, r0, w0, watch);
     if (err != 0) {
         drop(fd, sd);
         return -err;
@@ -252,7 +273,8 @@ static void key_remove(struct fifo_key *k)
 
 /* Open the FIFO of key (dev, ino), making it on the first open: fd or
  * -errno. */
-static int open_key(uint64_t dev, uint64_t ino, int oflag, const cred_t *cr, const char *name)
+static int open_key(uint64_t dev, uint64_t ino, int oflag, const cred_t *cr, const char *name,
+                    int watch)
 {
     int wronly_nb = (oflag & O_ACCMODE) == O_WRONLY && (oflag & (O_NONBLOCK | O_NDELAY));
     int block = !(oflag & (O_NONBLOCK | O_NDELAY));
@@ -284,7 +306,7 @@ static int open_key(uint64_t dev, uint64_t ino, int oflag, const cred_t *cr, con
             drop(fd, sd);
             return -err;
         }
-        return open_finish(sd, fd, oflag, block, r0, w0);
+        return open_finish(sd, fd, oflag, block, r0, w0, watch);
     }
     if (wronly_nb) {
         ust_unlock(&key_lock);
@@ -311,11 +333,11 @@ static int open_key(uint64_t dev, uint64_t ino, int oflag, const cred_t *cr, con
     keys = k;
     ust_unlock(&key_lock);
     ust_sd_register(sd);
-    return open_finish(sd, fd, oflag, block, 0, 0);
+    return open_finish(sd, fd, oflag, block, 0, 0, watch);
 }
 
 static int open_common(uint64_t dev, uint64_t ino, int clone, int oflag, const cred_t *cr,
-                       const char *name)
+                       const char *name, int watch)
 {
     cred_t me;
     if ((oflag & O_ACCMODE) == O_ACCMODE)
@@ -326,7 +348,7 @@ static int open_common(uint64_t dev, uint64_t ino, int clone, int oflag, const c
     }
     ust_ucopy_check(); /* as every open: our SIGSEGV handler in front */
     if (!clone)
-        return open_key(dev, ino, oflag, cr, name);
+        return open_key(dev, ino, oflag, cr, name, watch);
     /* A clone open: nobody else can reach the new FIFO while this open would
      * wait, so it never waits: the rules of O_NONBLOCK. */
     if ((oflag & O_ACCMODE) == O_WRONLY)
@@ -339,7 +361,7 @@ static int open_common(uint64_t dev, uint64_t ino, int clone, int oflag, const c
         return fd;
     }
     ust_sd_register(sd);
-    return open_finish(sd, fd, oflag, 0, 0, 0);
+    return open_finish(sd, fd, oflag, 0, 0, 0, -1);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -348,12 +370,17 @@ static int open_common(uint64_t dev, uint64_t ino, int clone, int oflag, const c
 
 int ust_fifo_open_key(uint64_t dev, uint64_t ino, int oflag, const cred_t *cr)
 {
+    return ust_fifo_open_key_for(dev, ino, oflag, cr, -1);
+}
+
+int ust_fifo_open_key_for(uint64_t dev, uint64_t ino, int oflag, const cred_t *cr, int watch)
+{
     char name[64];
     ust_call_begin();
     ust_sd_reap_orphans(); /* as strm_open: streams closed behind our back */
     snprintf(name, sizeof(name), "fifo:%llu:%llu", (unsigned long long)dev,
              (unsigned long long)ino);
-    int r = open_common(dev, ino, 0, oflag, cr, name);
+    int r = open_common(dev, ino, 0, oflag, cr, name, watch);
     ust_call_end();
     if (r < 0) {
         errno = -r;
@@ -380,7 +407,7 @@ int ust_fifo_open_name(const char *path, int oflag, cred_t *cr)
     else if ((oflag & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
         r = -EEXIST;
     else
-        r = open_common(FIFO_DEVKEY, 0, strcmp(path, NAME_CLONE) == 0, oflag, cr, path);
+        r = open_common(FIFO_DEVKEY, 0, strcmp(path, NAME_CLONE) == 0, oflag, cr, path, -1);
     if (r < 0) {
         errno = -r;
         return -1;

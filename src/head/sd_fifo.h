@@ -37,6 +37,10 @@ struct stdata;
  *   M_HANGUP/M_ERROR), or a pushed module's open error.
  */
 int ust_fifo_open_key(uint64_t dev, uint64_t ino, int oflag, const cred_t *cr);
+/* The same, on behalf of another process (sd_rdv.c): watch is the
+ *   connected socket of its request; a blocking open whose asker hangs up
+ *   ends within 200 ms with ECONNABORTED (the descriptor closed again). */
+int ust_fifo_open_key_for(uint64_t dev, uint64_t ino, int oflag, const cred_t *cr, int watch);
 
 /*
  * ust_fifo_counts -- the descriptors open for reading and for writing of the

@@ -137,13 +137,15 @@ struct ust_procs_ops {
     int (*xpipe_write)(struct stdata *sd, struct ust_sd_uio *u, size_t n);
     /* sd_passfd.c: I_SENDFD on split end sd. */
     int (*xpipe_sendfd)(struct stdata *sd, int fd);
-    /* sd_fattach.c: make / drop the rendezvous of the name (dev, ino):
-     * 0 and *lfd, EBUSY (another process owns it), or an errno. */
-    int (*name_listen)(dev_t dev, ino_t ino, int *lfd);
+    /* sd_fattach.c: make / drop the rendezvous of the name whose node is
+     * open as `node` (O_PATH; the rendezvous keeps its own copy, the proof
+     * that this process owns the name): 0 and *lfd, EBUSY (another process
+     * owns it), or an errno. */
+    int (*name_listen)(int node, int *lfd);
     void (*name_unlisten)(int lfd);
-    /* sd_fattach.c: fdetach of a name another process owns: 0, EINVAL
-     * (none), EPERM. */
-    int (*name_detach)(const struct stat *st);
+    /* sd_fattach.c: fdetach of the name at path (st: its node) another
+     * process owns: 0, EINVAL (none), EPERM. */
+    int (*name_detach)(const char *path, const struct stat *st);
     /* sd_open.c: connld for an open in this process (a new pipe, one end
      * sent up sd): the other end's descriptor or -errno. */
     int (*connld_open)(struct stdata *sd, const cred_t *cr);

@@ -12,7 +12,7 @@
  * Where: in SVR4 connld's open routine makes the pipe and tells the stream
  * head which stream to hand out.  Here the head does that part itself: an
  * open of a name whose attached stream has connld as its top module is
- * recognised by the name's owner (ust_connld_open in sd_rdv.c, for opens
+ * recognised by the name's owner (ust_connld_open in sd_rdv_client.c, for opens
  * in this process and from other processes alike), so this module only marks
  * the stream.  Pushed anywhere else it passes every message on unchanged.
  */

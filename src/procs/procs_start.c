@@ -10,9 +10,9 @@
 #include "sd_names.h"
 #include "sd_xpipe.h"
 
-static int name_listen(dev_t dev, ino_t ino, int *lfd)
+static int name_listen(int node, int *lfd)
 {
-    return ust_rdv_listen(UST_RDV_NAME, dev, ino, lfd);
+    return ust_rdv_listen(UST_RDV_NAME, node, lfd);
 }
 
 static const struct ust_procs_ops procs_ops = {

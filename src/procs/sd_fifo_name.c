@@ -33,12 +33,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "sd_fifo.h"
 #include "sd_names.h"
+#include "sd_rdv.h"
 #include "sthead.h"
 
 #define OWN_TRIES 8 /* races with other processes becoming the owner */
@@ -70,6 +72,18 @@ static int open_key(const struct stat *st, int oflag, cred_t *cr)
     return fd >= 0 ? fd : -errno;
 }
 
+/* May this process own the FIFO st (read and write it by its mode, as the
+ * clients check it: sd_rdv_client.c ust_rdv_entitled)? */
+static int may_own(const struct stat *st)
+{
+    gid_t g[RDV_MAXGROUPS + 1];
+    int ng = getgroups(RDV_MAXGROUPS, g);
+    if (ng < 0)
+        ng = 0;
+    g[ng++] = getegid();
+    return ust_rdv_entitled(UST_RDV_FIFO, st, geteuid(), g, ng);
+}
+
 int ust_fifo_open_node(const char *path, const struct stat *st, int oflag, cred_t *cr)
 {
     for (int i = 0; i < OWN_TRIES; i++) {
@@ -78,9 +92,20 @@ int ust_fifo_open_node(const char *path, const struct stat *st, int oflag, cred_
         ust_unlock(&fifo_lock);
         if (o != NULL)
             return open_key(st, oflag, cr);
-        int fd = ust_rdv_open(UST_RDV_FIFO, st, oflag, cr);
+        int fd = ust_rdv_open(UST_RDV_FIFO, path, st, oflag, cr);
         if (fd != -ENOENT)
             return fd;
+        if (!may_own(st)) {
+            /* Nobody owns it, and we may not: a process that can read and
+             * write it will.  Until then there is no other side: a
+             * non-blocking open fails, a blocking one waits for an owner. */
+            if (oflag & (O_NONBLOCK | O_NDELAY))
+                return (oflag & O_ACCMODE) == O_WRONLY ? -ENXIO : -EAGAIN;
+            struct timespec ts = {0, 20000000};
+            nanosleep(&ts, NULL);
+            i = -1; /* the wait of a FIFO open: as long as it takes */
+            continue;
+        }
         /* Nobody owns it: this process becomes the owner.  The entry is in
          * the table before the rendezvous listens (both under fifo_lock),
          * so that every client it accepts finds the FIFO. */
@@ -90,12 +115,16 @@ int ust_fifo_open_node(const char *path, const struct stat *st, int oflag, cred_
         o->dev = st->st_dev;
         o->ino = st->st_ino;
         o->node = open(path, O_PATH | O_CLOEXEC);
+        struct stat ns;
         int err = o->node < 0 ? errno : 0;
+        if (err == 0 && (fstat(o->node, &ns) != 0 || ns.st_dev != st->st_dev ||
+                         ns.st_ino != st->st_ino))
+            err = ENOENT; /* the path names another node now */
         ust_lock(&fifo_lock);
         if (err == 0 && owned_find(st->st_dev, st->st_ino) != NULL)
             err = EEXIST; /* another thread of ours was quicker */
         if (err == 0)
-            err = ust_rdv_listen(UST_RDV_FIFO, st->st_dev, st->st_ino, &o->lfd);
+            err = ust_rdv_listen(UST_RDV_FIFO, o->node, &o->lfd);
         if (err == 0) {
             o->next = owned;
             owned = o;
@@ -108,34 +137,32 @@ int ust_fifo_open_node(const char *path, const struct stat *st, int oflag, cred_
         free(o);
         if (err != EEXIST && err != EBUSY)
             return -err;
-        /* EBUSY: another process became the owner meanwhile; it may not
-         * have its table entry yet: ask it again after a moment. */
-        struct timespec ts = {0, 1000000L << (i < 6 ? i : 6)};
+        /* EBUSY: another process became the owner meanwhile (or two of us
+         * gave way to each other); it may not have its table entry yet: ask
+         * again after a moment, jittered so that racers part. */
+        unsigned jitter = 0;
+        (void)!getrandom(&jitter, sizeof(jitter), 0);
+        struct timespec ts = {0, (1000000L << (i < 6 ? i : 6)) + (long)(jitter % 1000000u)};
         nanosleep(&ts, NULL);
     }
     return -EAGAIN;
 }
 
-int ust_fifo_serve(int conn, dev_t dev, ino_t ino, int oflag, uid_t uid, const gid_t *groups,
-                   int ngroups)
+int ust_fifo_serve(int conn, int node, dev_t dev, ino_t ino, int oflag)
 {
-    struct stat st;
     ust_lock(&fifo_lock);
     struct owned *o = owned_find(dev, ino);
     ust_unlock(&fifo_lock);
-    if (o == NULL || fstat(o->node, &st) != 0)
+    if (o == NULL)
         return ENOENT;
-    int want = (oflag & O_ACCMODE) == O_RDONLY ? R_OK
-               : (oflag & O_ACCMODE) == O_WRONLY ? W_OK
-                                                  : R_OK | W_OK;
-    if (!ust_rdv_admits(&st, uid, groups, ngroups, want))
-        return EACCES;
     cred_t cr;
     ust_sd_cred(&cr);
-    int sfd = ust_fifo_open_key(dev, ino, oflag & (O_ACCMODE | O_NONBLOCK | O_NDELAY), &cr);
+    /* A blocking open waits here; it ends when the client hangs up. */
+    int sfd = ust_fifo_open_key_for(dev, ino, oflag & (O_ACCMODE | O_NONBLOCK | O_NDELAY), &cr,
+                                    conn);
     if (sfd < 0)
         return errno;
-    return ust_rdv_serve_relay(conn, sfd, oflag);
+    return ust_rdv_serve_relay(conn, node, sfd, oflag);
 }
 
 /* fork: fifo_lock is quiesced; the child forgets the parent's names (their

@@ -61,11 +61,9 @@ int ust_sd_open_path(const char *path, int oflag, cred_t *cr, int *handled)
         return ust_sd_open_attached(sd, oflag, cr);
     if (S_ISFIFO(st.st_mode))
         return ust_fifo_open_node(path, &st, oflag, cr);
-    if (faccessat(AT_FDCWD, path, want, AT_EACCESS) == 0) {
-        fd = ust_rdv_open(UST_RDV_NAME, &st, oflag, cr);
-        if (fd != -ENOENT)
-            return fd;
-    }
+    fd = ust_rdv_open(UST_RDV_NAME, path, &st, oflag, cr);
+    if (fd != -ENOENT && fd != -EACCES)
+        return fd;
     fd = open(path, oflag & ~O_CREAT, 0);
     return fd >= 0 ? fd : -errno;
 }

@@ -21,21 +21,35 @@ int ust_sd_open_path(const char *path, int oflag, cred_t *cr, int *handled);
 int ust_connld_open(struct stdata *sd, const cred_t *cr);
 
 enum { UST_RDV_NAME = 'n', UST_RDV_FIFO = 'f' };
-/* Make the rendezvous of (kind, dev, ino): 0 and *lfd, EBUSY (another
- * process owns it), or an errno. */
-int ust_rdv_listen(int kind, dev_t dev, ino_t ino, int *lfd);
+/* Make the rendezvous of (kind, the node of the O_PATH descriptor node, which
+ * is kept duplicated as the owner's proof): 0 and *lfd, EBUSY (another
+ * process proves it owns it), or an errno. */
+int ust_rdv_listen(int kind, int node, int *lfd);
 void ust_rdv_unlisten(int lfd);
-/* Open (kind, st) owned by another process: the descriptor of this
- * process's end, -ENOENT when no (entitled) process owns it, or -errno. */
-int ust_rdv_open(int kind, const struct stat *st, int oflag, const cred_t *cr);
+/* Open (kind, st) at path owned by another process: the descriptor of this
+ * process's end, -ENOENT when no process proves it owns it, -EACCES when
+ * the path does not let this process (or its owner says so), -EAGAIN when
+ * the owner is over its budgets (sd_rdv.c), or -errno. */
+int ust_rdv_open(int kind, const char *path, const struct stat *st, int oflag, const cred_t *cr);
 /* The owner's side of an open from another process: a new pipe whose near
  * end is joined to the stream sfd (consumed) by a relay in the directions
- * oflag allows, its far end sent on conn.  An errno, or -1 when it replied. */
-int ust_rdv_serve_relay(int conn, int sfd, int oflag);
+ * oflag allows, its far end sent on conn with the proof node.  An errno,
+ * or -1 when it replied. */
+int ust_rdv_serve_relay(int conn, int node, int sfd, int oflag);
 /* Does st admit uid with groups for `want` (R_OK | W_OK)? */
 int ust_rdv_admits(const struct stat *st, uid_t uid, const gid_t *gid, int ngid, int want);
 /* fdetach of a name another process owns: 0, EINVAL (none), EPERM. */
-int ust_rdv_detach(const struct stat *st);
+int ust_rdv_detach(const char *path, const struct stat *st);
+/* The rendezvous' counters (since start) and gauges (now). */
+struct ust_rdv_stats {
+    long refused; /* connections refused over a budget (EAGAIN) */
+    long dropped; /* connections gone or overdue before their request */
+    long denied;  /* requests refused for want of access (EACCES) */
+    int pending;  /* connections pending or being served */
+    int fifo_waiting; /* FIFO opens waiting for the other side */
+    int workers;  /* serving threads started */
+};
+void ust_rdv_stats(struct ust_rdv_stats *s);
 void ust_rdv_fork_prepare(void);
 void ust_rdv_fork_parent(void);
 void ust_rdv_fork_child(void);
@@ -51,11 +65,11 @@ void ust_relay_fork_prepare(void);
 void ust_relay_fork_parent(void);
 void ust_relay_fork_child(void);
 /* Named FIFOs (sd_fifo_name.c): strm_open of a FIFO at path; and the
- * owner's side of another process's open (conn: the rendezvous connection,
- * to reply on): an errno, or -1 when it replied. */
+ * owner's side of another process's open whose access sd_rdv.c checked
+ * (conn: the rendezvous connection, to reply on, with the proof node): an
+ * errno, or -1 when it replied. */
 int ust_fifo_open_node(const char *path, const struct stat *st, int oflag, cred_t *cr);
-int ust_fifo_serve(int conn, dev_t dev, ino_t ino, int oflag, uid_t uid, const gid_t *groups,
-                   int ngroups);
+int ust_fifo_serve(int conn, int node, dev_t dev, ino_t ino, int oflag);
 void ust_fifo_name_fork_prepare(void);
 void ust_fifo_name_fork_parent(void);
 void ust_fifo_name_fork_child(void);

@@ -2,6 +2,7 @@
 /*
  * sd_rdv.c -- rendezvous: how a process reaches a stream that another
  * process gave a name (fattach, sd_fattach.c; a named FIFO, sd_fifo*.c).
+ * This file is the owner's side; the client's is sd_rdv_client.c.
  *
  * Principles of operation
  *   The name's owner -- the process whose stream it is -- listens on a
@@ -9,50 +10,70 @@
  *   the kind and the covered file's identity:
  *       "\0ustreams/n/<st_dev hex>:<st_ino hex>"   fattach name
  *       "\0ustreams/f/<st_dev hex>:<st_ino hex>"   named FIFO
+ *   or, when another socket holds that name, at "<that>/<64 random bits>".
  *   Abstract sockets vanish with the last process holding them, so a name
- *   whose owner died or exited is gone with it: it is never handed out, and
- *   there is nothing to clean up.
+ *   whose owner died or exited is gone with it.
  *
- *   An open from another process (ust_rdv_open, from strm_open) connects,
- *   sends one request (struct rdv_req: open with the O_ACCMODE of the open,
- *   or detach) and receives one reply (struct rdv_rep) with, for an open,
- *   the two descriptors of a new pipe's far end (sd_xpipe.c: the channel's
- *   memfd and a bell end).  It builds its end from them (ust_xpipe_adopt):
- *   data then moves directly between the two processes' memory.  On the
- *   owner's side the pipe's near end is either handed to the server (a name
- *   whose stream has connld on top: a new pipe per open, the near end going
- *   up the attached stream as with I_SENDFD) or joined to the named stream
- *   by a relay (sd_relay.c).
+ *   An open from another process (ust_rdv_open) connects, sends one request
+ *   (struct rdv_req, with its access proof: a descriptor of the node) and
+ *   receives one reply (struct rdv_rep) with the owner's proof and, for an
+ *   open, the two descriptors of a new pipe's far end (sd_xpipe.c).  On the
+ *   owner's side the near end is handed to the server (connld on top of an
+ *   attached stream) or joined to the named stream by a relay (sd_relay.c).
  *
- * Security
- *   Credentials come from the kernel, never from a request: the owner takes
- *   the client's uid and gid (SO_PEERCRED) and groups (SO_PEERGROUPS) and
- *   checks them against the permission bits the covered file has now; the
- *   client checks its own access first (faccessat with the effective ids,
- *   which covers the directories of the path too) and fails with EACCES.
- *   The client also checks who answers: an fattach name must be served by
- *   the file's owner or the superuser (only they can cover it), a FIFO by a
- *   user the FIFO's mode lets read it.  Any other listener (a squatter on the
- *   abstract name) is ignored as if nothing were attached.  The memfd a client
- *   receives is checked field by field before use (xring_attach).
+ * Security (issue 20; the threat: any local user, any uid)
+ *   Access is the path's, not the node's (row C).  The client opens the node
+ *   by the path itself and passes that descriptor; the owner (check_access)
+ *   takes it only if it is a descriptor of the node it serves (fstat dev and
+ *   ino), then: opened with the access asked -> the kernel did the whole
+ *   check (directories, ACLs, groups); an O_PATH descriptor (FIFO nodes:
+ *   opening one would count as a reader or writer) -> the kernel checked the
+ *   directories, and the node's mode now is checked against the client's
+ *   kernel credentials (SO_PEERCRED, SO_PEERGROUPS).  No descriptor, another
+ *   node, too little access: EACCES, counted (denied).
  *
- *   Each connection is served by a thread of its own, so a client that
- *   sends nothing (it has 2 s), or an open that waits (a FIFO's open rules),
- *   holds up no other.  At exit the owner lets the opens being served finish
- *   (ust_rdv_settle, from sd_relay.c's exit handler, up to 5 s) before its
- *   relays pass on what they hold: a client that asked is never left
- *   without an answer by an owner that exits at that moment.
+ *   Names nobody can squat or steal (rows B, I).  Who may own a name is
+ *   fixed by the node: fattach, the file's owner or the superuser (only they
+ *   can cover it); a FIFO, a user the mode lets read and write it (or the
+ *   superuser) -- a user who may not write a FIFO never owns it, so never
+ *   receives what others write nor feeds their readers.  A client sends
+ *   nothing to a listener whose kernel credentials are not entitled, and
+ *   takes a reply only with the owner's proof (a descriptor of the node).
+ *   A squatter on the base name does not stop the owner: it listens at an
+ *   unguessable alternative, and clients try every listening alternative
+ *   /proc/net/unix shows; a squatter's sockets only cost each client one
+ *   connect apiece (bounded by the squatter's RLIMIT_NOFILE).  Two owners
+ *   at once are prevented after the bind: a new owner asks every other
+ *   listener of the name (RDV_PROBE) and gives up (EBUSY) if one proves it
+ *   owns it -- two racing owners may both give up, never both stay.
+ *
+ *   Bounded resources per peer (row G).  One accepting thread holds the
+ *   connections whose request has not come (no thread each), and drops one
+ *   that sends nothing within RDV_REQ_WAIT_MS (counted: dropped).  A
+ *   request is served by a pool of at most RDV_WORKERS threads, at most
+ *   RDV_UID_WORKERS of them for one peer uid at a time; an open of
+ *   a FIFO that may wait (blocking O_RDONLY or O_WRONLY) gets a thread of
+ *   its own, within its own budget.  Budgets, per uid of the peer and for
+ *   the whole process: connections pending or being served
+ *   (RDV_UID_PENDING, RDV_ALL_PENDING), FIFO opens waiting
+ *   (RDV_UID_FIFOWAIT, RDV_ALL_FIFOWAIT).  Over budget the connection gets
+ *   EAGAIN at once (counted: refused).  So a flood by one uid exhausts its
+ *   own budget, not another uid's (the global bound is the backstop).  A
+ *   FIFO open waiting for a client that hangs up ends within 200 ms
+ *   (sd_fifo.c, ust_fifo_open_key_for), its thread and budget with it.
+ *   At exit the owner lets the opens being served finish (ust_rdv_settle).
  *
  * Locking
- *   rdv_lock guards the epoll set, the list of listening sockets and the
- *   start of the accepting thread; a leaf (taken under fattach_lock),
- *   quiesced at fork (rank UST_FORK_RDV).  The child closes its copies of the
- *   listening sockets: the names are the parent's to serve.
+ *   rdv_lock guards the epoll set, the listeners, the pending connections
+ *   and the start of the accepting thread; taken under fattach_lock and
+ *   fifo_lock, before pool_lock.  pool_lock guards the job queue, the
+ *   worker counts and the budgets; a leaf.  Both quiesced at fork (rank
+ *   UST_FORK_RDV); the child closes its copies of everything: the names
+ *   are the parent's to serve.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -60,84 +81,141 @@
 #include <string.h>
 #include <stropts.h>
 #include <sys/epoll.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 #include <ustreams.h>
 
 #include "forksafe.h"
 #include "sd_names.h"
+#include "sd_rdv.h"
 #include "sd_xpipe.h"
 #include "sthead.h"
 
 enum {
-    RDV_MAGIC = 0x55535452, /* "USTR" */
-    RDV_VERSION = 1,
-    RDV_OPEN = 1,
-    RDV_DETACH = 2,
     RDV_REQ_WAIT_MS = 2000, /* a client has this long to send its request */
-    RDV_MAXGROUPS = 256,
+    RDV_WORKERS = 16,       /* threads serving requests (besides FIFO waits) */
+    RDV_UID_PENDING = 64,   /* connections pending or served, per peer uid */
+    RDV_ALL_PENDING = 256,  /* ... in all */
+    RDV_UID_FIFOWAIT = 64,  /* FIFO opens waiting, per peer uid */
+    RDV_ALL_FIFOWAIT = 256, /* ... in all */
+    RDV_UID_WORKERS = 8,    /* workers serving one peer uid at a time */
 };
-
-struct rdv_req {
-    uint32_t magic;
-    uint16_t version;
-    uint16_t op;    /* RDV_OPEN, RDV_DETACH */
-    int32_t oflag;  /* RDV_OPEN: the open's flags (O_ACCMODE, O_NONBLOCK) */
-    int32_t pad;
-};
-
-struct rdv_rep {
-    uint32_t magic;
-    int32_t err;  /* 0 or an errno */
-    int32_t side; /* RDV_OPEN: the pipe side the client adopts */
-    int32_t pad;
-};
+enum { B_PEND, B_FIFO, B_NONE };
 
 struct listener {
     struct listener *next;
     int fd;
     int kind;
+    int node; /* O_PATH descriptor of the node: the owner's proof */
     dev_t dev;
     ino_t ino;
+    uint64_t id; /* epoll data: (id << 1) | 1 */
+    struct sockaddr_un addr;
 };
 
-static ust_lock_t rdv_lock = UST_LOCK_INIT; /* guards the fields below; leaf */
-static int rdv_ep = -1;                     /* rdv_lock: epoll set of listeners */
+/* A connection, from accept to its reply.  Accepted: on `pending` (rdv_lock)
+ * until its request comes; then a job on the queue (pool_lock) or a thread
+ * of its own; freed by whoever serves it. */
+struct conn {
+    struct conn *next;
+    int fd, kind;
+    int node;   /* a duplicate of the listener's (it may go meanwhile) */
+    int cfd;    /* the client's proof, or -1 */
+    int budget; /* B_PEND, B_FIFO, B_NONE: the budget it holds */
+    dev_t dev;
+    ino_t ino;
+    long long deadline; /* ns: the request must have come by then */
+    struct rdv_req req;
+    struct ucred uc; /* from the kernel */
+    gid_t groups[RDV_MAXGROUPS + 1];
+    int ngroups;
+};
+
+static ust_lock_t rdv_lock = UST_LOCK_INIT; /* guards the fields below; see Locking */
+static int rdv_ep = -1;                     /* rdv_lock: epoll set */
 static int rdv_running;                     /* rdv_lock: accepting thread started */
 static struct listener *listeners;          /* rdv_lock */
-static atomic_int serving;                  /* connections being served (conn_thread) */
+static struct conn *pending;                /* rdv_lock: waiting for their request */
+static uint64_t next_id = 1;                /* rdv_lock */
 
-static socklen_t rdv_addr(struct sockaddr_un *a, int kind, dev_t dev, ino_t ino)
-{
-    memset(a, 0, sizeof(*a));
-    a->sun_family = AF_UNIX;
-    int n = snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1, "ustreams/%c/%llx:%llx", kind,
-                     (unsigned long long)dev, (unsigned long long)ino);
-    return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
-}
+static ust_lock_t pool_lock = UST_LOCK_INIT; /* guards the fields below; a leaf */
+static ust_cond_t pool_cv;                   /* a job was queued */
+static int pool_cv_ready;                    /* pool_lock: pool_cv initialised */
+static struct conn *jobs, **jobs_tail = &jobs; /* pool_lock: queued requests */
+static int nworkers, nidle;                  /* pool_lock */
+static struct budget {
+    uid_t uid;
+    int n[2]; /* B_PEND, B_FIFO held */
+    int busy; /* workers serving this uid; a slot with all 0 is free */
+} budgets[RDV_ALL_PENDING + RDV_ALL_FIFOWAIT]; /* pool_lock */
+static int total[2];                           /* pool_lock */
 
-/* Does the file st admit uid (with groups) for `want` (R_OK|W_OK bits)? */
-int ust_rdv_admits(const struct stat *st, uid_t uid, const gid_t *gid, int ngid, int want)
+static atomic_int serving; /* requests being served (settle) */
+static atomic_long st_refused, st_dropped, st_denied;
+
+/* ------------------------------------------------------------------------ */
+/* Budgets                                                                  */
+/* ------------------------------------------------------------------------ */
+/* Take one of budget `which` for uid: 1, or 0 when over a bound. */
+static int budget_take(uid_t uid, int which)
 {
-    int bits;
-    if (uid == 0)
-        return 1;
-    if (uid == st->st_uid) {
-        bits = (st->st_mode >> 6) & 7;
-    } else {
-        bits = st->st_mode & 7;
-        for (int i = 0; i < ngid; i++)
-            if (gid[i] == st->st_gid) {
-                bits = (st->st_mode >> 3) & 7;
-                break;
-            }
+    static const int per_uid[2] = {RDV_UID_PENDING, RDV_UID_FIFOWAIT};
+    static const int all[2] = {RDV_ALL_PENDING, RDV_ALL_FIFOWAIT};
+    struct budget *b = NULL, *fr = NULL;
+    int ok = 0;
+    ust_lock(&pool_lock);
+    for (size_t i = 0; i < sizeof(budgets) / sizeof(budgets[0]) && b == NULL; i++) {
+        struct budget *x = &budgets[i];
+        if (x->n[0] + x->n[1] + x->busy == 0) {
+            if (fr == NULL)
+                fr = x;
+        } else if (x->uid == uid) {
+            b = x;
+        }
     }
-    return (bits & want) == want;
+    if (b == NULL && fr != NULL) {
+        b = fr;
+        b->uid = uid;
+    }
+    if (b != NULL && total[which] < all[which] && b->n[which] < per_uid[which]) {
+        b->n[which]++;
+        total[which]++;
+        ok = 1;
+    }
+    ust_unlock(&pool_lock);
+    return ok;
 }
 
+static void budget_give(uid_t uid, int which)
+{
+    if (which == B_NONE)
+        return;
+    ust_lock(&pool_lock);
+    for (size_t i = 0; i < sizeof(budgets) / sizeof(budgets[0]); i++)
+        if (budgets[i].uid == uid && budgets[i].n[which] > 0) {
+            budgets[i].n[which]--;
+            total[which]--;
+            break;
+        }
+    ust_unlock(&pool_lock);
+}
+
+void ust_rdv_stats(struct ust_rdv_stats *s)
+{
+    s->refused = atomic_load(&st_refused);
+    s->dropped = atomic_load(&st_dropped);
+    s->denied = atomic_load(&st_denied);
+    ust_lock(&pool_lock);
+    s->pending = total[B_PEND];
+    s->fifo_waiting = total[B_FIFO];
+    s->workers = nworkers;
+    ust_unlock(&pool_lock);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Serving a request                                                        */
+/* ------------------------------------------------------------------------ */
 static int want_of(int oflag)
 {
     switch (oflag & O_ACCMODE) {
@@ -150,45 +228,52 @@ static int want_of(int oflag)
     }
 }
 
-/* ------------------------------------------------------------------------ */
-/* The owner's side                                                         */
-/* ------------------------------------------------------------------------ */
-struct peer {
-    int fd;         /* the connection */
-    int kind;
-    dev_t dev;
-    ino_t ino;
-    struct ucred uc; /* from the kernel */
-    gid_t groups[RDV_MAXGROUPS];
-    int ngroups;
-};
-
-static int reply(int fd, int err, const int *fds, int nfd)
+/* Reply err on fd with the proof node first, then nfd more descriptors. */
+static int reply(int fd, int err, int node, const int *fds, int nfd)
 {
     struct rdv_rep rep = {.magic = RDV_MAGIC, .err = err, .side = 1};
+    int all[3] = {node, -1, -1};
     union {
         struct cmsghdr h;
-        char b[CMSG_SPACE(2 * sizeof(int))];
+        char b[CMSG_SPACE(3 * sizeof(int))];
     } u;
     struct iovec iov = {&rep, sizeof(rep)};
     struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (nfd > 0) {
-        memset(&u, 0, sizeof(u));
-        mh.msg_control = u.b;
-        mh.msg_controllen = CMSG_SPACE(nfd * sizeof(int));
-        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(nfd * sizeof(int));
-        memcpy(CMSG_DATA(c), fds, nfd * sizeof(int));
-    }
-    return sendmsg(fd, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(rep) ? 0 : EPIPE;
+    for (int i = 0; i < nfd && i < 2; i++)
+        all[1 + i] = fds[i];
+    int n = 1 + (nfd < 2 ? nfd : 2);
+    memset(&u, 0, sizeof(u));
+    mh.msg_control = u.b;
+    mh.msg_controllen = CMSG_SPACE(n * sizeof(int));
+    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(n * sizeof(int));
+    memcpy(CMSG_DATA(c), all, n * sizeof(int));
+    return sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof(rep) ? 0 : EPIPE;
+}
+
+/* The client's proof (row C): may the peer of c have `want` (R_OK | W_OK;
+ * 0: reach the node by its path) on the node?  1 or 0. */
+static int check_access(const struct conn *c, int want)
+{
+    struct stat cs, ns;
+    if (c->cfd < 0 || fstat(c->cfd, &cs) != 0 || cs.st_dev != c->dev || cs.st_ino != c->ino)
+        return 0;
+    int fl = fcntl(c->cfd, F_GETFL);
+    if (fl < 0)
+        return 0;
+    if (want == 0)
+        return 1;
+    if (!(fl & O_PATH)) /* the kernel checked the access it was opened with */
+        return (want_of(fl) & want) == want;
+    return fstat(c->node, &ns) == 0 && ust_rdv_admits(&ns, c->uc.uid, c->groups, c->ngroups, want);
 }
 
 /* A new pipe for the peer: its near end joined to the stream sfd by a relay
  * (sfd is consumed), its far end's descriptors sent.  The relay carries what
  * the peer may do: up when it reads, down when it writes. */
-int ust_rdv_serve_relay(int conn, int sfd, int oflag)
+int ust_rdv_serve_relay(int conn, int node, int sfd, int oflag)
 {
     int lfd, mfd, bfd;
     cred_t cr;
@@ -202,7 +287,7 @@ int ust_rdv_serve_relay(int conn, int sfd, int oflag)
     err = ust_relay_start(sfd, lfd, (want & R_OK) != 0, (want & W_OK) != 0);
     if (err == 0) {
         int fds[2] = {mfd, bfd};
-        reply(conn, 0, fds, 2);
+        reply(conn, 0, node, fds, 2);
     }
     close(mfd);
     close(bfd);
@@ -211,7 +296,7 @@ int ust_rdv_serve_relay(int conn, int sfd, int oflag)
 
 /* connld: a new pipe whose near end goes to the server up the attached
  * stream sd, with the client's ids; the far end to the client. */
-static int serve_connld(struct peer *p, struct stdata *sd)
+static int serve_connld(struct conn *p, struct stdata *sd)
 {
     int lfd, mfd, bfd;
     cred_t cr;
@@ -223,88 +308,323 @@ static int serve_connld(struct peer *p, struct stdata *sd)
     strm_close(lfd); /* the message in flight holds it (or it is closed: the peer sees a hang-up) */
     if (err == 0) {
         int fds[2] = {mfd, bfd};
-        reply(p->fd, 0, fds, 2);
+        reply(p->fd, 0, p->node, fds, 2);
     }
     close(mfd);
     close(bfd);
     return err == 0 ? -1 : err;
 }
 
-/* An open of an fattach name: an errno, or -1 when a reply went. */
-static int serve_name_open(struct peer *p, int oflag)
+/* An open of an fattach name (access checked): an errno, or -1 when a reply
+ * went. */
+static int serve_name_open(struct conn *p, int oflag)
 {
-    char path[PATH_MAX];
-    struct stat st;
-    struct stdata *sd = ust_fattach_lookup(p->dev, p->ino, path, sizeof(path));
+    struct stdata *sd = ust_fattach_lookup(p->dev, p->ino, NULL, 0);
     int err;
 
     if (sd == NULL)
         return ENOENT; /* detached meanwhile */
-    if (stat(path, &st) != 0 || st.st_dev != p->dev || st.st_ino != p->ino)
-        err = ENOENT;
-    else if (!ust_rdv_admits(&st, p->uc.uid, p->groups, p->ngroups, want_of(oflag)))
-        err = EACCES;
-    else if (ust_sd_top_is(sd, "connld"))
+    if (ust_sd_top_is(sd, "connld")) {
         err = serve_connld(p, sd);
-    else {
-        cred_t cr;
-        ust_sd_cred(&cr);
-        int sfd = ust_sd_open_attached(sd, O_RDWR, &cr); /* the relay's own descriptor */
-        sd = NULL; /* its reference went with the open */
-        err = sfd < 0 ? -sfd : ust_rdv_serve_relay(p->fd, sfd, oflag);
-    }
-    if (sd != NULL)
         ust_sd_rele(sd);
-    return err;
+        return err;
+    }
+    cred_t cr;
+    ust_sd_cred(&cr);
+    int sfd = ust_sd_open_attached(sd, O_RDWR, &cr); /* the relay's own descriptor; takes sd */
+    return sfd < 0 ? -sfd : ust_rdv_serve_relay(p->fd, p->node, sfd, oflag);
 }
 
 /* An fdetach from another process: its owner or the superuser. */
-static int serve_detach(struct peer *p)
+static int serve_detach(struct conn *p)
 {
-    char path[PATH_MAX];
     struct stat st;
-    struct stdata *sd = ust_fattach_lookup(p->dev, p->ino, path, sizeof(path));
+    struct stdata *sd = ust_fattach_lookup(p->dev, p->ino, NULL, 0);
     if (sd == NULL)
         return EINVAL;
     ust_sd_rele(sd);
-    if (p->uc.uid != 0 && (stat(path, &st) != 0 || st.st_uid != p->uc.uid))
+    if (p->uc.uid != 0 && (fstat(p->node, &st) != 0 || st.st_uid != p->uc.uid))
         return EPERM;
     return ust_fattach_detach_key(p->dev, p->ino);
 }
 
-static void *conn_thread(void *arg)
+static void conn_free(struct conn *c)
 {
-    struct peer *p = arg;
-    struct rdv_req req;
-    struct pollfd pf = {.fd = p->fd, .events = POLLIN};
-    socklen_t l = sizeof(p->uc);
-    int err = EPROTO;
+    close(c->fd);
+    close(c->node);
+    if (c->cfd >= 0)
+        close(c->cfd);
+    budget_give(c->uc.uid, c->budget);
+    free(c);
+}
 
-    if (poll(&pf, 1, RDV_REQ_WAIT_MS) != 1 ||
-        recv(p->fd, &req, sizeof(req), MSG_DONTWAIT) != (ssize_t)sizeof(req) ||
-        req.magic != RDV_MAGIC || req.version != RDV_VERSION ||
-        getsockopt(p->fd, SOL_SOCKET, SO_PEERCRED, &p->uc, &l) != 0)
-        goto out;
-    l = sizeof(p->groups);
-    if (getsockopt(p->fd, SOL_SOCKET, SO_PEERGROUPS, p->groups, &l) == 0)
-        p->ngroups = (int)(l / sizeof(gid_t));
-    if (p->ngroups < RDV_MAXGROUPS)
-        p->groups[p->ngroups++] = p->uc.gid;
-    if (req.op == RDV_OPEN && p->kind == UST_RDV_NAME)
-        err = serve_name_open(p, req.oflag);
-    else if (req.op == RDV_OPEN && p->kind == UST_RDV_FIFO)
-        err = ust_fifo_serve(p->fd, p->dev, p->ino, req.oflag, p->uc.uid, p->groups, p->ngroups);
-    else if (req.op == RDV_DETACH && p->kind == UST_RDV_NAME)
-        err = serve_detach(p);
-    else
+/* Serve c's request, reply, free c. */
+static void serve(struct conn *c)
+{
+    int op = c->req.op, err;
+    int want = op == RDV_OPEN ? want_of(c->req.oflag) : 0;
+    int ok = check_access(c, want);
+    close(c->cfd); /* checked: not held while the request waits */
+    c->cfd = -1;
+    if (!ok) {
+        atomic_fetch_add(&st_denied, 1);
+        err = EACCES;
+    } else if (op == RDV_PROBE) {
+        err = 0;
+    } else if (op == RDV_OPEN && c->kind == UST_RDV_NAME) {
+        err = serve_name_open(c, c->req.oflag);
+    } else if (op == RDV_OPEN && c->kind == UST_RDV_FIFO) {
+        err = ust_fifo_serve(c->fd, c->node, c->dev, c->ino, c->req.oflag);
+    } else if (op == RDV_DETACH && c->kind == UST_RDV_NAME) {
+        err = serve_detach(c);
+    } else {
         err = EINVAL;
-out:
+    }
     if (err >= 0)
-        reply(p->fd, err, NULL, 0);
-    close(p->fd);
-    free(p);
+        reply(c->fd, err, c->node, NULL, 0);
+    conn_free(c);
     atomic_fetch_sub(&serving, 1);
+}
+
+/* The slot of uid (pool_lock held), NULL if it has none. */
+static struct budget *slot_of(uid_t uid)
+{
+    UST_ASSERT_HELD(&pool_lock);
+    for (size_t i = 0; i < sizeof(budgets) / sizeof(budgets[0]); i++)
+        if (budgets[i].uid == uid && budgets[i].n[0] + budgets[i].n[1] + budgets[i].busy > 0)
+            return &budgets[i];
     return NULL;
+}
+
+/* A pool thread: serves the oldest queued request whose uid has fewer than
+ * RDV_UID_WORKERS being served, so that one uid's slow requests (a proof
+ * descriptor whose fstat hangs, say) leave workers to the others. */
+static void *worker(void *arg)
+{
+    (void)arg;
+    ust_lock(&pool_lock);
+    for (;;) {
+        struct conn **pp = &jobs, *c = NULL;
+        struct budget *b = NULL;
+        for (; *pp != NULL; pp = &(*pp)->next) {
+            b = slot_of((*pp)->uc.uid);
+            if (b != NULL && b->busy < RDV_UID_WORKERS) {
+                c = *pp;
+                break;
+            }
+        }
+        if (c == NULL) {
+            nidle++;
+            ust_cond_wait(&pool_cv, &pool_lock);
+            nidle--;
+            continue;
+        }
+        *pp = c->next;
+        if (jobs_tail == &c->next)
+            jobs_tail = pp;
+        b->busy++; /* keeps the slot b while c is served */
+        ust_unlock(&pool_lock);
+        serve(c);
+        ust_lock(&pool_lock);
+        b->busy--;
+        ust_cond_broadcast(&pool_cv); /* a job of that uid may go now */
+    }
+    return NULL;
+}
+
+static void *fifo_wait_thread(void *arg)
+{
+    serve(arg);
+    return NULL;
+}
+
+/* A request came on c (rdv_lock held; c is off `pending`): queue it for the
+ * pool, or give it a thread when it is a FIFO open that may wait. */
+static void dispatch(struct conn *c)
+{
+    pthread_t t;
+    int acc = c->req.oflag & O_ACCMODE;
+    atomic_fetch_add(&serving, 1);
+    if (c->kind == UST_RDV_FIFO && c->req.op == RDV_OPEN && acc != O_RDWR &&
+        !(c->req.oflag & (O_NONBLOCK | O_NDELAY))) {
+        budget_give(c->uc.uid, B_PEND);
+        c->budget = B_NONE;
+        if (!budget_take(c->uc.uid, B_FIFO) ||
+            (c->budget = B_FIFO, ust_thread_create(&t, NULL, fifo_wait_thread, c) != 0)) {
+            atomic_fetch_add(&st_refused, 1);
+            reply(c->fd, EAGAIN, c->node, NULL, 0);
+            conn_free(c);
+            atomic_fetch_sub(&serving, 1);
+            return;
+        }
+        pthread_detach(t);
+        return;
+    }
+    int spawn = 0;
+    ust_lock(&pool_lock);
+    c->next = NULL;
+    *jobs_tail = c;
+    jobs_tail = &c->next;
+    if (nidle == 0 && nworkers < RDV_WORKERS) {
+        nworkers++;
+        spawn = 1;
+    } else {
+        ust_cond_signal(&pool_cv);
+    }
+    ust_unlock(&pool_lock);
+    if (spawn) {
+        if (ust_thread_create(&t, NULL, worker, NULL) == 0) {
+            pthread_detach(t);
+        } else {
+            ust_lock(&pool_lock);
+            nworkers--; /* the job waits for the next worker started */
+            ust_unlock(&pool_lock);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* The accepting thread                                                     */
+/* ------------------------------------------------------------------------ */
+static void pending_remove(struct conn *c)
+{
+    UST_ASSERT_HELD(&rdv_lock);
+    for (struct conn **pp = &pending; *pp != NULL; pp = &(*pp)->next)
+        if (*pp == c) {
+            *pp = c->next;
+            break;
+        }
+    epoll_ctl(rdv_ep, EPOLL_CTL_DEL, c->fd, NULL);
+}
+
+/* c is readable: its request, or its end (rdv_lock held). */
+static void conn_ready(struct conn *c)
+{
+    union {
+        struct cmsghdr h;
+        char b[CMSG_SPACE(4 * sizeof(int))];
+    } u;
+    struct iovec iov = {&c->req, sizeof(c->req)};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
+                        .msg_controllen = sizeof(u.b)};
+    pending_remove(c);
+    ssize_t n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    for (struct cmsghdr *h = n >= 0 ? CMSG_FIRSTHDR(&mh) : NULL; h != NULL; h = CMSG_NXTHDR(&mh, h))
+        if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS)
+            for (size_t i = 0; i < (h->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+                int fd;
+                memcpy(&fd, CMSG_DATA(h) + i * sizeof(int), sizeof(int));
+                if (c->cfd < 0)
+                    c->cfd = fd; /* the first is the proof; any more are closed */
+                else
+                    close(fd);
+            }
+    if (n <= 0) {
+        atomic_fetch_add(&st_dropped, 1); /* gone without asking */
+        conn_free(c);
+        return;
+    }
+    if (n != (ssize_t)sizeof(c->req) || c->req.magic != RDV_MAGIC ||
+        c->req.version != RDV_VERSION) {
+        reply(c->fd, EPROTO, c->node, NULL, 0);
+        conn_free(c);
+        return;
+    }
+    dispatch(c);
+}
+
+/* Accept what is pending on listener l (rdv_lock held: l stays open). */
+static void accept_all(struct listener *l)
+{
+    for (;;) {
+        int fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0)
+            return;
+        struct ucred uc;
+        socklen_t len = sizeof(uc);
+        struct conn *c = NULL;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) != 0) {
+            close(fd);
+            continue;
+        }
+        int got = budget_take(uc.uid, B_PEND);
+        if (!got || (c = calloc(1, sizeof(*c))) == NULL) {
+            if (got)
+                budget_give(uc.uid, B_PEND);
+            atomic_fetch_add(&st_refused, 1);
+            reply(fd, EAGAIN, l->node, NULL, 0);
+            close(fd);
+            continue;
+        }
+        c->fd = fd;
+        c->uc = uc;
+        c->budget = B_PEND;
+        c->cfd = -1;
+        c->kind = l->kind;
+        c->dev = l->dev;
+        c->ino = l->ino;
+        c->deadline = ust_now_ns() + RDV_REQ_WAIT_MS * 1000000LL;
+        len = sizeof(gid_t) * RDV_MAXGROUPS;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, c->groups, &len) == 0)
+            c->ngroups = (int)(len / sizeof(gid_t));
+        c->groups[c->ngroups++] = uc.gid;
+        c->node = fcntl(l->node, F_DUPFD_CLOEXEC, 0);
+        struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = c};
+        if (c->node < 0 || epoll_ctl(rdv_ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
+            if (c->node < 0)
+                c->node = open("/", O_PATH | O_CLOEXEC); /* conn_free closes it */
+            atomic_fetch_add(&st_refused, 1);
+            reply(fd, EAGAIN, l->node, NULL, 0);
+            conn_free(c);
+            continue;
+        }
+        c->next = pending;
+        pending = c;
+    }
+}
+
+/* Drop the connections whose request is overdue (rdv_lock held); the ms
+ * until the next deadline, or -1 when none is pending. */
+static int expire(void)
+{
+    long long now = ust_now_ns(), next = -1;
+    for (struct conn **pp = &pending; *pp != NULL;) {
+        struct conn *c = *pp;
+        if (c->deadline <= now) {
+            *pp = c->next;
+            epoll_ctl(rdv_ep, EPOLL_CTL_DEL, c->fd, NULL);
+            atomic_fetch_add(&st_dropped, 1);
+            conn_free(c);
+            continue;
+        }
+        if (next < 0 || c->deadline < next)
+            next = c->deadline;
+        pp = &c->next;
+    }
+    return next < 0 ? -1 : (int)((next - now) / 1000000 + 1);
+}
+
+static void *accept_thread(void *arg)
+{
+    int ep = (int)(intptr_t)arg, tmo = -1;
+    for (;;) {
+        struct epoll_event ev[16];
+        int n = epoll_wait(ep, ev, 16, tmo);
+        if (n < 0 && errno != EINTR)
+            return NULL;
+        ust_lock(&rdv_lock);
+        for (int i = 0; i < n; i++) {
+            if (ev[i].data.u64 & 1) { /* a listener, by id: it may be gone */
+                for (struct listener *l = listeners; l != NULL; l = l->next)
+                    if (l->id == ev[i].data.u64 >> 1)
+                        accept_all(l);
+            } else { /* a pending connection: only this thread frees it */
+                conn_ready(ev[i].data.ptr);
+            }
+        }
+        tmo = expire();
+        ust_unlock(&rdv_lock);
+    }
 }
 
 void ust_rdv_settle(long ms)
@@ -315,77 +635,57 @@ void ust_rdv_settle(long ms)
     }
 }
 
-/* Accept what is pending on listener l (rdv_lock held: l stays open). */
-static void accept_all(struct listener *l)
+/* ------------------------------------------------------------------------ */
+/* Listening                                                                */
+/* ------------------------------------------------------------------------ */
+/* Bind fd at the base name of (kind, dev, ino), or at an alternative when
+ * another socket holds it; the name into a.  0 or an errno. */
+static int bind_name(int fd, int kind, dev_t dev, ino_t ino, struct sockaddr_un *a)
 {
-    for (;;) {
-        int c = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
-        if (c < 0)
-            return;
-        struct peer *p = calloc(1, sizeof(*p));
-        pthread_t t;
-        if (p == NULL) {
-            close(c);
-            continue;
-        }
-        p->fd = c;
-        p->kind = l->kind;
-        p->dev = l->dev;
-        p->ino = l->ino;
-        atomic_fetch_add(&serving, 1);
-        if (ust_thread_create(&t, NULL, conn_thread, p) != 0) {
-            atomic_fetch_sub(&serving, 1);
-            close(c);
-            free(p);
-            continue;
-        }
-        pthread_detach(t);
+    socklen_t al = ust_rdv_addr(a, kind, dev, ino, 0);
+    if (bind(fd, (struct sockaddr *)a, al) == 0)
+        return 0;
+    for (int i = 0; i < 4 && errno == EADDRINUSE; i++) {
+        uint64_t alt = 0;
+        if (getrandom(&alt, sizeof(alt), 0) != (ssize_t)sizeof(alt))
+            return EAGAIN;
+        al = ust_rdv_addr(a, kind, dev, ino, alt | 1);
+        if (bind(fd, (struct sockaddr *)a, al) == 0)
+            return 0;
     }
+    return errno;
 }
 
-static void *accept_thread(void *arg)
+int ust_rdv_listen(int kind, int node, int *lfd)
 {
-    int ep = (int)(intptr_t)arg;
-    for (;;) {
-        struct epoll_event ev[8];
-        int n = epoll_wait(ep, ev, 8, -1);
-        if (n < 0 && errno != EINTR)
-            return NULL;
-        ust_lock(&rdv_lock);
-        for (int i = 0; i < n; i++)
-            for (struct listener *l = listeners; l != NULL; l = l->next)
-                if (l->fd == ev[i].data.fd)
-                    accept_all(l);
-        ust_unlock(&rdv_lock);
-    }
-}
-
-int ust_rdv_listen(int kind, dev_t dev, ino_t ino, int *lfd)
-{
-    struct sockaddr_un a;
-    socklen_t al = rdv_addr(&a, kind, dev, ino);
     struct listener *l = calloc(1, sizeof(*l));
+    struct stat st;
     int fd = -1, err = 0;
 
     if (l == NULL)
         return ENOMEM;
+    l->node = fcntl(node, F_DUPFD_CLOEXEC, 0);
     ust_relay_exit_register(); /* exit waits for the opens being served */
     fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) {
+    if (l->node < 0 || fstat(l->node, &st) != 0 || fd < 0)
         err = errno;
-    } else if (bind(fd, (struct sockaddr *)&a, al) != 0) {
-        err = errno == EADDRINUSE ? EBUSY : errno; /* another process owns the name */
-    } else if (listen(fd, 64) != 0) {
+    else
+        err = bind_name(fd, kind, st.st_dev, st.st_ino, &l->addr);
+    if (err == 0 && listen(fd, SOMAXCONN) != 0)
         err = errno;
-    }
     ust_lock(&rdv_lock);
     if (err == 0 && rdv_ep < 0) {
         rdv_ep = epoll_create1(EPOLL_CLOEXEC);
         if (rdv_ep < 0)
             err = errno;
+        else if (!pool_cv_ready) {
+            ust_cond_init(&pool_cv);
+            pool_cv_ready = 1;
+        }
     }
     if (err == 0) {
-        struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+        l->id = next_id++;
+        struct epoll_event ev = {.events = EPOLLIN, .data.u64 = (l->id << 1) | 1};
         if (epoll_ctl(rdv_ep, EPOLL_CTL_ADD, fd, &ev) != 0)
             err = errno;
     }
@@ -400,8 +700,8 @@ int ust_rdv_listen(int kind, dev_t dev, ino_t ino, int *lfd)
     if (err == 0) {
         l->fd = fd;
         l->kind = kind;
-        l->dev = dev;
-        l->ino = ino;
+        l->dev = st.st_dev;
+        l->ino = st.st_ino;
         l->next = listeners;
         listeners = l;
     }
@@ -409,8 +709,16 @@ int ust_rdv_listen(int kind, dev_t dev, ino_t ino, int *lfd)
     if (err != 0) {
         if (fd >= 0)
             close(fd);
+        if (l->node >= 0)
+            close(l->node);
         free(l);
         return err;
+    }
+    /* Another owner already (one that raced us to it, or one at an
+     * alternative name while ours is the base)?  Then it keeps the name. */
+    if (ust_rdv_other_owner(kind, &st, node, &l->addr)) {
+        ust_rdv_unlisten(fd);
+        return EBUSY;
     }
     *lfd = fd;
     return 0;
@@ -429,124 +737,10 @@ void ust_rdv_unlisten(int lfd)
     if (l != NULL) {
         epoll_ctl(rdv_ep, EPOLL_CTL_DEL, lfd, NULL);
         close(lfd); /* under the lock: the thread never accepts on a closed number */
+        close(l->node);
     }
     ust_unlock(&rdv_lock);
     free(l);
-}
-
-/* ------------------------------------------------------------------------ */
-/* The client's side                                                        */
-/* ------------------------------------------------------------------------ */
-/* Connect to the owner of (kind, st) and send req: the connection, or
- * -ENOENT when nobody (or nobody entitled) owns the name, or -errno. */
-static int rdv_connect(int kind, const struct stat *st, const struct rdv_req *req)
-{
-    struct sockaddr_un a;
-    socklen_t al = rdv_addr(&a, kind, st->st_dev, st->st_ino);
-    struct ucred uc;
-    socklen_t l = sizeof(uc);
-    int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-
-    if (s < 0)
-        return -errno;
-    if (connect(s, (struct sockaddr *)&a, al) != 0) {
-        int e = errno;
-        close(s);
-        return e == ECONNREFUSED || e == ENOENT || e == EAGAIN ? -ENOENT : -e;
-    }
-    /* Who answers must be entitled to own the name. */
-    if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &uc, &l) != 0 ||
-        !(uc.uid == 0 || (kind == UST_RDV_NAME ? uc.uid == st->st_uid
-                                               : ust_rdv_admits(st, uc.uid, &uc.gid, 1, R_OK)))) {
-        close(s);
-        return -ENOENT;
-    }
-    if (send(s, req, sizeof(*req), MSG_NOSIGNAL) != (ssize_t)sizeof(*req)) {
-        close(s);
-        return -ENOENT; /* gone meanwhile */
-    }
-    return s;
-}
-
-/* Receive the reply: 0 and, when nwant is 2, fds[0..1]; or an errno. */
-static int rdv_reply(int s, int fds[2], int nwant)
-{
-    struct rdv_rep rep;
-    union {
-        struct cmsghdr h;
-        char b[CMSG_SPACE(4 * sizeof(int))];
-    } u;
-    struct iovec iov = {&rep, sizeof(rep)};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
-                        .msg_controllen = sizeof(u.b)};
-    ssize_t n;
-    int got[4], ngot = 0;
-
-    do
-        n = recvmsg(s, &mh, MSG_CMSG_CLOEXEC);
-    while (n < 0 && errno == EINTR);
-    for (struct cmsghdr *c = n >= 0 ? CMSG_FIRSTHDR(&mh) : NULL; c != NULL; c = CMSG_NXTHDR(&mh, c))
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-            for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int) && ngot < 4; i++)
-                memcpy(&got[ngot++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-    int err = n != (ssize_t)sizeof(rep) || rep.magic != RDV_MAGIC ? ENOENT /* owner went */
-              : rep.err != 0 ? (rep.err > 0 && rep.err < 4096 ? rep.err : EPROTO)
-              : ngot != nwant || rep.side != 1 || (mh.msg_flags & MSG_CTRUNC) ? EPROTO
-              : 0;
-    if (err == 0) {
-        for (int i = 0; i < nwant; i++)
-            fds[i] = got[i];
-        return 0;
-    }
-    for (int i = 0; i < ngot; i++)
-        close(got[i]);
-    return err;
-}
-
-int ust_rdv_open(int kind, const struct stat *st, int oflag, const cred_t *cr)
-{
-    struct rdv_req req = {.magic = RDV_MAGIC, .version = RDV_VERSION, .op = RDV_OPEN,
-                          .oflag = oflag & (O_ACCMODE | O_NONBLOCK | O_NDELAY)};
-    int fds[2];
-    int s = rdv_connect(kind, st, &req);
-    if (s < 0)
-        return s;
-    int err = rdv_reply(s, fds, 2);
-    close(s);
-    if (err != 0)
-        return -err;
-    int fd = ust_xpipe_adopt(fds[0], fds[1], 1, cr);
-    close(fds[0]); /* the channel keeps its own */
-    return fd;
-}
-
-int ust_rdv_detach(const struct stat *st)
-{
-    struct rdv_req req = {.magic = RDV_MAGIC, .version = RDV_VERSION, .op = RDV_DETACH};
-    int fds[2];
-    int s = rdv_connect(UST_RDV_NAME, st, &req);
-    if (s < 0)
-        return s == -ENOENT ? EINVAL : -s; /* nothing attached */
-    int err = rdv_reply(s, fds, 0);
-    close(s);
-    return err == ENOENT ? EINVAL : err;
-}
-
-/* ------------------------------------------------------------------------ */
-/* connld in this process                                                   */
-/* ------------------------------------------------------------------------ */
-int ust_connld_open(struct stdata *sd, const cred_t *cr)
-{
-    int p[2];
-    if (strm_pipe(p) != 0)
-        return -errno;
-    int err = ust_sd_sendfd_cred(sd, p[0], cr->cr_uid, cr->cr_gid, 0);
-    strm_close(p[0]);
-    if (err != 0) {
-        strm_close(p[1]);
-        return -err;
-    }
-    return p[1];
 }
 
 /* ------------------------------------------------------------------------ */
@@ -555,13 +749,18 @@ int ust_connld_open(struct stdata *sd, const cred_t *cr)
 void ust_rdv_fork_prepare(void)
 {
     ust_lock(&rdv_lock);
+    ust_lock(&pool_lock);
 }
 
 void ust_rdv_fork_parent(void)
 {
+    ust_unlock(&pool_lock);
     ust_unlock(&rdv_lock);
 }
 
+/* The child serves none of the parent's names: every listener, pending
+ * connection and queued request is closed (the parent answers them); the
+ * ones the parent's threads were serving are theirs (not freed here). */
 void ust_rdv_fork_child(void)
 {
     struct listener *l = listeners;
@@ -569,13 +768,33 @@ void ust_rdv_fork_child(void)
     while (l != NULL) {
         struct listener *n = l->next;
         close(l->fd);
+        close(l->node);
         free(l);
         l = n;
     }
+    struct conn *lists[2] = {pending, jobs};
+    for (int i = 0; i < 2; i++)
+        for (struct conn *c = lists[i], *n; c != NULL; c = n) {
+            n = c->next;
+            close(c->fd);
+            close(c->node);
+            if (c->cfd >= 0)
+                close(c->cfd);
+            free(c);
+        }
+    pending = NULL;
+    jobs = NULL;
+    jobs_tail = &jobs;
+    nworkers = nidle = 0;
+    memset(budgets, 0, sizeof(budgets));
+    total[0] = total[1] = 0;
     if (rdv_ep >= 0)
         close(rdv_ep);
     rdv_ep = -1;
     rdv_running = 0;
     atomic_store(&serving, 0); /* the parent's connection threads */
+    if (pool_cv_ready)
+        ust_cond_init(&pool_cv);
+    ust_lock_init(&pool_lock);
     ust_lock_init(&rdv_lock);
 }
