@@ -102,7 +102,8 @@ int ust_fifo_open_node(const char *path, const struct stat *st, int oflag, cred_
             if (oflag & (O_NONBLOCK | O_NDELAY))
                 return (oflag & O_ACCMODE) == O_WRONLY ? -ENXIO : -EAGAIN;
             struct timespec ts = {0, 20000000};
-            nanosleep(&ts, NULL);
+            if (nanosleep(&ts, NULL) != 0 && errno == EINTR)
+                return -EINTR; /* a signal ends the wait, as it ends a FIFO's open(2) */
             i = -1; /* the wait of a FIFO open: as long as it takes */
             continue;
         }
