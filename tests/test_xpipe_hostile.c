@@ -23,6 +23,14 @@
  *       meet the held lock first -- the non-blocking one EAGAIN at once,
  *       the blocking one EIO after the 500 ms hold bound; the end then
  *       hangs up (read 0).
+ *   H.6 consumer lock words only = 1 (alive), a record queued: the
+ *       victim's read side meets the held lock inside its own calls.
+ *       Non-blocking reads, polls with no timeout and a non-blocking write
+ *       each return within NB_MS (EAGAIN, data, or the end once the ring
+ *       is broken), never waiting on the lock (xring_take_try...,
+ *       sd_xpipe_read.c rd_take); the CPU stays low; a scheduler thread's
+ *       bounded wait breaks the ring: a blocking read then returns 0 or EIO
+ *       within BOUND_MS.
  *
  * For each: a non-blocking write returns within FAST_MS, with EAGAIN, EPIPE
  * or EIO -- never success while the ring cannot take it; a blocking write
@@ -58,10 +66,11 @@
 
 #define BOUND_MS  2000
 #define FAST_MS   200
+#define NB_MS     50
 #define CPU_PCT   20
 #define VICTIM_MS 30000
 
-enum { H_LOCK_LIVE = 1, H_LOCK_ZOMBIE, H_SHUT, H_GARBAGE, H_PLOCK_LIVE };
+enum { H_LOCK_LIVE = 1, H_LOCK_ZOMBIE, H_SHUT, H_GARBAGE, H_PLOCK_LIVE, H_CLOCK_LIVE };
 
 static long long now_ms(void)
 {
@@ -107,11 +116,11 @@ static void attacker(int kind, int ready, int go)
     struct xring_hdr *h = find_ring();
     if (h == NULL)
         _exit(3);
-    if (kind == H_LOCK_LIVE || kind == H_LOCK_ZOMBIE) {
+    if (kind == H_LOCK_LIVE || kind == H_LOCK_ZOMBIE || kind == H_CLOCK_LIVE) {
         /* The consumer locks held, then a record for the victim to take
          * (written by hand, as xring_layout.h says: the attacker does not
          * use the library), so that its read side must face the held lock. */
-        uint32_t v = kind == H_LOCK_LIVE ? 1u : (uint32_t)getpid();
+        uint32_t v = kind != H_LOCK_ZOMBIE ? 1u : (uint32_t)getpid();
         for (int d = 0; d < 2; d++) {
             struct xring_ctl *c = &h->h_ring[d];
             store(&c->x_clock, v);
@@ -141,6 +150,8 @@ static void attacker(int kind, int ready, int go)
             store(&c->x_plock, (uint32_t)getpid());
             store(&c->x_clock, (uint32_t)getpid());
             break;
+        case H_CLOCK_LIVE:
+            break; /* the consumer locks only, held above */
         case H_SHUT:
             store(&c->x_shut, 1);
             store(&c->x_rd_armed, 0xffffu);
@@ -287,6 +298,95 @@ static int victim(void *arg)
     return 0;
 }
 
+/* H.6: the consumer lock held by a live pid; the victim's calls never wait
+ * on it. */
+static int victim_h6(void *arg)
+{
+    (void)arg;
+    int fds[2], ready[2], go[2];
+    char buf[256];
+    long long t, worst = 0;
+
+    signal(SIGPIPE, SIG_IGN);
+    CHECK_EQ(strm_pipe(fds), 0);
+    CHECK_EQ(pipe(ready), 0);
+    CHECK_EQ(pipe(go), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        close(ready[0]);
+        close(go[1]);
+        attacker(H_CLOCK_LIVE, ready[1], go[0]);
+    }
+    CHECK(pid > 0);
+    close(ready[1]);
+    close(go[0]);
+    strm_close(fds[1]);
+    CHECK_EQ(read(ready[0], buf, 1), 1);
+
+    int fl = strm_fcntl(fds[0], F_GETFL);
+    CHECK_EQ(strm_fcntl(fds[0], F_SETFL, fl | O_NONBLOCK), 0);
+    memset(buf, 'a', sizeof(buf));
+    long long c0 = cpu_ms(), w0 = now_ms();
+    int nread = 0, nend = 0;
+    for (int i = 0; i < 40; i++) {
+        struct pollfd pf = {fds[0], POLLIN, 0};
+        t = now_ms();
+        strm_poll(&pf, 1, 0);
+        long long d = now_ms() - t;
+        worst = d > worst ? d : worst;
+        t = now_ms();
+        ssize_t n = strm_read(fds[0], buf, sizeof(buf));
+        int e = errno;
+        d = now_ms() - t;
+        worst = d > worst ? d : worst;
+        CHECK(n == 4 || n == 0 || (n == -1 && (e == EAGAIN || e == EIO)));
+        nread += n == 4;
+        nend += n == 0 || (n == -1 && e == EIO);
+        if (i == 10) { /* a non-blocking write: the producer lock is free */
+            t = now_ms();
+            n = strm_write(fds[0], buf, 100);
+            e = errno;
+            d = now_ms() - t;
+            worst = d > worst ? d : worst;
+            CHECK(n == 100 || (n == -1 && (e == EAGAIN || e == EIO || e == EPIPE)));
+        }
+        fk_sleep_ms(25);
+    }
+    long long cpu = cpu_ms() - c0, wall = now_ms() - w0;
+    CHECK(worst < NB_MS);
+    CHECK(cpu * 100 < wall * CPU_PCT);
+
+    /* The ring is broken by the bound, on a thread that may wait: the
+     * blocking read sees the end. */
+    CHECK_EQ(strm_fcntl(fds[0], F_SETFL, fl & ~O_NONBLOCK), 0);
+    t = now_ms();
+    ssize_t n = strm_read(fds[0], buf, sizeof(buf));
+    int er = errno;
+    if (n == 4)
+        n = strm_read(fds[0], buf, sizeof(buf)), er = errno;
+    long long rms = now_ms() - t;
+    CHECK(rms < BOUND_MS);
+    CHECK(n == 0 || (n == -1 && er == EIO));
+    printf("  case H.6: slowest non-blocking call %lld ms, bait read %d, end seen %d times, "
+           "cpu %lld/%lld ms, blocking read %zd (%s) in %lld ms\n",
+           worst, nread, nend, cpu, wall, n, n < 0 ? strerror(er) : "-", rms);
+
+    t = now_ms();
+    CHECK_EQ(strm_close(fds[0]), 0);
+    CHECK(now_ms() - t < BOUND_MS);
+    close(go[1]);
+    int status;
+    CHECK_EQ(waitpid(pid, &status, 0), pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    close(ready[0]);
+    CHECK_EQ(ustreams_quiesce(5000), 0);
+    CHECK_NO_BLOCKS();
+    fflush(stdout);
+    return 0;
+}
+
 /* One case in this process, the victim, under a deadline: a hang is killed
  * by SIGALRM (the test fails).  Not in a fork child: ThreadSanitizer takes
  * the library's mutexes re-initialised in a fork child for still locked. */
@@ -295,7 +395,10 @@ static void run(int kind, const char *name)
     long long t = now_ms();
     long before = atomic_load(&check_nfailed);
     alarm(VICTIM_MS / 1000);
-    victim((void *)(intptr_t)kind);
+    if (kind == H_CLOCK_LIVE)
+        victim_h6(NULL);
+    else
+        victim((void *)(intptr_t)kind);
     alarm(0);
     int ok = atomic_load(&check_nfailed) == before;
     printf("%s: %s in %lld ms\n", name, ok ? "ok" : "FAILED", now_ms() - t);
@@ -309,5 +412,6 @@ int main(void)
     run(H_SHUT, "H.3 x_shut and arming words");
     run(H_GARBAGE, "H.4 head and tail garbage");
     run(H_PLOCK_LIVE, "H.5 producer lock words = pid 1");
+    run(H_CLOCK_LIVE, "H.6 consumer lock words = pid 1: non-blocking calls never wait");
     return CHECK_RESULT();
 }

@@ -454,6 +454,11 @@ static void run_local(void)
     errno = saved;
 }
 
+int ust_sched_in_call(void)
+{
+    return tls_depth > 0;
+}
+
 void ust_call_end(void)
 {
     if (--tls_depth > 0 || tls_pending == 0) /* no lock taken by a call that enabled nothing */

@@ -470,6 +470,12 @@ void ust_threads_settle(int max_ms);
 
 void ust_call_begin(void);
 void ust_call_end(void);
+/* ust_sched_in_call -- 1 when the calling thread is inside a library call
+ *   (ust_call_begin .. ust_call_end: an application's call, or the epoll
+ *   thread's turn), where a service procedure runs on a caller's behalf and
+ *   must not sleep on what another process holds; 0 on a scheduler, timer
+ *   or bufcall thread.  Any thread, no lock. */
+int ust_sched_in_call(void);
 /* ust_call_run_now -- inside a library call, run now what it enabled so
  *   far on this thread (as ust_call_end will), e.g. before the call sleeps
  *   for what those procedures may bring.  No lock of the caller held. */

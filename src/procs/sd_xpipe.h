@@ -27,6 +27,16 @@ enum {
     XP_RSRV_ROUNDS = 16,  /* rounds of one read service run that find "data there"
                            * yet take nothing, at most (then a look again in a tick) */
     XP_TAKE_TRIES = 64,   /* peek/take races in one record_take, at most */
+    /* What the read side holds in this process (docs/SECURITY.md, "What
+     * crosses a split pipe"): records other than band-0 small data stop
+     * being taken from the ring when the queue above (the head's read
+     * queue) holds XP_HOLD_MAX bytes, all bands and high priority together,
+     * or XP_HOLD_MSGS messages; taking resumes when it has drained below
+     * the low marks (back-enabled: hold_full in sd_xpipe_read.c). */
+    XP_HOLD_MAX = 1024 * 1024,
+    XP_HOLD_LOW = 512 * 1024,
+    XP_HOLD_MSGS = 4096,
+    XP_HOLD_MSGS_LOW = 2048,
     XP_PASS_STREAM = 2,   /* an M_PASSFP record of a stream: two descriptors, the
                            * access mode in flags bits 8-9 (sd_xpipe.c sendfd_stream) */
 };
@@ -51,6 +61,15 @@ struct ust_xend {
     atomic_int readers;            /* readers of this process spinning on the empty head:
                                     * they arm the ring themselves before sleeping */
     int hup_sent;                  /* read service procedure only */
+    int rtry;                      /* read service procedure only: this run is on a caller's
+                                    * thread (inside a call): the ring's consumer lock is
+                                    * only tried, never waited for (xring_take_try...) */
+    int rbusy;                     /* read service procedure only: a try met the lock held
+                                    * (nothing taken): look again in a tick */
+    size_t up_bytes;               /* read service procedure only: at most XP_HOLD_MAX... */
+    unsigned up_msgs;              /* ...: bytes and messages sent up since the queue above
+                                    * was last counted (hold_full): a bound on what it holds
+                                    * besides band-0 small data */
     atomic_int backlog;            /* messages on the write queue or being written */
     bufcall_id_t bufc;             /* read service procedure (and the close): a qbufcall waits */
     _Atomic timeout_id_t wtid;     /* a look again at the ring's room is pending (wsrv_again):

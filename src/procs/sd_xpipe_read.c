@@ -51,6 +51,109 @@ static void rsrv_later(void *arg)
     qenable(q);
 }
 
+/* ---- the ring's consumer lock, from a caller's thread: tried only ------ */
+
+/* A run of the read service procedure inside a call (xe->rtry: a
+ * non-blocking read or write may be what runs it, ust_sched_in_call) never
+ * sleeps on the ring's consumer lock, which a peer may hold: the try forms
+ * give -EBUSY at once, having taken nothing, and the run stops with
+ * xe->rbusy set; ust_xpipe_rsrv then looks again in a tick from the timer
+ * thread, whose run (on a scheduler thread) may wait the ring's bounded
+ * time (xring.h).  So a failed try loses and reorders nothing. */
+static int rd_peek(struct ust_xend *xe, struct xring_msg *m)
+{
+    return xe->rtry ? xring_peek_try(xe->xc->ch, !xe->side, m)
+                    : xring_peek(xe->xc->ch, !xe->side, m);
+}
+
+static int rd_take(struct ust_xend *xe, struct xring_msg *m, void *ctl, size_t ctl_cap,
+                   void *data, size_t data_cap)
+{
+    return xe->rtry ? xring_take_try(xe->xc->ch, !xe->side, m, ctl, ctl_cap, data, data_cap)
+                    : xring_take(xe->xc->ch, !xe->side, m, ctl, ctl_cap, data, data_cap);
+}
+
+/* A take or peek failed with r (< 0, not "empty" nor "raced"): -EBUSY
+ * stops this run (rbusy), anything else is the end of the ring (gone). */
+static void rd_fail(struct ust_xend *xe, int r)
+{
+    if (r == -EBUSY)
+        xe->rbusy = 1;
+    else
+        atomic_store(&xe->gone, 1);
+}
+
+/* ---- what this process holds of the far side's records ----------------- */
+
+/* The queue whose counts govern what q sends up: the nearest above with a
+ * service procedure that runs (as bcanputnext looks, flow.c), else the
+ * last; NULL if none. */
+static queue_t *hold_target(queue_t *q)
+{
+    queue_t *t = ust_qnext(q);
+    while (t != NULL) {
+        struct qinit *qi = __atomic_load_n(&t->q_qinfo, __ATOMIC_RELAXED);
+        if (qi != NULL && qi->qi_srvp != NULL && !(ust_qflags(t) & QPROCSOFF))
+            return t;
+        queue_t *n = ust_qnext(t);
+        if (n == NULL)
+            return t;
+        t = n;
+    }
+    return NULL;
+}
+
+/*
+ * hold_full -- the cap on what the far side makes this process hold
+ *   (docs/SECURITY.md): called when xe->up_bytes or up_msgs reached
+ *   XP_HOLD_MAX / XP_HOLD_MSGS.  Counts what the queue above holds now
+ *   (under its lock: q_count, which is band 0 and high priority, plus every
+ *   band's qb_count; its messages up to XP_HOLD_MSGS_LOW).  Below both low
+ *   marks: the counters restart from what is held, returns 0 (take on).
+ *   Else returns 1 (take nothing more of flow-controlled types): every band
+ *   that holds a message, and band 0, is marked wanted, so the reader's
+ *   next removal that brings a band to its low-water mark back-enables this
+ *   queue (flow.c), and this look is made again then.
+ *   Context: the read service procedure, no lock held.  Cost: a walk over
+ *   the bands in use and at most XP_HOLD_MSGS_LOW messages, once per
+ *   XP_HOLD_MAX - XP_HOLD_LOW bytes or XP_HOLD_MSGS - XP_HOLD_MSGS_LOW
+ *   messages sent up (or once per back-enable while full).
+ */
+static int hold_full(queue_t *q, struct ust_xend *xe)
+{
+    queue_t *t = hold_target(q);
+    if (t == NULL)
+        return 0;
+    struct ust_qpriv *pv = ust_qpv(t);
+    unsigned n = 0;
+    ust_lock(&pv->lock);
+    size_t bytes = t->q_count;
+    for (qband_t *qb = t->q_bandp; qb != NULL; qb = qb->qb_next)
+        bytes += qb->qb_count;
+    for (mblk_t *mp = t->q_first; mp != NULL && n < XP_HOLD_MSGS_LOW; mp = mp->b_next)
+        n++;
+    int full = bytes >= XP_HOLD_LOW || n >= XP_HOLD_MSGS_LOW;
+    if (full) {
+        ust_qflag_set(t, QWANTW);
+        for (qband_t *qb = t->q_bandp; qb != NULL; qb = qb->qb_next)
+            if (qb->qb_first != NULL)
+                qb->qb_flag |= QB_WANTW;
+    }
+    ust_unlock(&pv->lock);
+    if (!full) {
+        xe->up_bytes = bytes;
+        xe->up_msgs = n;
+    }
+    return full;
+}
+
+/* A message of m's size sent up (flow-controlled types): counted. */
+static void hold_add(struct ust_xend *xe, const struct xring_msg *m)
+{
+    xe->up_bytes += (size_t)m->ctl_len + m->data_len;
+    xe->up_msgs++;
+}
+
 /* The message the record m describes, with room for its bytes (not yet
  * copied), or NULL when out of memory.  Its type is the far side's word:
  * once the bytes are in, ust_xcross_in (sd_xcross.c) judges every type but
@@ -146,7 +249,7 @@ static int passfp_take(queue_t *q, struct ust_xend *xe, const struct xring_msg *
             xe->bufc = qbufcall(q, 64, BPRI_MED, rsrv_again, q);
         return -1;
     }
-    int r = xring_take(xe->xc->ch, !xe->side, &got, NULL, 0, NULL, 0);
+    int r = rd_take(xe, &got, NULL, 0, NULL, 0);
     if (r < 0 || got.type != M_PASSFP || got.aux != m->aux) {
         /* Another process took it, or the ring changed: the descriptors
          * wait for the record that names them (or the close). */
@@ -156,6 +259,10 @@ static int passfp_take(queue_t *q, struct ust_xend *xe, const struct xring_msg *
             ust_xbell_unget(&xe->bell, m->aux, fd, uid, gid);
         if (bfd >= 0)
             ust_xbell_unget(&xe->bell, m->aux ^ XP_PASS_BELL, bfd, buid, bgid);
+        if (r == -EBUSY) {
+            xe->rbusy = 1; /* nothing taken: the descriptors wait, as above */
+            return -1;
+        }
         if (r < 0 && r != -ENODATA && r != -EAGAIN)
             atomic_store(&xe->gone, 1);
         return r == -ENODATA || r == -EAGAIN ? 2 : 0;
@@ -241,11 +348,11 @@ static int small_take(queue_t *q, struct ust_xend *xe, mblk_t **out)
     struct xring_msg got;
     struct ust_sd_dpath dp;
 
-    int r = xring_take(xe->xc->ch, !xe->side, &got, NULL, 0, buf, sizeof(buf));
+    int r = rd_take(xe, &got, NULL, 0, buf, sizeof(buf));
     if (r == -ENODATA || r == -EAGAIN)
         return 2; /* another process took the one peeked: look again */
     if (r < 0) {
-        atomic_store(&xe->gone, 1);
+        rd_fail(xe, r);
         return 0;
     }
     if (r & XRING_WAKE_WRITER)
@@ -284,11 +391,13 @@ static int small_batch(queue_t *q, struct ust_xend *xe)
 
     if (!bcanputnext(q, 0))
         return 0;
-    int n = xring_take_batch(xe->xc->ch, !xe->side, ms, XP_BATCH, buf, sizeof(buf), small_plain,
-                             NULL, &wake);
+    int n = xe->rtry ? xring_take_batch_try(xe->xc->ch, !xe->side, ms, XP_BATCH, buf,
+                                            sizeof(buf), small_plain, NULL, &wake)
+                     : xring_take_batch(xe->xc->ch, !xe->side, ms, XP_BATCH, buf, sizeof(buf),
+                                        small_plain, NULL, &wake);
     if (n <= 0) {
         if (n < 0)
-            atomic_store(&xe->gone, 1);
+            rd_fail(xe, n);
         return n < 0 ? -1 : 0;
     }
     if (wake)
@@ -315,30 +424,45 @@ static int small_batch(queue_t *q, struct ust_xend *xe)
     return n;
 }
 
+/* Look again in a tick (rsrv_later), unless that is pending already. */
+static void rsrv_tick(queue_t *q, struct ust_xend *xe)
+{
+    if (atomic_load(&xe->rtid) == 0)
+        atomic_store(&xe->rtid, qtimeout(q, rsrv_later, q, 1));
+}
+
 /* Take the next record into a message: 1 taken (*out), 0 none now, -1
  * blocked upstream or out of memory (the caller stops). */
 static int record_take(queue_t *q, struct ust_xend *xe, mblk_t **out)
 {
     struct xring_msg m, got;
-    int dir = !xe->side;
 
     /* Bounded: a peer rewriting the record between peek and take makes
      * every round a race; after XP_TAKE_TRIES of them, "none now" (the
      * read service procedure's own bound then applies). */
     for (int tries = 0; tries < XP_TAKE_TRIES; tries++) {
-        int r = xring_peek(xe->xc->ch, dir, &m);
+        int r = rd_peek(xe, &m);
         if (r <= 0) {
             if (r < 0)
-                atomic_store(&xe->gone, 1);
+                rd_fail(xe, r);
             return 0;
         }
         if (m.type < QPCTL && !bcanputnext(q, m.band))
+            return -1;
+        /* The cap on all bands together (hold_full): a counter compare per
+         * record until it is reached.  High-priority messages are not held
+         * by it: the head keeps one M_PCPROTO, the rest act and are freed
+         * (an M_FLUSH must get through to empty what is held). */
+        if (m.type < QPCTL && (xe->up_bytes >= XP_HOLD_MAX || xe->up_msgs >= XP_HOLD_MSGS) &&
+            hold_full(q, xe))
             return -1;
         /* An M_PASSFP record has no bytes; one with bytes is malformed (taken
          * without buffers it would never be taken, and looked at for ever):
          * it goes the general way, to be dropped (sd_xcross.c). */
         if (m.type == M_PASSFP && m.ctl_len == 0 && m.data_len == 0) {
             r = passfp_take(q, xe, &m, out);
+            if (r == 1)
+                hold_add(xe, &m);
             if (r != 2)
                 return r;
             continue; /* a cancelled one: dropped */
@@ -346,6 +470,8 @@ static int record_take(queue_t *q, struct ust_xend *xe, mblk_t **out)
         if (m.type == M_DATA && m.ctl_len == 0 && m.band == 0 && m.flags == XF_DATA &&
             m.data_len > 0 && m.data_len <= XP_SMALL) {
             r = small_take(q, xe, out);
+            if (r == 1)
+                hold_add(xe, &m);
             if (r != 2)
                 return r;
             continue;
@@ -358,8 +484,8 @@ static int record_take(queue_t *q, struct ust_xend *xe, mblk_t **out)
         }
         mblk_t *c = mp->b_datap->db_type != M_DATA || m.ctl_len > 0 ? mp : NULL;
         mblk_t *d = c != NULL ? mp->b_cont : mp;
-        r = xring_take(xe->xc->ch, dir, &got, c ? c->b_wptr : NULL, m.ctl_len,
-                       d ? d->b_wptr : NULL, d ? m.data_len : 0);
+        r = rd_take(xe, &got, c ? c->b_wptr : NULL, m.ctl_len, d ? d->b_wptr : NULL,
+                    d ? m.data_len : 0);
         if (r == -EAGAIN || r == -ENODATA ||
             (r >= 0 && (got.ctl_len != m.ctl_len || got.data_len != m.data_len ||
                         got.type != m.type || got.flags != m.flags))) {
@@ -370,7 +496,7 @@ static int record_take(queue_t *q, struct ust_xend *xe, mblk_t **out)
         }
         if (r < 0) {
             freemsg(mp);
-            atomic_store(&xe->gone, 1);
+            rd_fail(xe, r);
             return 0;
         }
         if (c != NULL)
@@ -384,6 +510,8 @@ static int record_take(queue_t *q, struct ust_xend *xe, mblk_t **out)
         if ((m.type != M_DATA || m.ctl_len + m.data_len > XC_MSG_MAX) &&
             (mp = ust_xcross_in(xe, &got, mp)) == NULL)
             continue; /* refused and counted */
+        if (m.type < QPCTL)
+            hold_add(xe, &m);
         *out = mp;
         return 1;
     }
@@ -406,6 +534,8 @@ int ust_xpipe_rsrv(queue_t *q)
     if (xe == NULL || !atomic_load(&xe->live))
         return 0; /* untouched in this process: the others take (or it later) */
     xe->bufc = 0; /* a bufcall that was pending has fired, or this run does its work */
+    xe->rtry = ust_sched_in_call();
+    xe->rbusy = 0;
     xp_bell_drain(xe);
     if (atomic_load(&xe->backlog) > 0) /* our writes wait for room: maybe there is some */
         qenable(WR(q));
@@ -416,13 +546,13 @@ int ust_xpipe_rsrv(queue_t *q)
         if (b > 0)
             continue;
         int r = record_take(q, xe, &mp);
-        if (r < 0)
+        if (r < 0 && !xe->rbusy)
             return 0;
         if (r == 1) {
             putnext(q, mp);
             continue;
         }
-        if (atomic_load(&xe->gone))
+        if (xe->rbusy || atomic_load(&xe->gone))
             break;
         if (atomic_load(&xe->readers) > 0)
             return 0; /* a reader watches the ring: no doorbell while it does */
@@ -443,10 +573,15 @@ int ust_xpipe_rsrv(queue_t *q)
             break;
         }
         if (++idle >= XP_RSRV_ROUNDS) {
-            if (atomic_load(&xe->rtid) == 0)
-                atomic_store(&xe->rtid, qtimeout(q, rsrv_later, q, 1));
+            rsrv_tick(q, xe);
             return 0;
         }
+    }
+    if (xe->rbusy && !atomic_load(&xe->gone)) {
+        /* The consumer lock was held (a try, inside a call): nothing was
+         * taken; the timer thread's run may wait for it (bounded). */
+        rsrv_tick(q, xe);
+        return 0;
     }
     if (!xe->hup_sent) {
         if (putnextctl(q, M_HANGUP))

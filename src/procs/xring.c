@@ -585,7 +585,8 @@ static int xr_take_report(struct xring_chan *ch, struct xring_ctl *c, uint32_t h
     return 0;
 }
 
-int xring_peek(struct xring_chan *ch, int dir, struct xring_msg *m)
+/* xring_peek, or xring_peek_try (nowait: never sleeps on the lock). */
+static int xr_peek(struct xring_chan *ch, int dir, struct xring_msg *m, int nowait)
 {
     struct xring_rec r;
     uint32_t head;
@@ -595,7 +596,7 @@ int xring_peek(struct xring_chan *ch, int dir, struct xring_msg *m)
     if (xr_is_broken(ch, dir))
         return -EIO;
     struct xring_ctl *c = ch->ctl[dir];
-    int rc = xr_lock(ch, dir, &c->x_clock, !dir, 0);
+    int rc = xr_lock(ch, dir, &c->x_clock, !dir, nowait);
     if (rc != 0)
         return rc;
     rc = xr_next(ch, dir, &r, &head);
@@ -605,8 +606,19 @@ int xring_peek(struct xring_chan *ch, int dir, struct xring_msg *m)
     return rc;
 }
 
-int xring_take(struct xring_chan *ch, int dir, struct xring_msg *m, void *ctl, size_t ctl_cap,
-               void *data, size_t data_cap)
+int xring_peek(struct xring_chan *ch, int dir, struct xring_msg *m)
+{
+    return xr_peek(ch, dir, m, 0);
+}
+
+int xring_peek_try(struct xring_chan *ch, int dir, struct xring_msg *m)
+{
+    return xr_peek(ch, dir, m, 1);
+}
+
+/* xring_take, or xring_take_try (nowait). */
+static int xr_take(struct xring_chan *ch, int dir, struct xring_msg *m, void *ctl, size_t ctl_cap,
+                   void *data, size_t data_cap, int nowait)
 {
     struct xring_rec r;
     uint32_t head;
@@ -616,7 +628,7 @@ int xring_take(struct xring_chan *ch, int dir, struct xring_msg *m, void *ctl, s
     if (xr_is_broken(ch, dir))
         return -EIO;
     struct xring_ctl *c = ch->ctl[dir];
-    int rc = xr_lock(ch, dir, &c->x_clock, !dir, 0);
+    int rc = xr_lock(ch, dir, &c->x_clock, !dir, nowait);
     if (rc != 0)
         return rc;
     rc = xr_next(ch, dir, &r, &head);
@@ -644,9 +656,22 @@ out:
     return xr_take_report(ch, c, head);
 }
 
-int xring_take_batch(struct xring_chan *ch, int dir, struct xring_msg *ms, int max, void *buf,
-                     size_t cap, int (*accept)(const struct xring_msg *, void *), void *arg,
-                     int *wake)
+int xring_take(struct xring_chan *ch, int dir, struct xring_msg *m, void *ctl, size_t ctl_cap,
+               void *data, size_t data_cap)
+{
+    return xr_take(ch, dir, m, ctl, ctl_cap, data, data_cap, 0);
+}
+
+int xring_take_try(struct xring_chan *ch, int dir, struct xring_msg *m, void *ctl,
+                   size_t ctl_cap, void *data, size_t data_cap)
+{
+    return xr_take(ch, dir, m, ctl, ctl_cap, data, data_cap, 1);
+}
+
+/* xring_take_batch, or xring_take_batch_try (nowait). */
+static int xr_take_batch(struct xring_chan *ch, int dir, struct xring_msg *ms, int max, void *buf,
+                         size_t cap, int (*accept)(const struct xring_msg *, void *), void *arg,
+                         int *wake, int nowait)
 {
     struct xring_rec r;
     size_t used = 0;
@@ -659,7 +684,7 @@ int xring_take_batch(struct xring_chan *ch, int dir, struct xring_msg *ms, int m
     if (xr_is_broken(ch, dir))
         return -EIO;
     struct xring_ctl *c = ch->ctl[dir];
-    int rc = xr_lock(ch, dir, &c->x_clock, !dir, 0);
+    int rc = xr_lock(ch, dir, &c->x_clock, !dir, nowait);
     if (rc != 0)
         return rc;
     uint32_t h = __atomic_load_n(&c->x_head, __ATOMIC_RELAXED);
@@ -699,6 +724,20 @@ out:
     if (n > 0 && xr_take_report(ch, c, h) && wake)
         *wake = XRING_WAKE_WRITER;
     return n;
+}
+
+int xring_take_batch(struct xring_chan *ch, int dir, struct xring_msg *ms, int max, void *buf,
+                     size_t cap, int (*accept)(const struct xring_msg *, void *), void *arg,
+                     int *wake)
+{
+    return xr_take_batch(ch, dir, ms, max, buf, cap, accept, arg, wake, 0);
+}
+
+int xring_take_batch_try(struct xring_chan *ch, int dir, struct xring_msg *ms, int max, void *buf,
+                         size_t cap, int (*accept)(const struct xring_msg *, void *), void *arg,
+                         int *wake)
+{
+    return xr_take_batch(ch, dir, ms, max, buf, cap, accept, arg, wake, 1);
 }
 
 /* ------------------------------------------------------------------ arming */

@@ -186,6 +186,22 @@ int xring_take_batch(struct xring_chan *ch, int dir, struct xring_msg *ms, int m
                      int *wake);
 
 /*
+ * xring_peek_try / xring_take_try / xring_take_batch_try -- the same calls
+ *   that never sleep on the ring's consumer lock: -EBUSY when another
+ *   thread or process holds it beyond a short spin (as xring_put_try).  A
+ *   -EBUSY has taken nothing and changed nothing: the ring is as before,
+ *   and the caller tries again later (a thread that may wait: the bounds
+ *   at the top then apply).  For a caller running inside another's call
+ *   (a non-blocking read or write must not wait on a lock a peer holds).
+ */
+int xring_peek_try(struct xring_chan *ch, int dir, struct xring_msg *m);
+int xring_take_try(struct xring_chan *ch, int dir, struct xring_msg *m, void *ctl,
+                   size_t ctl_cap, void *data, size_t data_cap);
+int xring_take_batch_try(struct xring_chan *ch, int dir, struct xring_msg *ms, int max, void *buf,
+                         size_t cap, int (*accept)(const struct xring_msg *, void *), void *arg,
+                         int *wake);
+
+/*
  * xring_arm_reader / xring_arm_writer -- declare that this side is about to
  *   sleep waiting for data in (space in) ring dir.  Returns 1 if it need not
  *   sleep (data is there / there is room below hiwat now), 0 if it may
