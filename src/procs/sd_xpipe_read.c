@@ -40,14 +40,23 @@ static void rsrv_again(void *arg)
 }
 
 /* The read service procedure's look again after a run that hit its bound
- * (ust_xpipe_rsrv). */
+ * or met the consumer lock held (ust_xpipe_rsrv).  The timer thread runs
+ * it, inside no call: it may wait for the lock, within the ring's bounds
+ * (xring.h), with a peek that takes nothing.  So a lock a peer keeps is
+ * waited out or breaks the ring even while the process makes only
+ * non-blocking calls, whose own runs only try it (the queue's next run, on
+ * whichever thread, then sees the ring broken: a hang-up).  At most one
+ * bounded wait per look, a look per tick at most; close cancels the waits
+ * of its side (xring_cancel) before it cancels this timeout. */
 static void rsrv_later(void *arg)
 {
     queue_t *q = arg;
     struct ust_xend *xe = xp_xend_of(q);
+    struct xring_msg m;
     if (xe == NULL)
         return; /* closed meanwhile */
     atomic_store(&xe->rtid, 0);
+    (void)xring_peek(xe->xc->ch, !xe->side, &m);
     qenable(q);
 }
 
@@ -58,8 +67,8 @@ static void rsrv_later(void *arg)
  * sleeps on the ring's consumer lock, which a peer may hold: the try forms
  * give -EBUSY at once, having taken nothing, and the run stops with
  * xe->rbusy set; ust_xpipe_rsrv then looks again in a tick from the timer
- * thread, whose run (on a scheduler thread) may wait the ring's bounded
- * time (xring.h).  So a failed try loses and reorders nothing. */
+ * thread, which may wait the ring's bounded time (rsrv_later; xring.h).
+ * So a failed try loses and reorders nothing. */
 static int rd_peek(struct ust_xend *xe, struct xring_msg *m)
 {
     return xe->rtry ? xring_peek_try(xe->xc->ch, !xe->side, m)
