@@ -49,38 +49,53 @@ int ust_xbell_ring(struct ust_xbell *b)
     return 0;
 }
 
-int ust_xbell_sendfd(struct ust_xbell *b, int fd, uint32_t token)
+/* Send 'F' + token on the bell with one control message (type, len bytes
+ * of data; type 0: none), waiting for room up to tries x 10 ms: a bell full
+ * of doorbell bytes drains as soon as the other side runs.  0 or an errno. */
+static int send_token(int fd, uint32_t token, int type, const void *data, size_t len, int tries)
 {
     unsigned char msg[1 + XBELL_TOKEN] = {'F'};
     union {
         struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int))];
+        char buf[CMSG_SPACE(sizeof(struct ucred))]; /* the larger of int, ucred */
     } c;
     struct iovec iov = {msg, sizeof(msg)};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf,
-                        .msg_controllen = sizeof(c.buf)};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
     memcpy(msg + 1, &token, sizeof(token));
     memset(&c, 0, sizeof(c));
-    c.h.cmsg_level = SOL_SOCKET;
-    c.h.cmsg_type = SCM_RIGHTS;
-    c.h.cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(&c.h), &fd, sizeof(int));
-    if (fd < 0) { /* a cancel: the token alone */
-        mh.msg_control = NULL;
-        mh.msg_controllen = 0;
+    if (type != 0) {
+        c.h.cmsg_level = SOL_SOCKET;
+        c.h.cmsg_type = type;
+        c.h.cmsg_len = CMSG_LEN(len);
+        memcpy(CMSG_DATA(&c.h), data, len);
+        mh.msg_control = c.buf;
+        mh.msg_controllen = CMSG_SPACE(len);
     }
-    /* A bell full of doorbell bytes drains as soon as the other side runs:
-     * wait for room a little, as a blocking I_SENDFD would. */
-    for (int tries = 0; tries < 100; tries++) {
-        ssize_t n = sendmsg(b->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+    for (int i = 0; i < tries; i++) {
+        ssize_t n = sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
         if (n == (ssize_t)sizeof(msg))
             return 0;
         if (n >= 0 || (errno != EAGAIN && errno != EINTR))
             return n >= 0 ? EIO : errno;
-        struct pollfd p = {b->fd, POLLOUT, 0};
+        struct pollfd p = {fd, POLLOUT, 0};
         poll(&p, 1, 10);
     }
     return EAGAIN;
+}
+
+int ust_xbell_sendfd(struct ust_xbell *b, int fd, uint32_t token)
+{
+    /* fd < 0: a cancel, the token alone.  Waits as a blocking I_SENDFD. */
+    return fd < 0 ? send_token(b->fd, token, 0, NULL, 0, 100)
+                  : send_token(b->fd, token, SCM_RIGHTS, &fd, sizeof(fd), 100);
+}
+
+int ust_xbell_sendcred(int bellfd, uint32_t token)
+{
+    /* Named explicitly (effective uid when it is 0, else real): the kernel
+     * refuses ids this process does not hold. */
+    struct ucred uc = {.pid = getpid(), .uid = geteuid() == 0 ? 0 : getuid(), .gid = getgid()};
+    return send_token(bellfd, token, SCM_CREDENTIALS, &uc, sizeof(uc), 10);
 }
 
 /* Keep descriptor fd (-1: the sender's cancel) received with token tok;

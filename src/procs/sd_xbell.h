@@ -35,6 +35,10 @@ int ust_xbell_ring(struct ust_xbell *b);
  * with fd -1 cancel token (its record is dropped): 0 or an errno (EAGAIN:
  * the bell stayed full for a second). */
 int ust_xbell_sendfd(struct ust_xbell *b, int fd, uint32_t token);
+/* The bell message of a signal (sd_xcross.c): 'F' and token with no
+ * descriptor (to the parser a "cancel", kept with its credentials) and this
+ * process's credentials; waits for room at most ~100 ms.  0 or an errno. */
+int ust_xbell_sendcred(int bellfd, uint32_t token);
 /* Read everything that rang: 1 if the other side is gone (end of file). */
 int ust_xbell_drain(struct ust_xbell *b);
 /* The descriptor received for token (ownership passes): 1, or 0 if not

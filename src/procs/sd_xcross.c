@@ -123,42 +123,6 @@ static uint32_t sig_token(int sig)
     return (uint32_t)sig | b1 << 8 | b2 << 16 | b3 << 24;
 }
 
-/* The bell message of a signal: 'F' and the token (no descriptor: to the
- * bell's parser a "cancel", kept with its credentials), with this process's
- * credentials named explicitly (effective uid when it is 0, else real) --
- * the kernel refuses ids we do not hold.  0 or an errno. */
-static int cred_send(int bellfd, uint32_t token)
-{
-    unsigned char msg[5] = {'F'};
-    union {
-        struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(struct ucred))];
-    } c;
-    struct ucred uc = {.pid = getpid(), .uid = geteuid() == 0 ? 0 : getuid(), .gid = getgid()};
-    struct iovec iov = {msg, sizeof(msg)};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf,
-                        .msg_controllen = sizeof(c.buf)};
-
-    memcpy(msg + 1, &token, sizeof(token));
-    memset(&c, 0, sizeof(c));
-    c.h.cmsg_level = SOL_SOCKET;
-    c.h.cmsg_type = SCM_CREDENTIALS;
-    c.h.cmsg_len = CMSG_LEN(sizeof(uc));
-    memcpy(CMSG_DATA(&c.h), &uc, sizeof(uc));
-    /* A bell full of doorbell bytes drains as soon as the other side runs:
-     * wait for room a little (at most ~100 ms), as ust_xbell_sendfd does. */
-    for (int tries = 0; tries < 10; tries++) {
-        ssize_t n = sendmsg(bellfd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (n == (ssize_t)sizeof(msg))
-            return 0;
-        if (n >= 0 || (errno != EAGAIN && errno != EINTR))
-            return n >= 0 ? EIO : errno;
-        struct pollfd p = {bellfd, POLLOUT, 0};
-        poll(&p, 1, 10);
-    }
-    return EAGAIN;
-}
-
 /* Signal messages whose record found the ring full: the writer retries the
  * same message (ust_xpipe_wsrv), which must not send a second credential --
  * the first one waits at the receiver for the record (an unclaimed one
@@ -215,7 +179,7 @@ int ust_xcross_put(struct ust_xend *xe, const mblk_t *mp, struct xring_msg *m,
         m->aux = retry_take(xe, mp, sig);
         if (m->aux == 0) {
             m->aux = sig_token(sig);
-            if (cred_send(xe->bell.fd, m->aux) != 0) {
+            if (ust_xbell_sendcred(xe->bell.fd, m->aux) != 0) {
                 count(XC_SIG_DROPPED);
                 return 0;
             }
