@@ -132,8 +132,8 @@ struct listener {
 static ust_lock_t rdv_lock = UST_LOCK_INIT; /* guards the fields below; see Locking */
 static int rdv_ep = -1;                     /* rdv_lock: epoll set */
 static int rdv_running;                     /* rdv_lock: accepting thread started */
-static int rdv_tick = -1; /* rdv_lock: timerfd in rdv_ep, armed while a listener is at an
-                           * alternative without its base name */
+static int rdv_tick = -1; /* rdv_lock: timerfd in rdv_ep (from the first listener at an
+                           * alternative on), armed while one is there without its base */
 static struct listener *listeners;          /* rdv_lock */
 static struct rdv_conn *pending;                /* rdv_lock: waiting for their request */
 static uint64_t next_id = 1;                /* rdv_lock */
@@ -600,19 +600,22 @@ int ust_rdv_listen(int kind, int node, int *lfd)
         err = errno;
     ust_lock(&rdv_lock);
     if (err == 0 && rdv_ep < 0) {
-        struct epoll_event ev = {.events = EPOLLIN, .data.u64 = RDV_TICK_EV};
         rdv_ep = epoll_create1(EPOLL_CLOEXEC);
-        rdv_tick = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-        if (rdv_ep < 0 || rdv_tick < 0 || epoll_ctl(rdv_ep, EPOLL_CTL_ADD, rdv_tick, &ev) != 0) {
+        if (rdv_ep < 0)
             err = errno;
-            if (rdv_ep >= 0)
-                close(rdv_ep);
-            if (rdv_tick >= 0)
-                close(rdv_tick);
-            rdv_ep = rdv_tick = -1;
-        } else if (!pool_cv_ready) {
+        else if (!pool_cv_ready) {
             ust_cond_init(&pool_cv);
             pool_cv_ready = 1;
+        }
+    }
+    if (err == 0 && l->alt && rdv_tick < 0) { /* made the first time it is needed */
+        struct epoll_event ev = {.events = EPOLLIN, .data.u64 = RDV_TICK_EV};
+        rdv_tick = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+        if (rdv_tick < 0 || epoll_ctl(rdv_ep, EPOLL_CTL_ADD, rdv_tick, &ev) != 0) {
+            err = errno;
+            if (rdv_tick >= 0)
+                close(rdv_tick);
+            rdv_tick = -1;
         }
     }
     if (err == 0) {
