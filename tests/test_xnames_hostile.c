@@ -17,6 +17,16 @@
  *   I  the attacker holds the fattach rendezvous name before fattach, and
  *      300 made-up alternative names with full backlogs: fattach succeeds
  *      and a root peer reaches the real owner within 3 s.
+ *   N  the attacker holds the fattach name with a socket bound but not
+ *      listening (a client's connect sees what it sees when nobody holds
+ *      it): fattach succeeds and a root peer still reaches the owner.
+ *   R  the attacker holds the fattach name, the owner goes to an
+ *      alternative; the attacker leaves: within 1 s the owner holds its
+ *      base name again (/proc/net/unix, one of our sockets) and a root
+ *      peer retrying its open reaches the owner within 1 s.
+ *   E  nobody owns a root 0644 FIFO and the attacker may not (it may not
+ *      write it): its blocking open for reading waits, and a signal
+ *      (handler without SA_RESTART) ends it with EINTR within 1 s.
  *   G  the attacker opens 700 blocking FIFO opens and 600 silent
  *      connections and abandons them: the owner's threads and descriptors
  *      stay under the bounds of sd_rdv.c (16 workers, 64 pending and 64
@@ -37,9 +47,11 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <dirent.h>
 #include <unistd.h>
 #include <ustreams.h>
 
@@ -207,6 +219,63 @@ static int peer_busy(const char *path)
     return fattach(q[0], path) == -1 && errno == EBUSY ? 0 : 41;
 }
 
+/* "reach PATH TEXT": strm_open O_WRONLY until the path opens as a stream
+ * (an open in the window where nobody holds the rendezvous name opens the
+ * plain file), then write TEXT; the stream must come within 1 s. */
+static int peer_reach(const char *path, const char *text)
+{
+    double t0 = now_s();
+    for (;;) {
+        int fd = strm_open(path, O_WRONLY);
+        if (fd >= 0 && isastream(fd) == 1) {
+            if (strm_write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+                return 50;
+            strm_close(fd);
+            double took = now_s() - t0;
+            printf("R: a root client reached the owner after %.3f s of retries\n", took);
+            return took < 1.0 ? 0 : 51;
+        }
+        if (fd >= 0)
+            strm_close(fd);
+        if (now_s() - t0 > 3.0)
+            return 52;
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+}
+
+/* "eintr PATH X": as nobody, a blocking strm_open(PATH, O_RDONLY) of a FIFO
+ * nobody owns (and nobody may own) is ended by SIGALRM (every 200 ms, no
+ * SA_RESTART) with EINTR within 1 s. */
+static int peer_eintr(const char *path)
+{
+    if (hostile_become() != 0)
+        return 60;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_alarm;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0; /* no SA_RESTART */
+    struct itimerval it = {{0, 200000}, {0, 200000}};
+    if (sigaction(SIGALRM, &sa, NULL) != 0 || setitimer(ITIMER_REAL, &it, NULL) != 0)
+        return 61;
+    double t0 = now_s();
+    int fd = strm_open(path, O_RDONLY);
+    int e = errno;
+    double took = now_s() - t0;
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
+    printf("E: the blocking open ended after %.3f s: %s\n", took, fd < 0 ? strerror(e) : "opened");
+    if (fd >= 0)
+        return 62;
+    return e == EINTR && took < 1.0 ? 0 : 63;
+}
+
 static int peer_main(int argc, char **argv)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -220,6 +289,10 @@ static int peer_main(int argc, char **argv)
         return peer_eacces(argv[3], argv[4]);
     if (strcmp(argv[2], "busy") == 0)
         return peer_busy(argv[3]);
+    if (strcmp(argv[2], "reach") == 0)
+        return peer_reach(argv[3], argv[4]);
+    if (strcmp(argv[2], "eintr") == 0)
+        return peer_eintr(argv[3]);
     return 98;
 }
 
@@ -265,7 +338,7 @@ static void squat_loop(int ls, int ctl, int out)
 
 /* Fork a squatter on (kind, path)'s base name, with ndecoy more listeners
  * at made-up alternative names, their backlogs full: 0, or -1. */
-static int squat(struct squatter *q, char kind, const char *path, int ndecoy)
+static int squat_as(struct squatter *q, char kind, const char *path, int ndecoy, int listens)
 {
     int ctl[2], rep[2], ready[2];
     struct sockaddr_un a;
@@ -280,7 +353,7 @@ static int squat(struct squatter *q, char kind, const char *path, int ndecoy)
         if (hostile_become() != 0)
             _exit(1);
         int ls = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0);
-        if (bind(ls, (struct sockaddr *)&a, al) != 0 || listen(ls, 64) != 0)
+        if (bind(ls, (struct sockaddr *)&a, al) != 0 || (listens && listen(ls, 64) != 0))
             _exit(2);
         for (int i = 0; i < ndecoy; i++) {
             struct sockaddr_un d = a;
@@ -297,7 +370,13 @@ static int squat(struct squatter *q, char kind, const char *path, int ndecoy)
             }
         }
         (void)!write(ready[1], "r", 1);
-        squat_loop(ls, ctl[0], rep[1]);
+        if (listens) {
+            squat_loop(ls, ctl[0], rep[1]);
+        } else { /* nothing to accept: hold the name until told */
+            char c;
+            (void)!read(ctl[0], &c, 1);
+            dprintf(rep[1], "0 0\n");
+        }
         _exit(0);
     }
     close(ctl[0]);
@@ -309,6 +388,11 @@ static int squat(struct squatter *q, char kind, const char *path, int ndecoy)
     q->ctl = ctl[1];
     q->report = rep[0];
     return ok ? 0 : -1;
+}
+
+static int squat(struct squatter *q, char kind, const char *path, int ndecoy)
+{
+    return squat_as(q, kind, path, ndecoy, 1);
 }
 
 /* End the squatter: what it received (bytes, messages with descriptors). */
@@ -479,6 +563,138 @@ static void test_i_fattach_squat(void)
 }
 
 /* ------------------------------------------------------------------------ */
+/* N: the fattach name held by a socket that does not listen                */
+/* ------------------------------------------------------------------------ */
+static void test_n_not_listening(void)
+{
+    char f[PATH_MAX];
+    struct squatter q;
+    long bytes, fds;
+    int p[2];
+
+    path_of(f, dir, "n-named");
+    int fd = open(f, O_CREAT | O_WRONLY, 0644);
+    CHECK(fd >= 0);
+    close(fd);
+    CHECK_EQ(squat_as(&q, 'n', f, 0, 0), 0);
+    CHECK_EQ(strm_pipe(p), 0);
+    CHECK_EQ(fattach(p[1], f), 0);
+    CHECK_EQ(peer_wait(peer_spawn("write", f, "root-N")), 0);
+    struct pollfd pf = {p[0], POLLIN, 0};
+    CHECK_EQ(poll(&pf, 1, 5000), 1);
+    char buf[16] = {0};
+    CHECK_EQ(strm_read(p[0], buf, sizeof(buf)), 6);
+    CHECK(memcmp(buf, "root-N", 6) == 0);
+    CHECK_EQ(peer_wait(peer_spawn("busy", f, "x")), 0);
+    squat_end(&q, &bytes, &fds);
+    CHECK_EQ(fdetach(f), 0);
+    strm_close(p[0]);
+    strm_close(p[1]);
+}
+
+/* ------------------------------------------------------------------------ */
+/* R: the owner takes its base name back when the squatter leaves           */
+/* ------------------------------------------------------------------------ */
+/* Is the base name of (kind, path) listening, on a socket of this process? */
+static int base_is_ours(char kind, const char *path)
+{
+    struct sockaddr_un b;
+    char line[512], name[128], want[128], link[64], lp[64];
+    unsigned long ino = 0;
+    if (base_name(&b, kind, path) == 0)
+        return 0;
+    snprintf(want, sizeof(want), "@%s", b.sun_path + 1);
+    FILE *f = fopen("/proc/net/unix", "r");
+    if (f == NULL)
+        return 0;
+    while (ino == 0 && fgets(line, sizeof(line), f) != NULL) {
+        unsigned flags;
+        unsigned long i;
+        if (sscanf(line, "%*s %*x %*x %x %*x %*x %lu %127s", &flags, &i, name) == 3 &&
+            (flags & 0x10000) && strcmp(name, want) == 0)
+            ino = i;
+    }
+    fclose(f);
+    if (ino == 0)
+        return 0;
+    snprintf(want, sizeof(want), "socket:[%lu]", ino);
+    DIR *d = opendir("/proc/self/fd");
+    int ours = 0;
+    for (struct dirent *e; d != NULL && !ours && (e = readdir(d)) != NULL;) {
+        snprintf(lp, sizeof(lp), "/proc/self/fd/%.20s", e->d_name);
+        ssize_t n = readlink(lp, link, sizeof(link) - 1);
+        if (n > 0) {
+            link[n] = '\0';
+            ours = strcmp(link, want) == 0;
+        }
+    }
+    if (d != NULL)
+        closedir(d);
+    return ours;
+}
+
+static void test_r_reclaim(void)
+{
+    char f[PATH_MAX];
+    struct squatter q;
+    long bytes, fds;
+    int p[2];
+
+    path_of(f, dir, "r-named");
+    int fd = open(f, O_CREAT | O_WRONLY, 0644);
+    CHECK(fd >= 0);
+    close(fd);
+    CHECK_EQ(squat(&q, 'n', f, 0), 0);
+    CHECK_EQ(strm_pipe(p), 0);
+    CHECK_EQ(fattach(p[1], f), 0); /* at an alternative name */
+    CHECK(!base_is_ours('n', f));
+    squat_end(&q, &bytes, &fds);
+    CHECK_EQ(bytes, 0);
+    CHECK_EQ(fds, 0);
+    double s = now_s();
+    pid_t rc = peer_spawn("reach", f, "root-R");
+    while (!base_is_ours('n', f) && now_s() - s < 1.0) {
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    double took = now_s() - s;
+    printf("R: the owner holds its base name again after %.3f s\n", took);
+    CHECK(base_is_ours('n', f));
+    CHECK(took < 1.0);
+    struct pollfd pf = {p[0], POLLIN, 0};
+    CHECK_EQ(poll(&pf, 1, 5000), 1);
+    char buf[16] = {0};
+    CHECK_EQ(strm_read(p[0], buf, sizeof(buf)), 6);
+    CHECK(memcmp(buf, "root-R", 6) == 0);
+    CHECK_EQ(peer_wait(rc), 0);
+    /* Another owner still cannot come: EBUSY. */
+    CHECK_EQ(peer_wait(peer_spawn("busy", f, "x")), 0);
+    CHECK_EQ(fdetach(f), 0);
+    CHECK(!base_is_ours('n', f));
+    strm_close(p[0]);
+    strm_close(p[1]);
+}
+
+/* ------------------------------------------------------------------------ */
+/* E: a blocking FIFO open that waits for an owner ends on a signal         */
+/* ------------------------------------------------------------------------ */
+static void test_e_fifo_eintr(void)
+{
+    char f[PATH_MAX];
+    path_of(f, dir, "e-fifo");
+    CHECK_EQ(mkfifo(f, 0644), 0);
+    CHECK_EQ(chmod(f, 0644), 0);
+    double s = now_s();
+    CHECK_EQ(peer_wait(peer_spawn("eintr", f, "x")), 0);
+    CHECK(now_s() - s < 5.0);
+    /* It left no owner behind: root may still become the owner. */
+    int fd = strm_open(f, O_RDONLY | O_NONBLOCK);
+    CHECK(fd >= 0);
+    if (fd >= 0)
+        strm_close(fd);
+}
+
+/* ------------------------------------------------------------------------ */
 /* G: floods                                                                */
 /* ------------------------------------------------------------------------ */
 enum { G_FIFO_OPENS = 700, G_SILENT = 600 };
@@ -631,7 +847,7 @@ int main(int argc, char **argv)
     if (argc > 2 && strcmp(argv[1], "peer") == 0)
         return peer_main(argc, argv);
     if (!hostile_can_switch()) {
-        hostile_skip("test_xnames_hostile (rows B, C, G, I)");
+        hostile_skip("test_xnames_hostile (rows B, C, G, I; N, R, E)");
         return 77;
     }
     CHECK(mkdtemp(dir) != NULL);
@@ -639,7 +855,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     peer_deadline(150);
     /* "test_xnames_hostile [BCIG...]": only those cases (default: all). */
-    const char *only = argc > 1 ? argv[1] : "BCIG";
+    const char *only = argc > 1 ? argv[1] : "BCINREG";
     if (strchr(only, 'B')) {
         test_b_fifo_squat(0644, "b-fifo-0644");
         test_b_fifo_squat(0600, "b-fifo-0600");
@@ -648,6 +864,12 @@ int main(int argc, char **argv)
         test_c_direct();
     if (strchr(only, 'I'))
         test_i_fattach_squat();
+    if (strchr(only, 'N'))
+        test_n_not_listening();
+    if (strchr(only, 'R'))
+        test_r_reclaim();
+    if (strchr(only, 'E'))
+        test_e_fifo_eintr();
     if (strchr(only, 'G'))
         test_g_flood();
     char cmd[PATH_MAX + 16];

@@ -2,7 +2,9 @@
 /*
  * sd_rdv.c -- rendezvous: how a process reaches a stream that another
  * process gave a name (fattach, sd_fattach.c; a named FIFO, sd_fifo*.c).
- * This file is the owner's side; the client's is sd_rdv_client.c.
+ * This file is the owner's side (the accepting thread, the pool, the
+ * budgets, the names; serving a request: sd_rdv_serve.c); the client's is
+ * sd_rdv_client.c.
  *
  * Principles of operation
  *   The name's owner -- the process whose stream it is -- listens on a
@@ -40,9 +42,16 @@
  *   nothing to a listener whose kernel credentials are not entitled, and
  *   takes a reply only with the owner's proof (a descriptor of the node).
  *   A squatter on the base name does not stop the owner: it listens at an
- *   unguessable alternative, and clients try every listening alternative
- *   /proc/net/unix shows; a squatter's sockets only cost each client one
- *   connect apiece (bounded by the squatter's RLIMIT_NOFILE).  Two owners
+ *   unguessable alternative, and clients that find the base name held by
+ *   another socket try every listening alternative /proc/net/unix shows; a
+ *   squatter's sockets only cost each client one connect apiece (bounded by
+ *   the squatter's RLIMIT_NOFILE).  A client that finds the base name free
+ *   looks no further (no owner: the common case stays one failed connect),
+ *   so an owner at an alternative takes its base name back as soon as it
+ *   is free: a timer (rdv_tick, every RDV_RECLAIM_MS, armed only while a
+ *   listener waits for its base name) wakes the accepting thread, which
+ *   binds it (reclaim) and listens at both names.  In between, at most
+ *   RDV_RECLAIM_MS after the squatter left, clients find no owner.  Two owners
  *   at once are prevented after the bind: a new owner asks every other
  *   listener of the name (RDV_PROBE) and gives up (EBUSY) if one proves it
  *   owns it -- two racing owners may both give up, never both stay.
@@ -64,8 +73,9 @@
  *   At exit the owner lets the opens being served finish (ust_rdv_settle).
  *
  * Locking
- *   rdv_lock guards the epoll set, the listeners, the pending connections
- *   and the start of the accepting thread; taken under fattach_lock and
+ *   rdv_lock guards the epoll set, the tick, the listeners (their fd2
+ *   included), the pending connections and the start of the accepting
+ *   thread; taken under fattach_lock and
  *   fifo_lock, before pool_lock.  pool_lock guards the job queue, the
  *   worker counts and the budgets; a leaf.  Both quiesced at fork (rank
  *   UST_FORK_RDV); the child closes its copies of everything: the names
@@ -82,6 +92,7 @@
 #include <stropts.h>
 #include <sys/epoll.h>
 #include <sys/random.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 #include <ustreams.h>
@@ -100,7 +111,9 @@ enum {
     RDV_UID_FIFOWAIT = 64,  /* FIFO opens waiting, per peer uid */
     RDV_ALL_FIFOWAIT = 256, /* ... in all */
     RDV_UID_WORKERS = 8,    /* workers serving one peer uid at a time */
+    RDV_RECLAIM_MS = 200,   /* a listener at an alternative tries its base name */
 };
+#define RDV_TICK_EV 2 /* epoll data of rdv_tick (listeners: odd; connections: pointers) */
 enum { B_PEND, B_FIFO, B_NONE };
 
 struct listener {
@@ -110,39 +123,25 @@ struct listener {
     int node; /* O_PATH descriptor of the node: the owner's proof */
     dev_t dev;
     ino_t ino;
-    uint64_t id; /* epoll data: (id << 1) | 1 */
-    struct sockaddr_un addr;
-};
-
-/* A connection, from accept to its reply.  Accepted: on `pending` (rdv_lock)
- * until its request comes; then a job on the queue (pool_lock) or a thread
- * of its own; freed by whoever serves it. */
-struct conn {
-    struct conn *next;
-    int fd, kind;
-    int node;   /* a duplicate of the listener's (it may go meanwhile) */
-    int cfd;    /* the client's proof, or -1 */
-    int budget; /* B_PEND, B_FIFO, B_NONE: the budget it holds */
-    dev_t dev;
-    ino_t ino;
-    long long deadline; /* ns: the request must have come by then */
-    struct rdv_req req;
-    struct ucred uc; /* from the kernel */
-    gid_t groups[RDV_MAXGROUPS + 1];
-    int ngroups;
+    uint64_t id; /* epoll data: (id << 1) | 1, for fd and fd2 */
+    struct sockaddr_un addr; /* fd's name */
+    int alt;                 /* addr is an alternative name (the base was held) */
+    int fd2; /* alt: the base name, taken back once free (reclaim), or -1 */
 };
 
 static ust_lock_t rdv_lock = UST_LOCK_INIT; /* guards the fields below; see Locking */
 static int rdv_ep = -1;                     /* rdv_lock: epoll set */
 static int rdv_running;                     /* rdv_lock: accepting thread started */
+static int rdv_tick = -1; /* rdv_lock: timerfd in rdv_ep (from the first listener at an
+                           * alternative on), armed while one is there without its base */
 static struct listener *listeners;          /* rdv_lock */
-static struct conn *pending;                /* rdv_lock: waiting for their request */
+static struct rdv_conn *pending;                /* rdv_lock: waiting for their request */
 static uint64_t next_id = 1;                /* rdv_lock */
 
 static ust_lock_t pool_lock = UST_LOCK_INIT; /* guards the fields below; a leaf */
 static ust_cond_t pool_cv;                   /* a job was queued */
 static int pool_cv_ready;                    /* pool_lock: pool_cv initialised */
-static struct conn *jobs, **jobs_tail = &jobs; /* pool_lock: queued requests */
+static struct rdv_conn *jobs, **jobs_tail = &jobs; /* pool_lock: queued requests */
 static int nworkers, nidle;                  /* pool_lock */
 static struct budget {
     uid_t uid;
@@ -214,141 +213,9 @@ void ust_rdv_stats(struct ust_rdv_stats *s)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Serving a request                                                        */
+/* Serving a request (the requests themselves: sd_rdv_serve.c)              */
 /* ------------------------------------------------------------------------ */
-static int want_of(int oflag)
-{
-    switch (oflag & O_ACCMODE) {
-    case O_RDONLY:
-        return R_OK;
-    case O_WRONLY:
-        return W_OK;
-    default:
-        return R_OK | W_OK;
-    }
-}
-
-/* Reply err on fd with the proof node first, then nfd more descriptors. */
-static int reply(int fd, int err, int node, const int *fds, int nfd)
-{
-    struct rdv_rep rep = {.magic = RDV_MAGIC, .err = err, .side = 1};
-    int all[3] = {node, -1, -1};
-    union {
-        struct cmsghdr h;
-        char b[CMSG_SPACE(3 * sizeof(int))];
-    } u;
-    struct iovec iov = {&rep, sizeof(rep)};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-    for (int i = 0; i < nfd && i < 2; i++)
-        all[1 + i] = fds[i];
-    int n = 1 + (nfd < 2 ? nfd : 2);
-    memset(&u, 0, sizeof(u));
-    mh.msg_control = u.b;
-    mh.msg_controllen = CMSG_SPACE(n * sizeof(int));
-    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(n * sizeof(int));
-    memcpy(CMSG_DATA(c), all, n * sizeof(int));
-    return sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof(rep) ? 0 : EPIPE;
-}
-
-/* The client's proof (row C): may the peer of c have `want` (R_OK | W_OK;
- * 0: reach the node by its path) on the node?  1 or 0. */
-static int check_access(const struct conn *c, int want)
-{
-    struct stat cs, ns;
-    if (c->cfd < 0 || fstat(c->cfd, &cs) != 0 || cs.st_dev != c->dev || cs.st_ino != c->ino)
-        return 0;
-    int fl = fcntl(c->cfd, F_GETFL);
-    if (fl < 0)
-        return 0;
-    if (want == 0)
-        return 1;
-    if (!(fl & O_PATH)) /* the kernel checked the access it was opened with */
-        return (want_of(fl) & want) == want;
-    return fstat(c->node, &ns) == 0 && ust_rdv_admits(&ns, c->uc.uid, c->groups, c->ngroups, want);
-}
-
-/* A new pipe for the peer: its near end joined to the stream sfd by a relay
- * (sfd is consumed), its far end's descriptors sent.  The relay carries what
- * the peer may do: up when it reads, down when it writes. */
-int ust_rdv_serve_relay(int conn, int node, int sfd, int oflag)
-{
-    int lfd, mfd, bfd;
-    cred_t cr;
-    ust_sd_cred(&cr);
-    int err = ust_xpipe_new_end(&cr, &lfd, &mfd, &bfd);
-    if (err != 0) {
-        strm_close(sfd);
-        return err;
-    }
-    int want = want_of(oflag);
-    err = ust_relay_start(sfd, lfd, (want & R_OK) != 0, (want & W_OK) != 0);
-    if (err == 0) {
-        int fds[2] = {mfd, bfd};
-        reply(conn, 0, node, fds, 2);
-    }
-    close(mfd);
-    close(bfd);
-    return err == 0 ? -1 : err; /* -1: replied */
-}
-
-/* connld: a new pipe whose near end goes to the server up the attached
- * stream sd, with the client's ids; the far end to the client. */
-static int serve_connld(struct conn *p, struct stdata *sd)
-{
-    int lfd, mfd, bfd;
-    cred_t cr;
-    ust_sd_cred(&cr);
-    int err = ust_xpipe_new_end(&cr, &lfd, &mfd, &bfd);
-    if (err != 0)
-        return err;
-    err = ust_sd_sendfd_cred(sd, lfd, p->uc.uid, p->uc.gid, 0);
-    strm_close(lfd); /* the message in flight holds it (or it is closed: the peer sees a hang-up) */
-    if (err == 0) {
-        int fds[2] = {mfd, bfd};
-        reply(p->fd, 0, p->node, fds, 2);
-    }
-    close(mfd);
-    close(bfd);
-    return err == 0 ? -1 : err;
-}
-
-/* An open of an fattach name (access checked): an errno, or -1 when a reply
- * went. */
-static int serve_name_open(struct conn *p, int oflag)
-{
-    struct stdata *sd = ust_fattach_lookup(p->dev, p->ino, NULL, 0);
-    int err;
-
-    if (sd == NULL)
-        return ENOENT; /* detached meanwhile */
-    if (ust_sd_top_is(sd, "connld")) {
-        err = serve_connld(p, sd);
-        ust_sd_rele(sd);
-        return err;
-    }
-    cred_t cr;
-    ust_sd_cred(&cr);
-    int sfd = ust_sd_open_attached(sd, O_RDWR, &cr); /* the relay's own descriptor; takes sd */
-    return sfd < 0 ? -sfd : ust_rdv_serve_relay(p->fd, p->node, sfd, oflag);
-}
-
-/* An fdetach from another process: its owner or the superuser. */
-static int serve_detach(struct conn *p)
-{
-    struct stat st;
-    struct stdata *sd = ust_fattach_lookup(p->dev, p->ino, NULL, 0);
-    if (sd == NULL)
-        return EINVAL;
-    ust_sd_rele(sd);
-    if (p->uc.uid != 0 && (fstat(p->node, &st) != 0 || st.st_uid != p->uc.uid))
-        return EPERM;
-    return ust_fattach_detach_key(p->dev, p->ino);
-}
-
-static void conn_free(struct conn *c)
+static void conn_free(struct rdv_conn *c)
 {
     close(c->fd);
     close(c->node);
@@ -359,11 +226,11 @@ static void conn_free(struct conn *c)
 }
 
 /* Serve c's request, reply, free c. */
-static void serve(struct conn *c)
+static void serve(struct rdv_conn *c)
 {
     int op = c->req.op, err;
-    int want = op == RDV_OPEN ? want_of(c->req.oflag) : 0;
-    int ok = check_access(c, want);
+    int want = op == RDV_OPEN ? ust_rdv_want_of(c->req.oflag) : 0;
+    int ok = ust_rdv_check_access(c, want);
     close(c->cfd); /* checked: not held while the request waits */
     c->cfd = -1;
     if (!ok) {
@@ -372,16 +239,16 @@ static void serve(struct conn *c)
     } else if (op == RDV_PROBE) {
         err = 0;
     } else if (op == RDV_OPEN && c->kind == UST_RDV_NAME) {
-        err = serve_name_open(c, c->req.oflag);
+        err = ust_rdv_serve_name_open(c, c->req.oflag);
     } else if (op == RDV_OPEN && c->kind == UST_RDV_FIFO) {
         err = ust_fifo_serve(c->fd, c->node, c->dev, c->ino, c->req.oflag);
     } else if (op == RDV_DETACH && c->kind == UST_RDV_NAME) {
-        err = serve_detach(c);
+        err = ust_rdv_serve_detach(c);
     } else {
         err = EINVAL;
     }
     if (err >= 0)
-        reply(c->fd, err, c->node, NULL, 0);
+        ust_rdv_reply(c->fd, err, c->node, NULL, 0);
     conn_free(c);
     atomic_fetch_sub(&serving, 1);
 }
@@ -404,7 +271,7 @@ static void *worker(void *arg)
     (void)arg;
     ust_lock(&pool_lock);
     for (;;) {
-        struct conn **pp = &jobs, *c = NULL;
+        struct rdv_conn **pp = &jobs, *c = NULL;
         struct budget *b = NULL;
         for (; *pp != NULL; pp = &(*pp)->next) {
             b = slot_of((*pp)->uc.uid);
@@ -440,7 +307,7 @@ static void *fifo_wait_thread(void *arg)
 
 /* A request came on c (rdv_lock held; c is off `pending`): queue it for the
  * pool, or give it a thread when it is a FIFO open that may wait. */
-static void dispatch(struct conn *c)
+static void dispatch(struct rdv_conn *c)
 {
     pthread_t t;
     int acc = c->req.oflag & O_ACCMODE;
@@ -452,7 +319,7 @@ static void dispatch(struct conn *c)
         if (!budget_take(c->uc.uid, B_FIFO) ||
             (c->budget = B_FIFO, ust_thread_create(&t, NULL, fifo_wait_thread, c) != 0)) {
             atomic_fetch_add(&st_refused, 1);
-            reply(c->fd, EAGAIN, c->node, NULL, 0);
+            ust_rdv_reply(c->fd, EAGAIN, c->node, NULL, 0);
             conn_free(c);
             atomic_fetch_sub(&serving, 1);
             return;
@@ -486,10 +353,10 @@ static void dispatch(struct conn *c)
 /* ------------------------------------------------------------------------ */
 /* The accepting thread                                                     */
 /* ------------------------------------------------------------------------ */
-static void pending_remove(struct conn *c)
+static void pending_remove(struct rdv_conn *c)
 {
     UST_ASSERT_HELD(&rdv_lock);
-    for (struct conn **pp = &pending; *pp != NULL; pp = &(*pp)->next)
+    for (struct rdv_conn **pp = &pending; *pp != NULL; pp = &(*pp)->next)
         if (*pp == c) {
             *pp = c->next;
             break;
@@ -498,7 +365,7 @@ static void pending_remove(struct conn *c)
 }
 
 /* c is readable: its request, or its end (rdv_lock held). */
-static void conn_ready(struct conn *c)
+static void conn_ready(struct rdv_conn *c)
 {
     union {
         struct cmsghdr h;
@@ -526,23 +393,28 @@ static void conn_ready(struct conn *c)
     }
     if (n != (ssize_t)sizeof(c->req) || c->req.magic != RDV_MAGIC ||
         c->req.version != RDV_VERSION) {
-        reply(c->fd, EPROTO, c->node, NULL, 0);
+        ust_rdv_reply(c->fd, EPROTO, c->node, NULL, 0);
         conn_free(c);
         return;
     }
     dispatch(c);
 }
 
-/* Accept what is pending on listener l (rdv_lock held: l stays open). */
+/* Accept what is pending on listener l, at either of its names (rdv_lock
+ * held: l stays open). */
 static void accept_all(struct listener *l)
 {
-    for (;;) {
-        int fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (fd < 0)
-            return;
+    for (int which = 0; which < 2;) {
+        int fd = accept4(which == 0 ? l->fd : l->fd2, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0) {
+            which++;
+            if (which == 1 && l->fd2 < 0)
+                return;
+            continue;
+        }
         struct ucred uc;
         socklen_t len = sizeof(uc);
-        struct conn *c = NULL;
+        struct rdv_conn *c = NULL;
         if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) != 0) {
             close(fd);
             continue;
@@ -552,7 +424,7 @@ static void accept_all(struct listener *l)
             if (got)
                 budget_give(uc.uid, B_PEND);
             atomic_fetch_add(&st_refused, 1);
-            reply(fd, EAGAIN, l->node, NULL, 0);
+            ust_rdv_reply(fd, EAGAIN, l->node, NULL, 0);
             close(fd);
             continue;
         }
@@ -574,7 +446,7 @@ static void accept_all(struct listener *l)
             if (c->node < 0)
                 c->node = open("/", O_PATH | O_CLOEXEC); /* conn_free closes it */
             atomic_fetch_add(&st_refused, 1);
-            reply(fd, EAGAIN, l->node, NULL, 0);
+            ust_rdv_reply(fd, EAGAIN, l->node, NULL, 0);
             conn_free(c);
             continue;
         }
@@ -588,8 +460,8 @@ static void accept_all(struct listener *l)
 static int expire(void)
 {
     long long now = ust_now_ns(), next = -1;
-    for (struct conn **pp = &pending; *pp != NULL;) {
-        struct conn *c = *pp;
+    for (struct rdv_conn **pp = &pending; *pp != NULL;) {
+        struct rdv_conn *c = *pp;
         if (c->deadline <= now) {
             *pp = c->next;
             epoll_ctl(rdv_ep, EPOLL_CTL_DEL, c->fd, NULL);
@@ -602,6 +474,48 @@ static int expire(void)
         pp = &c->next;
     }
     return next < 0 ? -1 : (int)((next - now) / 1000000 + 1);
+}
+
+/* A new socket listening at the base name of (kind, dev, ino): the socket,
+ * or -1 when another socket holds the name. */
+static int base_listener(int kind, dev_t dev, ino_t ino)
+{
+    struct sockaddr_un a;
+    socklen_t al = ust_rdv_addr(&a, kind, dev, ino, 0);
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd >= 0 && (bind(fd, (struct sockaddr *)&a, al) != 0 || listen(fd, SOMAXCONN) != 0)) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* The tick (rdv_lock held): every listener at an alternative name takes its
+ * base name back if it is free now (the squatter left), and listens at both
+ * -- fd, the identity fattach and the FIFO table hold, stays as it is.
+ * Clients find no owner while the base name is free and the owner not
+ * there yet (at most RDV_RECLAIM_MS; docs/SECURITY.md).  The tick is
+ * disarmed when none is left waiting. */
+static void reclaim(void)
+{
+    int waiting = 0;
+    uint64_t n;
+    (void)!read(rdv_tick, &n, sizeof(n));
+    for (struct listener *l = listeners; l != NULL; l = l->next) {
+        if (!l->alt || l->fd2 >= 0)
+            continue;
+        l->fd2 = base_listener(l->kind, l->dev, l->ino);
+        struct epoll_event ev = {.events = EPOLLIN, .data.u64 = (l->id << 1) | 1};
+        if (l->fd2 >= 0 && epoll_ctl(rdv_ep, EPOLL_CTL_ADD, l->fd2, &ev) != 0) {
+            close(l->fd2);
+            l->fd2 = -1;
+        }
+        waiting |= l->fd2 < 0;
+    }
+    if (!waiting) {
+        struct itimerspec off = {{0, 0}, {0, 0}};
+        timerfd_settime(rdv_tick, 0, &off, NULL);
+    }
 }
 
 static void *accept_thread(void *arg)
@@ -618,6 +532,8 @@ static void *accept_thread(void *arg)
                 for (struct listener *l = listeners; l != NULL; l = l->next)
                     if (l->id == ev[i].data.u64 >> 1)
                         accept_all(l);
+            } else if (ev[i].data.u64 == RDV_TICK_EV) {
+                reclaim();
             } else { /* a pending connection: only this thread frees it */
                 conn_ready(ev[i].data.ptr);
             }
@@ -639,12 +555,20 @@ void ust_rdv_settle(long ms)
 /* Listening                                                                */
 /* ------------------------------------------------------------------------ */
 /* Bind fd at the base name of (kind, dev, ino), or at an alternative when
- * another socket holds it; the name into a.  0 or an errno. */
-static int bind_name(int fd, int kind, dev_t dev, ino_t ino, struct sockaddr_un *a)
+ * another socket holds it (*alt set); the name into a.  0 or an errno.
+ * The base name is tried three times 1 ms apart: a client holds it for a
+ * moment to tell "nobody" from a squatter (sd_rdv_client.c connect_name). */
+static int bind_name(int fd, int kind, dev_t dev, ino_t ino, struct sockaddr_un *a, int *alt)
 {
     socklen_t al = ust_rdv_addr(a, kind, dev, ino, 0);
-    if (bind(fd, (struct sockaddr *)a, al) == 0)
-        return 0;
+    for (int i = 0; i < 3; i++) {
+        if (bind(fd, (struct sockaddr *)a, al) == 0)
+            return 0;
+        struct timespec ts = {0, 1000000};
+        if (errno != EADDRINUSE || (i < 2 && nanosleep(&ts, NULL) != 0))
+            break;
+    }
+    *alt = 1;
     for (int i = 0; i < 4 && errno == EADDRINUSE; i++) {
         uint64_t alt = 0;
         if (getrandom(&alt, sizeof(alt), 0) != (ssize_t)sizeof(alt))
@@ -664,13 +588,14 @@ int ust_rdv_listen(int kind, int node, int *lfd)
 
     if (l == NULL)
         return ENOMEM;
+    l->fd2 = -1;
     l->node = fcntl(node, F_DUPFD_CLOEXEC, 0);
     ust_relay_exit_register(); /* exit waits for the opens being served */
     fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (l->node < 0 || fstat(l->node, &st) != 0 || fd < 0)
         err = errno;
     else
-        err = bind_name(fd, kind, st.st_dev, st.st_ino, &l->addr);
+        err = bind_name(fd, kind, st.st_dev, st.st_ino, &l->addr, &l->alt);
     if (err == 0 && listen(fd, SOMAXCONN) != 0)
         err = errno;
     ust_lock(&rdv_lock);
@@ -681,6 +606,16 @@ int ust_rdv_listen(int kind, int node, int *lfd)
         else if (!pool_cv_ready) {
             ust_cond_init(&pool_cv);
             pool_cv_ready = 1;
+        }
+    }
+    if (err == 0 && l->alt && rdv_tick < 0) { /* made the first time it is needed */
+        struct epoll_event ev = {.events = EPOLLIN, .data.u64 = RDV_TICK_EV};
+        rdv_tick = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+        if (rdv_tick < 0 || epoll_ctl(rdv_ep, EPOLL_CTL_ADD, rdv_tick, &ev) != 0) {
+            err = errno;
+            if (rdv_tick >= 0)
+                close(rdv_tick);
+            rdv_tick = -1;
         }
     }
     if (err == 0) {
@@ -704,6 +639,10 @@ int ust_rdv_listen(int kind, int node, int *lfd)
         l->ino = st.st_ino;
         l->next = listeners;
         listeners = l;
+        if (l->alt) { /* the tick, to take the base name back */
+            struct itimerspec t = {{0, RDV_RECLAIM_MS * 1000000L}, {0, RDV_RECLAIM_MS * 1000000L}};
+            timerfd_settime(rdv_tick, 0, &t, NULL);
+        }
     }
     ust_unlock(&rdv_lock);
     if (err != 0) {
@@ -737,6 +676,10 @@ void ust_rdv_unlisten(int lfd)
     if (l != NULL) {
         epoll_ctl(rdv_ep, EPOLL_CTL_DEL, lfd, NULL);
         close(lfd); /* under the lock: the thread never accepts on a closed number */
+        if (l->fd2 >= 0) {
+            epoll_ctl(rdv_ep, EPOLL_CTL_DEL, l->fd2, NULL);
+            close(l->fd2);
+        }
         close(l->node);
     }
     ust_unlock(&rdv_lock);
@@ -768,13 +711,15 @@ void ust_rdv_fork_child(void)
     while (l != NULL) {
         struct listener *n = l->next;
         close(l->fd);
+        if (l->fd2 >= 0)
+            close(l->fd2);
         close(l->node);
         free(l);
         l = n;
     }
-    struct conn *lists[2] = {pending, jobs};
+    struct rdv_conn *lists[2] = {pending, jobs};
     for (int i = 0; i < 2; i++)
-        for (struct conn *c = lists[i], *n; c != NULL; c = n) {
+        for (struct rdv_conn *c = lists[i], *n; c != NULL; c = n) {
             n = c->next;
             close(c->fd);
             close(c->node);
@@ -790,7 +735,9 @@ void ust_rdv_fork_child(void)
     total[0] = total[1] = 0;
     if (rdv_ep >= 0)
         close(rdv_ep);
-    rdv_ep = -1;
+    if (rdv_tick >= 0)
+        close(rdv_tick);
+    rdv_ep = rdv_tick = -1;
     rdv_running = 0;
     atomic_store(&serving, 0); /* the parent's connection threads */
     if (pool_cv_ready)

@@ -45,6 +45,24 @@ struct rdv_rep {
     int32_t pad;
 };
 
+/* A connection, from accept to its reply.  Accepted: on `pending` (rdv_lock)
+ * until its request comes; then a job on the queue (pool_lock) or a thread
+ * of its own; freed by whoever serves it. */
+struct rdv_conn {
+    struct rdv_conn *next;
+    int fd, kind;
+    int node;   /* a duplicate of the listener's (it may go meanwhile) */
+    int cfd;    /* the client's proof, or -1 */
+    int budget; /* B_PEND, B_FIFO, B_NONE: the budget it holds */
+    dev_t dev;
+    ino_t ino;
+    long long deadline; /* ns: the request must have come by then */
+    struct rdv_req req;
+    struct ucred uc; /* from the kernel */
+    gid_t groups[RDV_MAXGROUPS + 1];
+    int ngroups;
+};
+
 /* The base name of (kind, dev, ino) into a (with the suffix "/<hex>" when
  * alt is not 0: an alternative name, taken when the base one is occupied);
  * its length for bind/connect. */
@@ -70,5 +88,15 @@ int ust_rdv_entitled(int kind, const struct stat *st, uid_t uid, const gid_t *g,
  * that proves it owns it (an RDV_PROBE answered with the node)?  node: an
  * O_PATH descriptor of the node, sent as the prober's own proof.  1 or 0. */
 int ust_rdv_other_owner(int kind, const struct stat *st, int node, const struct sockaddr_un *own);
+
+/* sd_rdv_serve.c: the access a request's oflag asks (R_OK | W_OK); reply
+ * err on fd with the proof node first, then nfd (<= 2) more descriptors (0
+ * or EPIPE); the client's proof for `want` (0: reach the node by its path),
+ * 1 or 0; serve an fattach open or a detach (an errno, or -1 when replied). */
+int ust_rdv_want_of(int oflag);
+int ust_rdv_reply(int fd, int err, int node, const int *fds, int nfd);
+int ust_rdv_check_access(const struct rdv_conn *c, int want);
+int ust_rdv_serve_name_open(struct rdv_conn *p, int oflag);
+int ust_rdv_serve_detach(struct rdv_conn *p);
 
 #endif /* UST_SD_RDV_H */

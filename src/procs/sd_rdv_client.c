@@ -8,8 +8,18 @@
  * Principles of operation
  *   A name's owner listens at its base name ("\0ustreams/k/dev:ino") or,
  *   when a squatter holds that, at an alternative one ("<base>/<64 random
- *   bits>").  A client tries the base name, then every listening
- *   alternative /proc/net/unix shows, and takes the first listener that
+ *   bits>") until the base name is free again: it takes it back within
+ *   RDV_RECLAIM_MS (sd_rdv.c, reclaim).  A client connects to the base
+ *   name first:
+ *     - nobody holds it (connect refused, and a bind of the name on the same
+ *       socket succeeds): no owner, at once (ENOENT) -- the common case of
+ *       a plain path costs one failed connect and one bind, nothing opened;
+ *     - the owner listens there: asked, done;
+ *     - another socket holds it (a listener not entitled or without the
+ *       proof, a full backlog, a socket bound but not listening): a
+ *       squatter; then every listening alternative /proc/net/unix shows is
+ *       tried too.
+ *   It takes the first listener that
  *     1. is entitled (kernel credentials of the listener, SO_PEERCRED and
  *        SO_PEERGROUPS: fattach: the file's owner or root; FIFO: a user the
  *        mode lets read and write it, or root) -- checked before anything
@@ -19,12 +29,16 @@
  *   Any other listener is skipped: a squatter costs the client one connect
  *   per socket it holds, and never sees a request (1 fails first).  A
  *   listener whose backlog is full is skipped after ~20 ms (ours accept at
- *   once, with a backlog of SOMAXCONN).
+ *   once, with a backlog of SOMAXCONN).  Between a squatter leaving the
+ *   base name and the owner taking it back, a client finds no owner (the
+ *   window of docs/SECURITY.md, "Names").  A new owner's probe for another
+ *   owner (ust_rdv_other_owner) always reads the alternatives.
  *
  *   The request carries the client's own descriptor of the node, opened by
- *   the path with the client's credentials: a regular file with the access
- *   asked (O_NONBLOCK | O_NOCTTY: the kernel checked directories, ACLs and
- *   mode), anything else (a FIFO node: opening it would count as its
+ *   the path with the client's credentials once a listener is there (after
+ *   the connect: nothing is sent before the listener is verified): a
+ *   regular file with the access asked (O_NONBLOCK | O_NOCTTY: the kernel
+ *   checked directories, ACLs and mode), anything else (a FIFO node: opening it would count as its
  *   reader or writer) with O_PATH (the kernel checked the directories; the
  *   owner checks the mode against the client's kernel credentials).
  */
@@ -111,24 +125,38 @@ static int send_req(int s, const struct rdv_req *req, int cfd)
     return sendmsg(s, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(*req) ? 0 : -1;
 }
 
-/* Ask the listener at (a, al): 0 and fds[0..nwant-1]; an errno its verified
- * owner answered; or -1 when it is not the owner (absent, not entitled, no
- * proof), -2 when its backlog is full (*busy set). */
-static int try_name(int kind, const struct stat *st, const struct sockaddr_un *a, socklen_t al,
-                    const struct rdv_req *req, int cfd, int fds[2], int nwant)
+/* A new socket connected to (a, al): the socket; -2 when the listener's
+ * backlog is full; -3 when nobody holds the name (base: a name is the base
+ * one, where only that is told: an alternative's absence needs no proof);
+ * -1 otherwise: absent alternative, or held by a socket that does not
+ * listen (connect says ECONNREFUSED both for that and for nobody: a bind
+ * of the name on the same socket tells them apart, and releases it at
+ * once with the socket). */
+static int connect_name(const struct sockaddr_un *a, socklen_t al, int base)
+{
+    int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), r;
+    if (s < 0)
+        return -1;
+    if (connect(s, (const struct sockaddr *)a, al) == 0)
+        return s;
+    r = errno == EAGAIN ? -2 : -1;
+    if (base && (errno == ECONNREFUSED || errno == ENOENT) &&
+        bind(s, (const struct sockaddr *)a, al) == 0)
+        r = -3;
+    close(s);
+    return r;
+}
+
+/* Ask the listener s is connected to (s is consumed): 0 and fds[0..nwant-1];
+ * an errno its verified owner answered; or -1 when it is not the owner (not
+ * entitled, no proof). */
+static int ask(int s, int kind, const struct stat *st, const struct rdv_req *req, int cfd,
+               int fds[2], int nwant)
 {
     struct ucred uc;
     gid_t g[RDV_MAXGROUPS + 1];
     socklen_t l = sizeof(uc);
     int ng = 0, r = -1;
-    int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (s < 0)
-        return -1;
-    if (connect(s, (const struct sockaddr *)a, al) != 0) {
-        r = errno == EAGAIN ? -2 : -1; /* full backlog; absent or not listening */
-        close(s);
-        return r;
-    }
     if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &uc, &l) != 0)
         goto out;
     l = sizeof(gid_t) * RDV_MAXGROUPS;
@@ -184,26 +212,34 @@ out:
     return r;
 }
 
-/* One look at every listener of (kind, st) but own: 0 with fds, an errno
+/* One look at the listeners of (kind, st) but own: 0 with fds, an errno
  * from the verified owner, -1 when none proves it owns the name, -2 when
- * none does but one had its backlog full. */
+ * none does but one had its backlog full, -3 when nobody holds the base
+ * name (no owner: see the opening comment; a probe looks further still).
+ * s0: a socket already connected to the base name (consumed), or -1.
+ * The alternatives in /proc/net/unix are read only when the base name is
+ * held by a socket that is not the owner's (or a probe, or own is it). */
 static int rdv_pass(int kind, const struct stat *st, const struct rdv_req *req, int cfd, int fds[2],
-                    int nwant, const struct sockaddr_un *own)
+                    int nwant, const struct sockaddr_un *own, int s0)
 {
     struct sockaddr_un a;
     socklen_t al = ust_rdv_addr(&a, kind, st->st_dev, st->st_ino, 0);
     char prefix[80], line[512], name[128];
-    int r = -1, busy = 0;
+    int r = -1, busy = 0, s = s0;
 
-    if (own == NULL || memcmp(own->sun_path, a.sun_path, sizeof(a.sun_path)) != 0)
-        r = try_name(kind, st, &a, al, req, cfd, fds, nwant);
-    busy |= r == -2;
-    if (r >= 0)
+    if (s < 0 && (own == NULL || memcmp(own->sun_path, a.sun_path, sizeof(a.sun_path)) != 0))
+        s = connect_name(&a, al, 1);
+    if (s >= 0)
+        r = ask(s, kind, st, req, cfd, fds, nwant);
+    else
+        r = s;
+    if (r >= 0 || (r == -3 && req->op != RDV_PROBE))
         return r;
-    /* Not at the base name: the listening alternatives. */
+    busy = r == -2;
+    /* A squatter at the base name: the listening alternatives. */
     FILE *f = fopen("/proc/net/unix", "re");
     if (f == NULL)
-        return -1;
+        return busy ? -2 : -1;
     int pl = snprintf(prefix, sizeof(prefix), "@%s/", a.sun_path + 1);
     r = -1;
     while (r < 0 && fgets(line, sizeof(line), f) != NULL) {
@@ -218,7 +254,8 @@ static int rdv_pass(int kind, const struct stat *st, const struct rdv_req *req, 
         al = ust_rdv_addr(&a, kind, st->st_dev, st->st_ino, alt);
         if (own != NULL && memcmp(own->sun_path, a.sun_path, sizeof(a.sun_path)) == 0)
             continue;
-        r = try_name(kind, st, &a, al, req, cfd, fds, nwant);
+        s = connect_name(&a, al, 0);
+        r = s >= 0 ? ask(s, kind, st, req, cfd, fds, nwant) : s;
         busy |= r == -2;
     }
     fclose(f);
@@ -227,17 +264,18 @@ static int rdv_pass(int kind, const struct stat *st, const struct rdv_req *req, 
 
 /* Ask the owner of (kind, st), skipping the name own (NULL: none): 0 with
  * fds, an errno from the verified owner, or ENOENT when no listener proves
- * it owns the name.  Listeners whose backlog is full are looked at again,
- * every 2 ms for up to 20 ms (an owner accepts at once; a squatter's full
- * backlog costs a connect a look, not a wait each). */
+ * it owns the name.  s0: a socket connected to the base name (consumed),
+ * or -1.  Listeners whose backlog is full are looked at again, every 2 ms
+ * for up to 20 ms (an owner accepts at once; a squatter's full backlog
+ * costs a connect a look, not a wait each). */
 static int rdv_call(int kind, const struct stat *st, const struct rdv_req *req, int cfd, int fds[2],
-                    int nwant, const struct sockaddr_un *own)
+                    int nwant, const struct sockaddr_un *own, int s0)
 {
-    int r = rdv_pass(kind, st, req, cfd, fds, nwant, own);
+    int r = rdv_pass(kind, st, req, cfd, fds, nwant, own, s0);
     for (int i = 0; r == -2 && i < 10; i++) {
         struct timespec ts = {0, 2000000};
         nanosleep(&ts, NULL);
-        r = rdv_pass(kind, st, req, cfd, fds, nwant, own);
+        r = rdv_pass(kind, st, req, cfd, fds, nwant, own, -1);
     }
     return r >= 0 ? r : ENOENT;
 }
@@ -245,7 +283,7 @@ static int rdv_call(int kind, const struct stat *st, const struct rdv_req *req, 
 int ust_rdv_other_owner(int kind, const struct stat *st, int node, const struct sockaddr_un *own)
 {
     struct rdv_req req = {.magic = RDV_MAGIC, .version = RDV_VERSION, .op = RDV_PROBE};
-    return rdv_call(kind, st, &req, node, NULL, 0, own) != ENOENT;
+    return rdv_call(kind, st, &req, node, NULL, 0, own, -1) != ENOENT;
 }
 
 int ust_rdv_open(int kind, const char *path, const struct stat *st, int oflag, const cred_t *cr)
@@ -253,10 +291,22 @@ int ust_rdv_open(int kind, const char *path, const struct stat *st, int oflag, c
     struct rdv_req req = {.magic = RDV_MAGIC, .version = RDV_VERSION, .op = RDV_OPEN,
                           .oflag = oflag & (O_ACCMODE | O_NONBLOCK | O_NDELAY)};
     int fds[2];
+    struct sockaddr_un a;
+    socklen_t al = ust_rdv_addr(&a, kind, st->st_dev, st->st_ino, 0);
+    /* The common case, a path nobody owns: one failed connect (and a bind
+     * of the name to be sure that nobody holds it), nothing opened.  The
+     * proof is opened only once a listener is there: nothing is sent
+     * before it is verified (ask). */
+    int s = connect_name(&a, al, 1);
+    if (s == -3)
+        return -ENOENT;
     int cfd = client_node(path, st, oflag);
-    if (cfd < 0)
-        return cfd == -ENOENT ? -ENOENT : cfd;
-    int err = rdv_call(kind, st, &req, cfd, fds, 2, NULL);
+    if (cfd < 0) {
+        if (s >= 0)
+            close(s);
+        return cfd;
+    }
+    int err = rdv_call(kind, st, &req, cfd, fds, 2, NULL, s >= 0 ? s : -1);
     close(cfd);
     if (err != 0)
         return -err;
@@ -271,7 +321,7 @@ int ust_rdv_detach(const char *path, const struct stat *st)
     int cfd = open(path, O_PATH | O_CLOEXEC);
     if (cfd < 0)
         return errno;
-    int err = rdv_call(UST_RDV_NAME, st, &req, cfd, NULL, 0, NULL);
+    int err = rdv_call(UST_RDV_NAME, st, &req, cfd, NULL, 0, NULL, -1);
     close(cfd);
     return err == ENOENT ? EINVAL : err; /* nothing attached */
 }
