@@ -3,9 +3,10 @@
  * xring.c -- channels between processes: two message rings in one shared
  * memfd mapping (interface: xring.h, layout: xring_layout.h).
  *
- * Files: this one puts, takes and arms; xring_map.c makes, attaches and
- * destroys channels, and rings, shuts and cancels; xring_priv.h is the
- * handle.
+ * Files: this one holds the lock words (xr_lock), puts and arms;
+ * xring_take.c takes (peek, take, take_batch and their _try forms);
+ * xring_map.c makes, attaches and destroys channels, and rings, shuts and
+ * cancels; xring_priv.h is the handle and the helpers the three share.
  *
  * Principles of operation
  *
@@ -42,7 +43,7 @@
  *   holder that died in the middle of a put or take leaves the ring in an
  *   unknown state, and one that holds too long may be a peer that wrote a
  *   live pid (1, ours) into the word; either way the ring is marked broken
- *   and every waiter returns -EIO.  A non-blocking caller (xring_put_try)
+ *   and every waiter returns -EIO.  A non-blocking caller (the _try forms)
  *   never sleeps: -EBUSY.  A closing side cancels its waiters
  *   (xring_cancel: -ECANCELED).  Pids are compared
  *   as this process sees them: the processes sharing a channel must be in
@@ -155,19 +156,9 @@ static long xr_ms_since(const struct timespec *t0)
     return (now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
-static int xr_is_broken(struct xring_chan *ch, int d)
-{
-    if (__atomic_load_n(&ch->broken[d], __ATOMIC_RELAXED))
-        return 1;
-    if (__atomic_load_n(&ch->ctl[d]->x_broken, __ATOMIC_RELAXED) == 0)
-        return 0;
-    __atomic_store_n(&ch->broken[d], 1, __ATOMIC_RELAXED);
-    return 1;
-}
-
 /* Mark ring d broken, here and in the mapping, and wake its sleepers so
  * that they see it.  Returns -EIO. */
-static int xr_break(struct xring_chan *ch, int d)
+int xr_break(struct xring_chan *ch, int d)
 {
     __atomic_store_n(&ch->broken[d], 1, __ATOMIC_RELAXED);
     __atomic_store_n(&ch->ctl[d]->x_broken, 1, __ATOMIC_RELEASE);
@@ -175,42 +166,10 @@ static int xr_break(struct xring_chan *ch, int d)
     return -EIO;
 }
 
-/* Copy n <= size bytes into / out of ring d at index pos, wrapping. */
-static void xr_copy_in(struct xring_chan *ch, int d, uint32_t pos, const void *src, size_t n)
-{
-    uint32_t off = pos & ch->mask;
-    size_t first = n < (size_t)(ch->size - off) ? n : (size_t)(ch->size - off);
-    if (n == 0)
-        return;
-    memcpy(ch->data[d] + off, src, first);
-    if (n > first)
-        memcpy(ch->data[d], (const unsigned char *)src + first, n - first);
-}
-
-static void xr_copy_out(struct xring_chan *ch, int d, uint32_t pos, void *dst, size_t n)
-{
-    uint32_t off = pos & ch->mask;
-    size_t first = n < (size_t)(ch->size - off) ? n : (size_t)(ch->size - off);
-    if (n == 0)
-        return;
-    memcpy(dst, ch->data[d] + off, first);
-    if (n > first)
-        memcpy((unsigned char *)dst + first, ch->data[d], n - first);
-}
-
-/* Bytes queued in ring d from head and tail as read, or -1 if they are not
- * consistent (misaligned, or more than the ring holds). */
-static int64_t xr_queued(const struct xring_chan *ch, uint32_t head, uint32_t tail)
-{
-    uint32_t q = tail - head;
-    if (((head | tail) & 7) != 0 || q > ch->size)
-        return -1;
-    return q;
-}
-
 /*
  * Arming words (x_rd_armed, x_wr_armed): a generation in the high 16 bits,
- * the number of sleepers armed since the last report in the low 16.  An
+ * the number of sleepers armed since the last report in the low 16
+ * (XR_ARM_COUNT, xring_priv.h).  An
  * arm adds one; the put (take) that reports clears the count and bumps the
  * generation, and wakes every sleeper (the caller's xring_ring).  An arm
  * that finds it need not sleep takes its one back, but only in its own
@@ -218,15 +177,13 @@ static int64_t xr_queued(const struct xring_chan *ch, uint32_t head, uint32_t ta
  * its own left to take back (taking another sleeper's would lose that
  * sleeper's wake-up).
  */
-#define XR_ARM_COUNT 0xffffu
-
 static uint32_t xr_arm_next_gen(uint32_t v)
 {
     return ((v >> 16) + 1) << 16;
 }
 
 /* A report: 1 if there were sleepers armed (now cleared), 0 if none. */
-static int xr_arm_fire(uint32_t *w)
+int xr_arm_fire(uint32_t *w)
 {
     uint32_t v = __atomic_load_n(w, __ATOMIC_SEQ_CST); /* the Dekker load */
     for (int i = 0; (v & XR_ARM_COUNT) != 0; i++) {
@@ -306,7 +263,7 @@ static int xr_peer_gone(struct xring_chan *ch, int side)
  *   waits were cancelled: xring_cancel), or -EIO: the ring is broken, or
  *   became so (corrupt word, holder dead or the peer gone, held too long).
  */
-static int xr_lock(struct xring_chan *ch, int d, uint32_t *w, int side, int nowait)
+int xr_lock(struct xring_chan *ch, int d, uint32_t *w, int side, int nowait)
 {
     uint32_t me = (uint32_t)ust_getpid() & XRING_LOCK_PID;
     uint32_t v = 0, held = 0;
@@ -365,13 +322,6 @@ static int xr_lock(struct xring_chan *ch, int d, uint32_t *w, int side, int nowa
                 return xr_break(ch, d);
         }
     }
-}
-
-static void xr_unlock(uint32_t *w)
-{
-    uint32_t old = __atomic_exchange_n(w, 0, __ATOMIC_RELEASE);
-    if (old & XRING_LOCK_WAITERS)
-        xr_futex(w, FUTEX_WAKE, 1, NULL);
 }
 
 /* ---------------------------------------------------------------- producing */
@@ -514,230 +464,6 @@ int xring_put_try(struct xring_chan *ch, int dir, const struct xring_msg *m,
                   const struct iovec *iov, int iovcnt)
 {
     return xr_put(ch, dir, m, iov, iovcnt, 1);
-}
-
-/* ---------------------------------------------------------------- consuming */
-
-/*
- * xr_rec_at -- copy out and check the record at index h of ring d, q bytes
- *   being queued from h on (q > 0).
- *   Locking: the caller holds the consumer lock.
- *   Returns 1 with *r, or -EIO (the ring is now broken).
- */
-static int xr_rec_at(struct xring_chan *ch, int d, uint32_t h, int64_t q, struct xring_rec *r)
-{
-    if (q < (int64_t)sizeof(*r))
-        return xr_break(ch, d);
-    xr_copy_out(ch, d, h, r, sizeof(*r));
-    if (r->r_ctl_len > XRING_MSG_MAX || r->r_data_len > XRING_MSG_MAX ||
-        (uint64_t)r->r_ctl_len + r->r_data_len > XRING_MSG_MAX || r->r_zero != 0 ||
-        r->r_len != xring_reclen((uint64_t)r->r_ctl_len + r->r_data_len) || r->r_len > q)
-        return xr_break(ch, d);
-    return 1;
-}
-
-/*
- * xr_next -- read and check the next record of ring d.
- *   Locking: the caller holds the consumer lock.
- *   Returns 1 with *r and *head (the record's index), 0 if the ring is
- *   empty, -EIO if the ring is (now) broken.
- */
-static int xr_next(struct xring_chan *ch, int d, struct xring_rec *r, uint32_t *head)
-{
-    struct xring_ctl *c = ch->ctl[d];
-    uint32_t h = __atomic_load_n(&c->x_head, __ATOMIC_RELAXED);
-    uint32_t t = __atomic_load_n(&c->x_tail, __ATOMIC_ACQUIRE);
-    int64_t q = xr_queued(ch, h, t);
-
-    if (q < 0)
-        return xr_break(ch, d);
-    if (q == 0)
-        return 0;
-    int rc = xr_rec_at(ch, d, h, q, r);
-    if (rc == 1)
-        *head = h;
-    return rc;
-}
-
-static void xr_desc(const struct xring_rec *r, struct xring_msg *m)
-{
-    m->type = r->r_type;
-    m->band = r->r_band;
-    m->flags = r->r_flags;
-    m->ctl_len = r->r_ctl_len;
-    m->data_len = r->r_data_len;
-    m->aux = r->r_aux;
-}
-
-/*
- * xr_take_report -- after a take stored head (seq_cst): the Dekker load of
- *   the writers' arming (xring_arm_writer), and the report if the take
- *   brought the ring to lowat or below.  Returns XRING_WAKE_WRITER or 0.
- */
-static int xr_take_report(struct xring_chan *ch, struct xring_ctl *c, uint32_t head)
-{
-    if (__atomic_load_n(&c->x_wr_armed, __ATOMIC_SEQ_CST) & XR_ARM_COUNT) {
-        uint32_t tail = __atomic_load_n(&c->x_tail, __ATOMIC_ACQUIRE);
-        uint32_t q = tail - head; /* a wild value only delays the report */
-        if (q <= ch->lowat && xr_arm_fire(&c->x_wr_armed))
-            return XRING_WAKE_WRITER;
-    }
-    return 0;
-}
-
-/* xring_peek, or xring_peek_try (nowait: never sleeps on the lock). */
-static int xr_peek(struct xring_chan *ch, int dir, struct xring_msg *m, int nowait)
-{
-    struct xring_rec r;
-    uint32_t head;
-
-    if (!xr_dir_ok(ch, dir) || !m)
-        return -EINVAL;
-    if (xr_is_broken(ch, dir))
-        return -EIO;
-    struct xring_ctl *c = ch->ctl[dir];
-    int rc = xr_lock(ch, dir, &c->x_clock, !dir, nowait);
-    if (rc != 0)
-        return rc;
-    rc = xr_next(ch, dir, &r, &head);
-    xr_unlock(&c->x_clock);
-    if (rc == 1)
-        xr_desc(&r, m);
-    return rc;
-}
-
-int xring_peek(struct xring_chan *ch, int dir, struct xring_msg *m)
-{
-    return xr_peek(ch, dir, m, 0);
-}
-
-int xring_peek_try(struct xring_chan *ch, int dir, struct xring_msg *m)
-{
-    return xr_peek(ch, dir, m, 1);
-}
-
-/* xring_take, or xring_take_try (nowait). */
-static int xr_take(struct xring_chan *ch, int dir, struct xring_msg *m, void *ctl, size_t ctl_cap,
-                   void *data, size_t data_cap, int nowait)
-{
-    struct xring_rec r;
-    uint32_t head;
-
-    if (!xr_dir_ok(ch, dir) || (!ctl && ctl_cap > 0) || (!data && data_cap > 0))
-        return -EINVAL;
-    if (xr_is_broken(ch, dir))
-        return -EIO;
-    struct xring_ctl *c = ch->ctl[dir];
-    int rc = xr_lock(ch, dir, &c->x_clock, !dir, nowait);
-    if (rc != 0)
-        return rc;
-    rc = xr_next(ch, dir, &r, &head);
-    if (rc == 0)
-        rc = -ENODATA;
-    if (rc < 0)
-        goto out;
-    if (r.r_ctl_len > ctl_cap || r.r_data_len > data_cap) {
-        if (m)
-            xr_desc(&r, m); /* so that the caller can size its buffers */
-        rc = -EAGAIN;
-        goto out;
-    }
-    xr_copy_out(ch, dir, head + sizeof(r), ctl, r.r_ctl_len);
-    xr_copy_out(ch, dir, head + sizeof(r) + r.r_ctl_len, data, r.r_data_len);
-    head += r.r_len;
-    __atomic_store_n(&c->x_head, head, __ATOMIC_SEQ_CST); /* the Dekker store */
-    rc = 0;
-out:
-    xr_unlock(&c->x_clock);
-    if (rc != 0)
-        return rc;
-    if (m)
-        xr_desc(&r, m);
-    return xr_take_report(ch, c, head);
-}
-
-int xring_take(struct xring_chan *ch, int dir, struct xring_msg *m, void *ctl, size_t ctl_cap,
-               void *data, size_t data_cap)
-{
-    return xr_take(ch, dir, m, ctl, ctl_cap, data, data_cap, 0);
-}
-
-int xring_take_try(struct xring_chan *ch, int dir, struct xring_msg *m, void *ctl,
-                   size_t ctl_cap, void *data, size_t data_cap)
-{
-    return xr_take(ch, dir, m, ctl, ctl_cap, data, data_cap, 1);
-}
-
-/* xring_take_batch, or xring_take_batch_try (nowait). */
-static int xr_take_batch(struct xring_chan *ch, int dir, struct xring_msg *ms, int max, void *buf,
-                         size_t cap, int (*accept)(const struct xring_msg *, void *), void *arg,
-                         int *wake, int nowait)
-{
-    struct xring_rec r;
-    size_t used = 0;
-    int n = 0;
-
-    if (wake)
-        *wake = 0;
-    if (!xr_dir_ok(ch, dir) || !ms || max < 0 || (!buf && cap > 0) || !accept)
-        return -EINVAL;
-    if (xr_is_broken(ch, dir))
-        return -EIO;
-    struct xring_ctl *c = ch->ctl[dir];
-    int rc = xr_lock(ch, dir, &c->x_clock, !dir, nowait);
-    if (rc != 0)
-        return rc;
-    uint32_t h = __atomic_load_n(&c->x_head, __ATOMIC_RELAXED);
-    uint32_t t = __atomic_load_n(&c->x_tail, __ATOMIC_ACQUIRE);
-    int64_t q = xr_queued(ch, h, t);
-    if (q < 0) {
-        rc = xr_break(ch, dir);
-        goto out;
-    }
-    while (n < max && q > 0) {
-        rc = xr_rec_at(ch, dir, h, q, &r);
-        if (rc < 0)
-            goto out;
-        size_t body = (size_t)r.r_ctl_len + r.r_data_len;
-        if (body > cap - used)
-            break;
-        xr_desc(&r, &ms[n]);
-        if (!accept(&ms[n], arg))
-            break;
-        /* Control then data, back to back, as in the ring.  An empty
-         * record copies nothing: buf may be NULL (cap 0), and NULL + 0 is
-         * undefined in C. */
-        if (body > 0)
-            xr_copy_out(ch, dir, h + sizeof(r), (unsigned char *)buf + used, body);
-        used += body;
-        n++;
-        h += r.r_len;
-        q -= r.r_len;
-    }
-    rc = 0;
-    if (n > 0)
-        __atomic_store_n(&c->x_head, h, __ATOMIC_SEQ_CST); /* the Dekker store */
-out:
-    xr_unlock(&c->x_clock);
-    if (rc != 0)
-        return rc;
-    if (n > 0 && xr_take_report(ch, c, h) && wake)
-        *wake = XRING_WAKE_WRITER;
-    return n;
-}
-
-int xring_take_batch(struct xring_chan *ch, int dir, struct xring_msg *ms, int max, void *buf,
-                     size_t cap, int (*accept)(const struct xring_msg *, void *), void *arg,
-                     int *wake)
-{
-    return xr_take_batch(ch, dir, ms, max, buf, cap, accept, arg, wake, 0);
-}
-
-int xring_take_batch_try(struct xring_chan *ch, int dir, struct xring_msg *ms, int max, void *buf,
-                         size_t cap, int (*accept)(const struct xring_msg *, void *), void *arg,
-                         int *wake)
-{
-    return xr_take_batch(ch, dir, ms, max, buf, cap, accept, arg, wake, 1);
 }
 
 /* ------------------------------------------------------------------ arming */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * xring_priv.h -- the process-local handle of a channel between processes,
- * shared by xring.c (puts, takes, arming) and xring_map.c (create, attach,
- * destroy).  Not part of the interface (xring.h).
+ * and the helpers shared by xring.c (locks, puts, arming), xring_take.c
+ * (peek, take, take_batch) and xring_map.c (create, attach, destroy).  Not
+ * part of the interface (xring.h).
  */
 #ifndef UST_XRING_PRIV_H
 #define UST_XRING_PRIV_H
@@ -10,6 +11,7 @@
 #include <linux/futex.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,6 +49,79 @@ static inline int xr_dir_ok(const struct xring_chan *ch, int dir)
 {
     return ch != NULL && (dir == 0 || dir == 1);
 }
+
+/* ---- helpers of xring.c and xring_take.c (see xring.c's top) ---- */
+
+/* 1 if ring d is broken, as this handle or the mapping says (the mapping's
+ * flag, once seen, is copied into the handle: sticky).  Any thread. */
+static inline int xr_is_broken(struct xring_chan *ch, int d)
+{
+    if (__atomic_load_n(&ch->broken[d], __ATOMIC_RELAXED))
+        return 1;
+    if (__atomic_load_n(&ch->ctl[d]->x_broken, __ATOMIC_RELAXED) == 0)
+        return 0;
+    __atomic_store_n(&ch->broken[d], 1, __ATOMIC_RELAXED);
+    return 1;
+}
+
+/* Copy n <= size bytes into / out of ring d at index pos, wrapping.  The
+ * caller holds the producer (in) or consumer (out) lock. */
+static inline void xr_copy_in(struct xring_chan *ch, int d, uint32_t pos, const void *src,
+                              size_t n)
+{
+    uint32_t off = pos & ch->mask;
+    size_t first = n < (size_t)(ch->size - off) ? n : (size_t)(ch->size - off);
+    if (n == 0)
+        return;
+    memcpy(ch->data[d] + off, src, first);
+    if (n > first)
+        memcpy(ch->data[d], (const unsigned char *)src + first, n - first);
+}
+
+static inline void xr_copy_out(struct xring_chan *ch, int d, uint32_t pos, void *dst, size_t n)
+{
+    uint32_t off = pos & ch->mask;
+    size_t first = n < (size_t)(ch->size - off) ? n : (size_t)(ch->size - off);
+    if (n == 0)
+        return;
+    memcpy(dst, ch->data[d] + off, first);
+    if (n > first)
+        memcpy((unsigned char *)dst + first, ch->data[d], n - first);
+}
+
+/* Bytes queued in ring d from head and tail as read, or -1 if they are not
+ * consistent (misaligned, or more than the ring holds). */
+static inline int64_t xr_queued(const struct xring_chan *ch, uint32_t head, uint32_t tail)
+{
+    uint32_t q = tail - head;
+    if (((head | tail) & 7) != 0 || q > ch->size)
+        return -1;
+    return q;
+}
+
+/* Release lock word w (taken with xr_lock); wake one sleeper if the waiters
+ * bit was set. */
+static inline void xr_unlock(uint32_t *w)
+{
+    uint32_t old = __atomic_exchange_n(w, 0, __ATOMIC_RELEASE);
+    if (old & XRING_LOCK_WAITERS)
+        xr_futex(w, FUTEX_WAKE, 1, NULL);
+}
+
+/* An arming word's count of sleepers (low 16 bits; xring.c "Arming words"). */
+#define XR_ARM_COUNT 0xffffu
+
+/* xring.c: mark ring d broken (handle and mapping) and ring its bell;
+ * returns -EIO. */
+int xr_break(struct xring_chan *ch, int d);
+/* xring.c: take lock word w of ring d for side `side` (the producer lock of
+ * ring d: side d; the consumer lock: side !d), within the bounds of
+ * waiting; nowait: never sleep.  0 (held), -EBUSY (nowait, held by someone:
+ * nothing changed), -ECANCELED (xring_cancel), -EIO (broken, or now so). */
+int xr_lock(struct xring_chan *ch, int d, uint32_t *w, int side, int nowait);
+/* xring.c: the report on arming word w: 1 if sleepers were armed (now
+ * cleared, the generation bumped), 0 if none.  Bounded. */
+int xr_arm_fire(uint32_t *w);
 
 /* ---- for tests and fuzzers only ---- */
 /* The time bounds of a lock wait (xring.c, top), in ms; NULL: the defaults

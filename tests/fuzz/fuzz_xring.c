@@ -17,7 +17,9 @@
  *     (buffers of fuzzed capacity, each its own malloc so that ASan sees an
  *     overflow), xring_take_batch (0..69 records or -1, a buffer of fuzzed
  *     capacity, an accept that takes all, takes sd_xpipe_read.c's small plain
- *     records, stops after k, or answers from the input),
+ *     records, stops after k, or answers from the input); one put, peek,
+ *     take or take_batch in four is the _try form, which never sleeps on a
+ *     held lock word;
  *     xring_arm_reader/_writer, xring_queued, xring_is_shut, xring_broken,
  *     xring_bell_value, xring_ring, xring_wait (no timeout: 0 ms),
  *     xring_shut; attaching a second handle to the (scribbled) memfd and
@@ -43,8 +45,10 @@
  * bit; x_shut, the arming words, head, tail.  The library's time bounds are
  * shortened for the run (xring_test_bounds: slice 1 ms, dead 2, hold 3,
  * wait 6), so a lock held by a live pid costs a few ms and breaks the ring
- * (-EIO), a non-blocking put meets it with -EBUSY, a cancelled side
- * (xring_cancel) with -ECANCELED.  Every call must return within
+ * (-EIO), a _try call (put, put_begin, peek, take, take_batch) meets it
+ * with -EBUSY -- having changed nothing in the mapping, not even the lock
+ * word -- and a cancelled side (xring_cancel) with -ECANCELED; an
+ * impossible pid is -EIO at once for both forms.  Every call must return within
  * FZ_STEPS rounds of xring.c's loops over shared words (xring_test_steps)
  * and FZ_CALL_MS of wall time.  Sometimes the peer's descriptor
  * (xring_set_peer) is a socket whose other end is closed: the peer gone.
@@ -277,11 +281,16 @@ static int fx_rec_ok(struct fx *x, int d, uint32_t h, uint32_t q, struct xring_r
            r->r_len <= q;
 }
 
-/* What a consumer call (peek, take, take_batch) finds first on ring d of
- * handle hi, from the mapping as it is now: -EIO (broken, lock held by the
- * dead pid, head/tail inconsistent), or 0 with *h and *q (bytes queued). */
+/* What a consumer call (peek, take, take_batch, or their _try forms if
+ * nowait) finds first on ring d of handle hi, from the mapping as it is now:
+ * -EIO (broken, consumer lock word holding an impossible pid, or held by
+ * anyone, us included, while a blocking call waits out the bounds; head/tail
+ * inconsistent), -ECANCELED (blocking, held, side !d cancelled), -EBUSY
+ * (nowait, held by any possible pid: nothing taken, nothing changed), or 0
+ * with *h and *q (bytes queued).  xr_lock's order: broken first, then the
+ * word (an impossible pid breaks even a _try call at once), then nowait. */
 static int fx_consumer_pre(struct fx *x, struct xring_chan *ch, int hi, int d, uint32_t *h,
-                           uint32_t *q)
+                           uint32_t *q, int nowait)
 {
     struct xring_ctl *c = fx_ctl(x, d);
     *h = fx_ld(&c->x_head);
@@ -289,7 +298,7 @@ static int fx_consumer_pre(struct fx *x, struct xring_chan *ch, int hi, int d, u
     *q = t - *h;
     if (fx_broken_now(x, ch, hi, d))
         return -EIO;
-    int l = fx_lock_result(x, hi, &c->x_clock, !d, 0);
+    int l = fx_lock_result(x, hi, &c->x_clock, !d, nowait);
     if (l != 0)
         return l;
     if (((*h | t) & 7) != 0 || *q > x->size)
@@ -413,6 +422,19 @@ static long long fx_now_ms(void)
 
 static _Alignas(XRING_CACHELINE) unsigned char fx_snap[XRING_HDR_BYTES + 2 * 8192];
 
+/* A _try call returned -EBUSY: it took, put and changed nothing, not
+ * even the lock word (no waiters bit) or the bell -- the whole mapping is
+ * as fx_snap caught it just before the call. */
+static void fx_busy_unchanged(struct fx *x, const char *what)
+{
+    for (size_t i = 0; i < x->len; i++)
+        if (fx_snap[i] != x->map[i]) {
+            fprintf(stderr, "fuzz_xring: %s: -EBUSY, but mapping byte %zu is %u, was %u\n",
+                    what, i, x->map[i], fx_snap[i]);
+            fx_fail(what, (long)i);
+        }
+}
+
 static void fx_put(struct fx *x, struct xring_chan *ch, int hi, int d, struct fz *z)
 {
     static unsigned char buf[3 * FZ_MAXLEN];
@@ -440,7 +462,10 @@ static void fx_put(struct fx *x, struct xring_chan *ch, int hi, int d, struct fz
     int nowait = fz_pick(z, 4) == 0;
     int want = lie ? -EINVAL : fx_expect_put(x, ch, hi, d, &m, &used, nowait);
     uint32_t tail = fx_ld(&fx_ctl(x, d)->x_tail);
+    memcpy(fx_snap, x->map, x->len);
     int rc = nowait ? xring_put_try(ch, d, &m, iov, n) : xring_put(ch, d, &m, iov, n);
+    if (rc == -EBUSY)
+        fx_busy_unchanged(x, "put_try");
     if (rc != 0 && rc != XRING_WAKE_READER && rc != -EAGAIN && rc != -EMSGSIZE && rc != -EPIPE &&
         rc != -EIO && rc != -EINVAL && rc != -EBUSY && rc != -ECANCELED)
         fx_fail("put", rc);
@@ -487,6 +512,8 @@ static void fx_put_inplace(struct fx *x, struct xring_chan *ch, int hi, int d, s
     int rc = nowait ? xring_put_begin_try(ch, d, &m, &w) : xring_put_begin(ch, d, &m, &w);
     if (rc != want)
         fx_fail("put_begin: not the expected result", rc);
+    if (rc == -EBUSY)
+        fx_busy_unchanged(x, "put_begin_try");
     if (rc != 0) {
         if (fx_ld(&c->x_tail) != tail)
             fx_fail("put_begin: failed, but tail moved", rc);
@@ -554,13 +581,19 @@ static void fx_take(struct fx *x, struct xring_chan *ch, int hi, int d, struct f
     struct xring_rec r;
     uint32_t h, q;
 
-    /* peek: -EIO, 0 (empty) or 1 and the record at head */
-    int want = fx_consumer_pre(x, ch, hi, d, &h, &q);
+    /* peek: -EIO, 0 (empty) or 1 and the record at head; peek_try: -EBUSY
+     * as well, with nothing changed */
+    int nowait = fz_pick(z, 4) == 0;
+    int want = fx_consumer_pre(x, ch, hi, d, &h, &q, nowait);
     if (want == 0 && q > 0)
         want = fx_rec_ok(x, d, h, q, &r) ? 1 : -EIO;
-    int prc = xring_peek(ch, d, &pm);
+    memcpy(fx_snap, x->map, x->len);
+    int prc = nowait ? xring_peek_try(ch, d, &pm) : xring_peek(ch, d, &pm);
     if (prc != want || (prc == 1 && !fx_desc_eq(&r, &pm)))
-        fx_fail("peek: not the expected result", prc);
+        fx_fail(nowait ? "peek_try: not the expected result" : "peek: not the expected result",
+                prc);
+    if (prc == -EBUSY)
+        fx_busy_unchanged(x, "peek_try");
     if (prc == 1 && ((uint64_t)pm.ctl_len + pm.data_len > XRING_MSG_MAX ||
                      xring_reclen((uint64_t)pm.ctl_len + pm.data_len) > x->size))
         fx_fail("peek: lengths", (long)pm.ctl_len + pm.data_len);
@@ -577,18 +610,26 @@ static void fx_take(struct fx *x, struct xring_chan *ch, int hi, int d, struct f
     if (!db)
         dcap = 0;
 
-    /* take: -EIO, -ENODATA, -EAGAIN (*m: the record), or the record */
-    want = fx_consumer_pre(x, ch, hi, d, &h, &q);
+    /* take: -EIO, -ENODATA, -EAGAIN (*m: the record), or the record;
+     * take_try: -EBUSY as well, with nothing taken or changed */
+    nowait = fz_pick(z, 4) == 0;
+    want = fx_consumer_pre(x, ch, hi, d, &h, &q, nowait);
     if (want == 0)
         want = q == 0 ? -ENODATA : !fx_rec_ok(x, d, h, q, &r) ? -EIO
                                    : r.r_ctl_len > ccap || r.r_data_len > dcap ? -EAGAIN : 0;
-    int rc = xring_take(ch, d, &m, cb, ccap, db, dcap);
+    memcpy(fx_snap, x->map, x->len);
+    int rc = nowait ? xring_take_try(ch, d, &m, cb, ccap, db, dcap)
+                    : xring_take(ch, d, &m, cb, ccap, db, dcap);
     if (rc >= 0 && ((rc & ~XRING_WAKE_WRITER) != 0 || m.ctl_len > ccap || m.data_len > dcap))
         fx_fail("take", rc);
-    if (rc < 0 && rc != -ENODATA && rc != -EAGAIN && rc != -EIO && rc != -ECANCELED)
+    if (rc < 0 && rc != -ENODATA && rc != -EAGAIN && rc != -EIO && rc != -ECANCELED &&
+        !(nowait && rc == -EBUSY))
         fx_fail("take", rc);
     if ((rc >= 0 ? 0 : rc) != want)
-        fx_fail("take: not the expected result", rc);
+        fx_fail(nowait ? "take_try: not the expected result" : "take: not the expected result",
+                rc);
+    if (rc == -EBUSY)
+        fx_busy_unchanged(x, "take_try");
     uint32_t now = fx_ld(&fx_ctl(x, d)->x_head);
     if (rc == -EAGAIN && !fx_desc_eq(&r, &m))
         fx_fail("take: -EAGAIN without the record's description", rc);
@@ -697,14 +738,20 @@ static void fx_take_batch(struct fx *x, struct xring_chan *ch, int hi, int d, st
     }
     memcpy(fx_snap, x->map, x->len);
 
-    int want = fx_consumer_pre(x, ch, hi, d, &h, &q);
+    /* take_batch_try (nowait): -EBUSY as well, accept never asked */
+    int nowait = fz_pick(z, 4) == 0;
+    int want = fx_consumer_pre(x, ch, hi, d, &h, &q, nowait);
     if (max < 0)
         want = -EINVAL;
-    int rc = xring_take_batch(ch, d, ms, max, buf, cap, fx_accept, &a, &wake);
+    int rc = nowait ? xring_take_batch_try(ch, d, ms, max, buf, cap, fx_accept, &a, &wake)
+                    : xring_take_batch(ch, d, ms, max, buf, cap, fx_accept, &a, &wake);
     uint32_t now = fx_ld(&fx_ctl(x, d)->x_head);
 
-    if (rc > a.max || (rc < 0 && rc != -EIO && rc != -EINVAL && rc != -ECANCELED))
+    if (rc > a.max || (rc < 0 && rc != -EIO && rc != -EINVAL && rc != -ECANCELED &&
+                       !(nowait && rc == -EBUSY)))
         fx_fail("take_batch: return value", rc);
+    if (rc == -EBUSY)
+        fx_busy_unchanged(x, "take_batch_try");
     if (wake != 0 && wake != XRING_WAKE_WRITER)
         fx_fail("take_batch: *wake", wake);
     if (rc <= 0 && wake != 0)
