@@ -13,6 +13,9 @@
  *                               saved) to HOSTILE_*; 0, or -1 (the child
  *                               must then exit non-zero, never go on as root)
  *   hostile_rss_kb()            this process's resident set in KiB (VmRSS)
+ *   HOSTILE_RSS_SCALE           what a sanitizer multiplies memory by (its
+ *                               shadow and quarantine): bounds on RSS growth
+ *                               are multiplied by it (1 without one)
  *   hostile_nthreads()          this process's thread count (Threads:)
  *   hostile_nfds()              descriptors open in this process
  *
@@ -30,6 +33,22 @@
 #include <string.h>
 #include <sys/types.h>
 #include <unistd.h>
+
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define HOSTILE_TSAN 1
+#endif
+#if __has_feature(address_sanitizer)
+#define HOSTILE_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) || defined(HOSTILE_TSAN)
+#define HOSTILE_RSS_SCALE 8
+#elif defined(__SANITIZE_ADDRESS__) || defined(HOSTILE_ASAN)
+#define HOSTILE_RSS_SCALE 4
+#else
+#define HOSTILE_RSS_SCALE 1
+#endif
 
 #define HOSTILE_UID ((uid_t)65534)
 #define HOSTILE_GID ((gid_t)65534)

@@ -455,7 +455,7 @@ static void test_c4(void)
            rss0, rss1);
     CHECK(r[0] < (8L << 20));
     CHECK(r[1] > 0);
-    CHECK(rss1 - rss0 < 32 * 1024);
+    CHECK(rss1 - rss0 < 32 * 1024 * HOSTILE_RSS_SCALE);
     struct stdata *sd = ust_sd_peek(fds[0]);
     size_t hiwat = 0;
     CHECK(sd != NULL && strqget(sd->sd_rq, QHIWAT, 0, &hiwat) == 0); /* under its lock */
