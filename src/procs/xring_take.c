@@ -84,6 +84,16 @@ static int xr_take_report(struct xring_chan *ch, struct xring_ctl *c, uint32_t h
     return 0;
 }
 
+/* Ring dir's consumer lock for a peek or a take: 0 held, -EIO (broken),
+ * or what xr_lock returns (-EBUSY with nowait, -EIO past the bounds,
+ * -ECANCELED). */
+static inline int xr_consumer_lock(struct xring_chan *ch, int dir, int nowait)
+{
+    if (xr_is_broken(ch, dir))
+        return -EIO;
+    return xr_lock(ch, dir, &ch->ctl[dir]->x_clock, !dir, nowait);
+}
+
 /* xring_peek, or xring_peek_try (nowait: never sleeps on the lock). */
 static int xr_peek(struct xring_chan *ch, int dir, struct xring_msg *m, int nowait)
 {
@@ -92,10 +102,8 @@ static int xr_peek(struct xring_chan *ch, int dir, struct xring_msg *m, int nowa
 
     if (!xr_dir_ok(ch, dir) || !m)
         return -EINVAL;
-    if (xr_is_broken(ch, dir))
-        return -EIO;
     struct xring_ctl *c = ch->ctl[dir];
-    int rc = xr_lock(ch, dir, &c->x_clock, !dir, nowait);
+    int rc = xr_consumer_lock(ch, dir, nowait);
     if (rc != 0)
         return rc;
     rc = xr_next(ch, dir, &r, &head);
@@ -124,10 +132,8 @@ static int xr_take(struct xring_chan *ch, int dir, struct xring_msg *m, void *ct
 
     if (!xr_dir_ok(ch, dir) || (!ctl && ctl_cap > 0) || (!data && data_cap > 0))
         return -EINVAL;
-    if (xr_is_broken(ch, dir))
-        return -EIO;
     struct xring_ctl *c = ch->ctl[dir];
-    int rc = xr_lock(ch, dir, &c->x_clock, !dir, nowait);
+    int rc = xr_consumer_lock(ch, dir, nowait);
     if (rc != 0)
         return rc;
     rc = xr_next(ch, dir, &r, &head);
@@ -180,10 +186,8 @@ static int xr_take_batch(struct xring_chan *ch, int dir, struct xring_msg *ms, i
         *wake = 0;
     if (!xr_dir_ok(ch, dir) || !ms || max < 0 || (!buf && cap > 0) || !accept)
         return -EINVAL;
-    if (xr_is_broken(ch, dir))
-        return -EIO;
     struct xring_ctl *c = ch->ctl[dir];
-    int rc = xr_lock(ch, dir, &c->x_clock, !dir, nowait);
+    int rc = xr_consumer_lock(ch, dir, nowait);
     if (rc != 0)
         return rc;
     uint32_t h = __atomic_load_n(&c->x_head, __ATOMIC_RELAXED);
