@@ -131,6 +131,61 @@ static void test_boundaries(void)
     closepipe(p);
 }
 
+/* A block full of small writes read back one by one, with partial reads,
+ * peeks and a byte-stream read part-way in between: the coalescing block's
+ * cursor (sd_arrive.c) must keep every boundary where it was, wherever the
+ * last lookup left it. */
+static void test_cursor(void)
+{
+    int p[2];
+    char w[8], buf[80];
+    enum { N = 700 };
+    if (mkpipe(p))
+        return;
+    for (int i = 0; i < N; i++) { /* lengths 1..7: content names the write */
+        int len = 1 + i % 7;
+        memset(w, 'a' + i % 26, (size_t)len);
+        w[len] = '\0';
+        wr(p[0], w);
+    }
+    CHECK_EQ(strm_ioctl(p[1], I_SRDOPT, RMSGN), 0);
+    /* Non-blocking: a boundary lost shows as a short or failed read, not a
+     * read that waits for ever. */
+    CHECK_EQ(strm_fcntl(p[1], F_SETFL, strm_fcntl(p[1], F_GETFL) | O_NONBLOCK), 0);
+    int bad = 0;
+    for (int i = 0; i < N; i++) {
+        int len = 1 + i % 7, got = 0, nread = -1;
+        if (i % 5 == 0) { /* I_NREAD and I_PEEK see this write alone */
+            char pd[16];
+            struct strpeek pk = {.databuf = {.maxlen = sizeof(pd), .buf = pd}};
+            bad += strm_ioctl(p[1], I_NREAD, &nread) < 1 || nread != len;
+            bad += strm_ioctl(p[1], I_PEEK, &pk) != 1 || pk.databuf.len != len;
+        }
+        if (i % 3 == 0 && len > 1) { /* part, then the rest of the same write */
+            got = rd(p[1], buf, 1);
+            got += rd(p[1], buf + 1, 64);
+        } else {
+            got = rd(p[1], buf, 64);
+        }
+        bad += got != len;
+        for (int k = 0; k < got && k < len; k++)
+            bad += buf[k] != 'a' + i % 26;
+        if (i == N / 2) { /* byte stream part-way: 2 bytes into the next write */
+            CHECK_EQ(strm_ioctl(p[1], I_SRDOPT, RNORM), 0);
+            int nl = 1 + (i + 1) % 7;
+            CHECK_EQ(rd(p[1], buf, nl < 2 ? nl : 2), nl < 2 ? nl : 2);
+            CHECK_EQ(strm_ioctl(p[1], I_SRDOPT, RMSGN), 0);
+            if (nl > 2)
+                CHECK_EQ(rd(p[1], buf, 64), nl - 2);
+            i++; /* that write is read */
+        }
+    }
+    CHECK_EQ(bad, 0);
+    int nread = -1;
+    CHECK_EQ(strm_ioctl(p[1], I_NREAD, &nread), 0);
+    closepipe(p);
+}
+
 static void test_getmsg(void)
 {
     int p[2];
@@ -543,6 +598,7 @@ static void test_fionread(void)
 int main(void)
 {
     test_boundaries();
+    test_cursor();
     test_fionread();
     test_getmsg();
     test_zero_flush_sendfd();

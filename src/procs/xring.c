@@ -263,15 +263,12 @@ static int xr_peer_gone(struct xring_chan *ch, int side)
  *   waits were cancelled: xring_cancel), or -EIO: the ring is broken, or
  *   became so (corrupt word, holder dead or the peer gone, held too long).
  */
-int xr_lock(struct xring_chan *ch, int d, uint32_t *w, int side, int nowait)
+int xr_lock_wait(struct xring_chan *ch, int d, uint32_t *w, int side, int nowait, uint32_t me)
 {
-    uint32_t me = (uint32_t)ust_getpid() & XRING_LOCK_PID;
     uint32_t v = 0, held = 0;
-    struct timespec t0, th;
+    struct timespec t0 = {0, 0}, th = {0, 0}; /* set at the first sleep (slept) */
     int slept = 0;
 
-    if (__atomic_compare_exchange_n(w, &v, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-        return 0;
     for (unsigned i = 0;; i++) {
         XR_STEP();
         if (xr_is_broken(ch, d))

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "forksafe.h"
 #include "xring_layout.h"
 
 /* The process-local handle.  Every field is set at create/attach and only
@@ -111,17 +112,33 @@ static inline void xr_unlock(uint32_t *w)
 /* An arming word's count of sleepers (low 16 bits; xring.c "Arming words"). */
 #define XR_ARM_COUNT 0xffffu
 
+/* Functions shared by xring.c and xring_take.c only: hidden, so that calls
+ * among them are direct (not through the PLT) and may be inlined, as they
+ * were when all of them were static in one file. */
+#define XR_INTERNAL __attribute__((visibility("hidden")))
+
 /* xring.c: mark ring d broken (handle and mapping) and ring its bell;
  * returns -EIO. */
-int xr_break(struct xring_chan *ch, int d);
-/* xring.c: take lock word w of ring d for side `side` (the producer lock of
- * ring d: side d; the consumer lock: side !d), within the bounds of
- * waiting; nowait: never sleep.  0 (held), -EBUSY (nowait, held by someone:
- * nothing changed), -ECANCELED (xring_cancel), -EIO (broken, or now so). */
-int xr_lock(struct xring_chan *ch, int d, uint32_t *w, int side, int nowait);
+XR_INTERNAL int xr_break(struct xring_chan *ch, int d);
+/* xring.c: xr_lock when the word was not free at the first look. */
+XR_INTERNAL int xr_lock_wait(struct xring_chan *ch, int d, uint32_t *w, int side, int nowait,
+                             uint32_t me);
+/* Take lock word w of ring d for side `side` (the producer lock of ring d:
+ * side d; the consumer lock: side !d), within the bounds of waiting; nowait:
+ * never sleep.  0 (held), -EBUSY (nowait, held by someone: nothing
+ * changed), -ECANCELED (xring_cancel), -EIO (broken, or now so).  The free
+ * word is taken here, inline: the data path pays one compare-and-swap. */
+static inline int xr_lock(struct xring_chan *ch, int d, uint32_t *w, int side, int nowait)
+{
+    uint32_t me = (uint32_t)ust_getpid() & XRING_LOCK_PID;
+    uint32_t v = 0;
+    if (__atomic_compare_exchange_n(w, &v, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        return 0;
+    return xr_lock_wait(ch, d, w, side, nowait, me);
+}
 /* xring.c: the report on arming word w: 1 if sleepers were armed (now
  * cleared, the generation bumped), 0 if none.  Bounded. */
-int xr_arm_fire(uint32_t *w);
+XR_INTERNAL int xr_arm_fire(uint32_t *w);
 
 /* ---- for tests and fuzzers only ---- */
 /* The time bounds of a lock wait (xring.c, top), in ms; NULL: the defaults
