@@ -246,20 +246,22 @@ int ust_xpipe_write(struct stdata *sd, struct ust_sd_uio *u, size_t n)
      * most against the copy. */
     if (xe == NULL || n == 0)
         return 0;
-    /* A ring the peer broke: the write fails here, whatever its size, rather
-     * than be dropped below after the head reported it written. */
-    if (xring_broken(xe->xc->ch, xe->side)) {
-        if (!atomic_exchange(&xe->gone, 1))
-            qenable(xe->rq); /* this end hangs up */
-        return -EIO;
-    }
-    /* The peer side gone (its M_HANGUP may not be up yet), or our ring shut
-     * (only a peer shuts one): EPIPE, as the head answers a hung-up pipe,
-     * rather than a write reported done and dropped by wput. */
-    if (atomic_load(&xe->gone) || xring_is_shut(xe->xc->ch, xe->side))
+    /* The peer side gone (its M_HANGUP may not be up yet): EPIPE, as the
+     * head answers a hung-up pipe, rather than a write reported done and
+     * never read. */
+    if (atomic_load(&xe->gone))
         return -EPIPE;
-    if (n > XP_SMALL || atomic_load(&xe->backlog) != 0)
-        return 0;
+    if (n > XP_SMALL || atomic_load(&xe->backlog) != 0) {
+        /* The message path: a ring the peer broke or shut fails the write
+         * here, whatever its size, rather than have wput drop it after the
+         * head reported it written.  (Below, the put itself tells.) */
+        if (xring_broken(xe->xc->ch, xe->side)) {
+            if (!atomic_exchange(&xe->gone, 1))
+                qenable(xe->rq); /* this end hangs up */
+            return -EIO;
+        }
+        return xring_is_shut(xe->xc->ch, xe->side) ? -EPIPE : 0;
+    }
     /* The path: the pipe pair right below the head, procedures on. */
     unsigned long gen = ust_plumb_gen_now();
     queue_t *wq = WR(xe->rq);
