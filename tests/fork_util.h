@@ -11,6 +11,13 @@
  *                         instead of hanging it.
  *                         With USTREAMS_FORK_GDB set, gdb prints a hung
  *                         child's thread stacks first.
+ *   fk_start(fn, arg)     fork; the child (killed if this process dies:
+ *                         PR_SET_PDEATHSIG) runs fn(arg) and _exits with
+ *                         its result; returns the child's pid (-1: fork
+ *                         failed).  The parent goes on at once.
+ *   fk_wait(pid, ms)      wait at most ms for a child of fk_start: its exit
+ *                         status, FK_DIED, or FK_HUNG (killed, its stacks
+ *                         printed as fk_run does).
  *   FK_CHILD_FAILED()     in the child: nonzero if a CHECK failed in the
  *                         child (the counters are copies of the parent's,
  *                         so fk_run snapshots them at the fork).
@@ -26,6 +33,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -64,6 +72,32 @@ static inline void fk_stacks(pid_t pid)
              (int)pid);
     if (system(cmd) != 0)
         fprintf(stderr, "fork_util: could not run gdb on the hung child %d\n", (int)pid);
+}
+
+static inline pid_t fk_start(int (*fn)(void *), void *arg)
+{
+    fflush(NULL);
+    fk_failed_at_fork = atomic_load(&check_nfailed);
+    pid_t pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a parent that failed */
+        _exit(fn(arg) != 0 || FK_CHILD_FAILED() ? 1 : 0);
+    }
+    return pid;
+}
+
+static inline int fk_wait(pid_t pid, long ms)
+{
+    int status = 0;
+    for (long waited = 0; waited <= ms; waited++) {
+        if (waitpid(pid, &status, WNOHANG) == pid)
+            return WIFEXITED(status) ? WEXITSTATUS(status) : FK_DIED;
+        fk_sleep_ms(1);
+    }
+    fk_stacks(pid);
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return FK_HUNG;
 }
 
 static inline int fk_run(int (*fn)(void *), void *arg, long ms)

@@ -159,32 +159,6 @@ static long long now_ms(void)
     return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-/* fork: the child runs fn(arg) and _exits with its result (0 good). */
-static pid_t child_start(int (*fn)(void *), void *arg)
-{
-    fflush(NULL);
-    fk_failed_at_fork = atomic_load(&check_nfailed);
-    pid_t pid = fork();
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        _exit(fn(arg) != 0 || FK_CHILD_FAILED() ? 1 : 0);
-    }
-    return pid;
-}
-
-static int child_wait(pid_t pid, long ms)
-{
-    int status = 0;
-    for (long waited = 0; waited <= ms; waited++) {
-        if (waitpid(pid, &status, WNOHANG) == pid)
-            return WIFEXITED(status) ? WEXITSTATUS(status) : FK_DIED;
-        fk_sleep_ms(1);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    return FK_HUNG;
-}
-
 static void counts(long c[XC_NCOUNTS])
 {
     ust_xcross_counts(c);
@@ -247,7 +221,7 @@ static void test_c1(void)
     pipe_fresh();
     counts(c0);
     atomic_store(&nusr1, 0);
-    pid_t pid = child_start(c1_child, NULL);
+    pid_t pid = fk_start(c1_child, NULL);
     strm_close(fds[1]);
     CHECK(read_all(fds[0], buf, 4, 5000) && memcmp(buf, "done", 4) == 0);
     fk_sleep_ms(50); /* a signal sent would have come by now */
@@ -255,7 +229,7 @@ static void test_c1(void)
     counts(c1);
     CHECK_EQ(c1[XC_SIG_DROPPED] - c0[XC_SIG_DROPPED], 4);
     CHECK_EQ(strm_write(fds[0], "x", 1), 1);
-    CHECK_EQ(child_wait(pid, CHILD_MS), 0);
+    CHECK_EQ(fk_wait(pid, CHILD_MS), 0);
     strm_close(fds[0]);
 }
 
@@ -287,7 +261,7 @@ static void test_c2(void)
     pipe_fresh();
     counts(c0);
     atomic_store(&nusr1, 0);
-    pid_t pid = child_start(c2_child, NULL);
+    pid_t pid = fk_start(c2_child, NULL);
     strm_close(fds[1]);
     struct pollfd p = {fds[0], POLLIN, 0};
     long long end = now_ms() + 5000;
@@ -312,7 +286,7 @@ static void test_c2(void)
     counts(c1);
     CHECK_EQ(c1[XC_SIG_DROPPED] - c0[XC_SIG_DROPPED], 0);
     CHECK_EQ(strm_write(fds[0], "x", 1), 1);
-    CHECK_EQ(child_wait(pid, CHILD_MS), 0);
+    CHECK_EQ(fk_wait(pid, CHILD_MS), 0);
     char b;
     CHECK_EQ(strm_read(fds[0], &b, 1), 0); /* hang-up */
     strm_close(fds[0]);
@@ -366,7 +340,7 @@ static void test_c3(void)
     pipe_fresh();
     counts(c0);
     atomic_store(&nusr1, 0);
-    pid_t pid = child_start(c3_child, NULL);
+    pid_t pid = fk_start(c3_child, NULL);
     strm_close(fds[1]);
     CHECK(read_all(fds[0], buf, 4, 5000) && memcmp(buf, "done", 4) == 0);
     fk_sleep_ms(50);
@@ -374,19 +348,19 @@ static void test_c3(void)
     counts(c1);
     CHECK_EQ(c1[XC_SIG_DROPPED] - c0[XC_SIG_DROPPED], 1);
     CHECK_EQ(strm_write(fds[0], "x", 1), 1);
-    CHECK_EQ(child_wait(pid, CHILD_MS), 0);
+    CHECK_EQ(fk_wait(pid, CHILD_MS), 0);
     strm_close(fds[0]);
 
     /* a malformed M_PASSFP (with bytes) is dropped, not looked at for ever */
     pipe_fresh();
     counts(c0);
-    pid = child_start(c3b_child, NULL);
+    pid = fk_start(c3b_child, NULL);
     strm_close(fds[1]);
     CHECK(read_all(fds[0], buf, 4, 5000) && memcmp(buf, "done", 4) == 0);
     counts(c1);
     CHECK_EQ(c1[XC_MSG_DROPPED] - c0[XC_MSG_DROPPED], 1);
     CHECK_EQ(strm_write(fds[0], "x", 1), 1);
-    CHECK_EQ(child_wait(pid, CHILD_MS), 0);
+    CHECK_EQ(fk_wait(pid, CHILD_MS), 0);
     strm_close(fds[0]);
 }
 
@@ -442,7 +416,7 @@ static void test_c4(void)
     CHECK_EQ(pipe(c4_report), 0);
     counts(c0);
     long rss0 = hostile_rss_kb();
-    pid_t pid = child_start(c4_child, NULL);
+    pid_t pid = fk_start(c4_child, NULL);
     strm_close(fds[1]);
     close(c4_report[1]);
     struct pollfd p = {c4_report[0], POLLIN, 0};
@@ -478,7 +452,7 @@ static void test_c4(void)
     }
     CHECK(ok);
     CHECK_EQ(strm_write(fds[0], "x", 1), 1);
-    CHECK_EQ(child_wait(pid, CHILD_MS), 0);
+    CHECK_EQ(fk_wait(pid, CHILD_MS), 0);
     strm_close(fds[0]);
 }
 
@@ -511,7 +485,7 @@ static void test_c5(void)
     char buf[4];
     pipe_fresh();
     counts(c0);
-    pid_t pid = child_start(c5_child, NULL);
+    pid_t pid = fk_start(c5_child, NULL);
     strm_close(fds[1]);
     CHECK(read_all(fds[0], buf, 4, 5000) && memcmp(buf, "done", 4) == 0);
     counts(c1);
@@ -523,7 +497,7 @@ static void test_c5(void)
     printf("C.5: %.3f s CPU in 300 ms idle\n", used);
     CHECK(used < 0.1);
     CHECK_EQ(strm_write(fds[0], "x", 1), 1);
-    CHECK_EQ(child_wait(pid, CHILD_MS), 0);
+    CHECK_EQ(fk_wait(pid, CHILD_MS), 0);
     strm_close(fds[0]);
 }
 
@@ -570,7 +544,7 @@ static void test_c6(void)
     CHECK_EQ(fattach(p[1], c6_path), 0);
     counts(c0);
     atomic_store(&nusr1, 0);
-    pid_t pid = child_start(c6_child, NULL);
+    pid_t pid = fk_start(c6_child, NULL);
     struct strrecvfd r = {.fd = -1};
     struct pollfd pf = {p[0], POLLIN, 0};
     CHECK(strm_poll(&pf, 1, 5000) == 1);
@@ -583,7 +557,7 @@ static void test_c6(void)
     CHECK_EQ(c1[XC_SIG_DROPPED] - c0[XC_SIG_DROPPED], 2);
     if (r.fd >= 0)
         CHECK_EQ(strm_write(r.fd, "x", 1), 1);
-    CHECK_EQ(child_wait(pid, CHILD_MS), 0);
+    CHECK_EQ(fk_wait(pid, CHILD_MS), 0);
     if (r.fd >= 0)
         strm_close(r.fd);
     CHECK_EQ(fdetach(c6_path), 0);

@@ -69,35 +69,6 @@ static long long now_ms(void)
     return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-/* fork: the child runs fn(arg) and _exits with its result (0 good). */
-static pid_t child_start(int (*fn)(void *), void *arg)
-{
-    fflush(NULL);
-    fk_failed_at_fork = atomic_load(&check_nfailed);
-    pid_t pid = fork();
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a parent that failed */
-        _exit(fn(arg) != 0 || FK_CHILD_FAILED() ? 1 : 0);
-    }
-    return pid;
-}
-
-/* Wait at most ms for the child; kill it if it is still there.  Its exit
- * status, FK_HUNG or FK_DIED. */
-static int child_wait(pid_t pid, long ms)
-{
-    int status = 0;
-    for (long waited = 0; waited <= ms; waited++) {
-        if (waitpid(pid, &status, WNOHANG) == pid)
-            return WIFEXITED(status) ? WEXITSTATUS(status) : FK_DIED;
-        fk_sleep_ms(1);
-    }
-    fk_stacks(pid);
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    return FK_HUNG;
-}
-
 static int child_end(void)
 {
     CHECK_EQ(ustreams_quiesce(5000), 0);
@@ -156,7 +127,7 @@ static void test_p1(void)
     int flags = 0;
 
     CHECK_EQ(strm_pipe(fds), 0);
-    pid_t pid = child_start(p1_child, NULL);
+    pid_t pid = fk_start(p1_child, NULL);
     strm_close(fds[1]);
     CHECK_EQ(strm_write(fds[0], "hello", 5), 5);
     CHECK(read_all(fds[0], buf, 5) && memcmp(buf, "world", 5) == 0);
@@ -169,7 +140,7 @@ static void test_p1(void)
     CHECK_EQ(ctl.len, 3);
     CHECK_EQ(dat.len, -1);
     CHECK(memcmp(cbuf, "ack", 3) == 0);
-    CHECK_EQ(child_wait(pid, CHILD_MS), 0);
+    CHECK_EQ(fk_wait(pid, CHILD_MS), 0);
     CHECK_EQ(strm_read(fds[0], buf, 1), 0); /* the child closed its end */
     strm_close(fds[0]);
 }
@@ -195,7 +166,7 @@ static void test_p2(void)
     int band = 0, flags = MSG_ANY, n = 0;
 
     CHECK_EQ(strm_pipe(fds), 0);
-    pid_t pid = child_start(p2_child, NULL);
+    pid_t pid = fk_start(p2_child, NULL);
     strm_close(fds[1]);
     for (int i = 0; i < 5000 && n < 2; i++) {
         n = strm_ioctl(fds[0], I_NREAD, &(int){0});
@@ -211,7 +182,7 @@ static void test_p2(void)
     CHECK_EQ(getpmsg(fds[0], NULL, &dat, &band, &flags), 0);
     CHECK(dat.len == 2 && memcmp(buf, "n0", 2) == 0);
     strm_close(fds[0]);
-    CHECK_EQ(child_wait(pid, CHILD_MS), 0);
+    CHECK_EQ(fk_wait(pid, CHILD_MS), 0);
 }
 
 /* ---- P.3 ---------------------------------------------------------------- */
@@ -238,7 +209,7 @@ static void test_p3(void)
     char buf[4];
 
     CHECK_EQ(strm_pipe(fds), 0);
-    pid_t pid = child_start(p3_child, NULL);
+    pid_t pid = fk_start(p3_child, NULL);
     strm_close(fds[1]);
     int ep = epoll_create1(EPOLL_CLOEXEC);
     CHECK(ep >= 0);
@@ -250,7 +221,7 @@ static void test_p3(void)
     CHECK(read_all(fds[0], buf, 2) && memcmp(buf, "c1", 2) == 0);
     close(ep);
     strm_close(fds[0]);
-    CHECK_EQ(child_wait(pid, CHILD_MS), 0);
+    CHECK_EQ(fk_wait(pid, CHILD_MS), 0);
 }
 
 /* ---- P.4 ---------------------------------------------------------------- */
@@ -308,7 +279,7 @@ static void test_p4(void)
     unsigned bad = 0, i;
 
     CHECK_EQ(strm_pipe(fds), 0);
-    pid_t pid = child_start(p4_child, NULL);
+    pid_t pid = fk_start(p4_child, NULL);
     strm_close(fds[1]);
     fk_sleep_ms(300); /* the writer fills the pipe and meets EAGAIN */
     for (i = 0; i < NFLOW; i++) {
@@ -330,7 +301,7 @@ static void test_p4(void)
     CHECK_EQ(i, NFLOW);
     CHECK_EQ(strm_read(fds[0], buf, 1), 0); /* nothing more, then end of file */
     strm_close(fds[0]);
-    CHECK_EQ(child_wait(pid, CHILD_MS), 0);
+    CHECK_EQ(fk_wait(pid, CHILD_MS), 0);
 }
 
 /* ---- P.5 ---------------------------------------------------------------- */
@@ -354,7 +325,7 @@ static void test_p5(void)
     char msg[16], buf[8];
 
     CHECK_EQ(strm_pipe(fds), 0);
-    pid_t pid = child_start(p5_child, NULL);
+    pid_t pid = fk_start(p5_child, NULL);
     strm_close(fds[1]);
     CHECK_EQ(strm_ioctl(fds[0], I_PUSH, "srvmod"), 0);
     for (int i = 0; i < 100; i++) {
@@ -363,7 +334,7 @@ static void test_p5(void)
         CHECK(read_all(fds[0], buf, 3) && memcmp(buf, msg, 3) == 0);
     }
     strm_close(fds[0]);
-    CHECK_EQ(child_wait(pid, CHILD_MS), 0);
+    CHECK_EQ(fk_wait(pid, CHILD_MS), 0);
 }
 
 /* ---- P.6, P.7 ----------------------------------------------------------- */
@@ -408,7 +379,7 @@ static void test_p6(void)
     struct sigaction sa = {.sa_handler = on_sigpipe}, old;
 
     CHECK_EQ(strm_pipe(fds), 0);
-    pid_t pid = child_start(sleeper_child, NULL);
+    pid_t pid = fk_start(sleeper_child, NULL);
     strm_close(fds[1]);
     struct killer k = {pid, 200};
     CHECK_EQ(pthread_create(&t, NULL, kill_later, &k), 0);
@@ -429,7 +400,7 @@ static void test_p6(void)
     CHECK_EQ(atomic_load(&sigpipes), 1);
     sigaction(SIGPIPE, &old, NULL);
     strm_close(fds[0]);
-    CHECK_EQ(child_wait(pid, CHILD_MS), FK_DIED);
+    CHECK_EQ(fk_wait(pid, CHILD_MS), FK_DIED);
 }
 
 static void test_p7(void)
@@ -443,7 +414,7 @@ static void test_p7(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGPIPE, &sa, &old);
     CHECK_EQ(strm_pipe(fds), 0);
-    pid_t pid = child_start(sleeper_child, (void *)1);
+    pid_t pid = fk_start(sleeper_child, (void *)1);
     strm_close(fds[1]);
     struct killer k = {pid, 300};
     CHECK_EQ(pthread_create(&t, NULL, kill_later, &k), 0);
@@ -456,7 +427,7 @@ static void test_p7(void)
     pthread_join(t, NULL);
     sigaction(SIGPIPE, &old, NULL);
     strm_close(fds[0]);
-    CHECK_EQ(child_wait(pid, CHILD_MS), FK_DIED);
+    CHECK_EQ(fk_wait(pid, CHILD_MS), FK_DIED);
 }
 
 /* ---- P.8 ---------------------------------------------------------------- */
@@ -471,12 +442,12 @@ static void test_p8(void)
 {
     char buf[8];
     CHECK_EQ(strm_pipe(fds), 0);
-    pid_t pid = child_start(idle_child, NULL);
+    pid_t pid = fk_start(idle_child, NULL);
     for (int i = 0; i < 1000; i++) {
         CHECK_EQ(strm_write(fds[1], "abcd", 4), 4);
         CHECK(read_all(fds[0], buf, 4) && memcmp(buf, "abcd", 4) == 0);
     }
-    CHECK_EQ(child_wait(pid, CHILD_MS), 0);
+    CHECK_EQ(fk_wait(pid, CHILD_MS), 0);
     strm_close(fds[0]);
     strm_close(fds[1]);
 }
@@ -524,7 +495,7 @@ static void test_p9(void)
     CHECK_EQ(write(file, "filedata", 8), 8);
     CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
     CHECK_EQ(strm_pipe(fds), 0);
-    pid_t pid = child_start(p9_child, NULL);
+    pid_t pid = fk_start(p9_child, NULL);
     strm_close(fds[1]);
     CHECK_EQ(strm_write(fds[0], "d1", 2), 2);
     CHECK_EQ(strm_ioctl(fds[0], I_SENDFD, file), 0);
@@ -543,7 +514,7 @@ static void test_p9(void)
     strm_close(other[1]);
     close(sv[0]);
     strm_close(fds[0]);
-    CHECK_EQ(child_wait(pid, CHILD_MS), 0);
+    CHECK_EQ(fk_wait(pid, CHILD_MS), 0);
 }
 
 int main(void)
