@@ -186,13 +186,12 @@ static void other_stream_works(void)
     strm_close(p[1]);
 }
 
-static int victim(void *arg)
+/* A split pipe whose far side only the attacker (a fork child doing `kind`)
+ * holds: fds[0] is the victim's end; ready[0] and go[1] are kept to hear the
+ * attacker is done scribbling and to let it go.  Returns its pid. */
+static pid_t start_attacker(int kind, int fds[2], int ready[2], int go[2])
 {
-    int kind = (int)(intptr_t)arg;
-    int fds[2], ready[2], go[2];
-    char buf[256];
-    long long t;
-
+    char c;
     signal(SIGPIPE, SIG_IGN);
     CHECK_EQ(strm_pipe(fds), 0);
     CHECK_EQ(pipe(ready), 0);
@@ -209,7 +208,18 @@ static int victim(void *arg)
     close(ready[1]);
     close(go[0]);
     strm_close(fds[1]); /* the attacker alone holds that side */
-    CHECK_EQ(read(ready[0], buf, 1), 1);
+    CHECK_EQ(read(ready[0], &c, 1), 1);
+    return pid;
+}
+
+static int victim(void *arg)
+{
+    int kind = (int)(intptr_t)arg;
+    int fds[2], ready[2], go[2];
+    char buf[256];
+    long long t;
+
+    pid_t pid = start_attacker(kind, fds, ready, go);
     if (kind == H_LOCK_ZOMBIE) { /* exited, not reaped: a zombie */
         siginfo_t si;
         CHECK_EQ(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
@@ -307,23 +317,7 @@ static int victim_h6(void *arg)
     char buf[256];
     long long t, worst = 0;
 
-    signal(SIGPIPE, SIG_IGN);
-    CHECK_EQ(strm_pipe(fds), 0);
-    CHECK_EQ(pipe(ready), 0);
-    CHECK_EQ(pipe(go), 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        close(ready[0]);
-        close(go[1]);
-        attacker(H_CLOCK_LIVE, ready[1], go[0]);
-    }
-    CHECK(pid > 0);
-    close(ready[1]);
-    close(go[0]);
-    strm_close(fds[1]);
-    CHECK_EQ(read(ready[0], buf, 1), 1);
+    pid_t pid = start_attacker(H_CLOCK_LIVE, fds, ready, go);
 
     int fl = strm_fcntl(fds[0], F_GETFL);
     CHECK_EQ(strm_fcntl(fds[0], F_SETFL, fl | O_NONBLOCK), 0);
