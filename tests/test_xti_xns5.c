@@ -38,7 +38,8 @@ static void add(struct req *r, t_uscalar_t level, t_uscalar_t name, const void *
 {
     struct t_opthdr h = {.len = (t_uscalar_t)(sizeof(h) + vlen), .level = level, .name = name};
     memcpy(r->buf + r->len, &h, sizeof(h));
-    memcpy(r->buf + r->len + sizeof(h), val, vlen);
+    if (vlen)
+        memcpy(r->buf + r->len + sizeof(h), val, vlen);
     r->len += (unsigned)_T_ALIGN(h.len);
 }
 
