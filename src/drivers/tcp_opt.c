@@ -347,13 +347,24 @@ static int tcp_optwalk(struct tcp_ep *ep, const unsigned char *p, size_t len, t_
         memcpy(&oh, p + at, sizeof(oh));
         vlen = oh.len - sizeof(oh);
         i = tcp_optfind(oh.level, oh.name);
-        if (oh.name == T_ALLOPT &&
-            (oh.level == XTI_GENERIC || oh.level == INET_IP || oh.level == INET_TCP)) {
-            if (flags == T_CHECK)
-                return TBADOPT;
+        int echo = flags == T_NEGOTIATE || flags == T_CHECK;
+        if (oh.name == T_ALLOPT && flags == T_CHECK) {
+            return TBADOPT; /* T_ALLOPT: T_NEGOTIATE, T_DEFAULT, T_CURRENT only */
+        } else if (oh.name == T_ALLOPT &&
+                   (oh.level == XTI_GENERIC || oh.level == INET_IP || oh.level == INET_TCP)) {
             tcp_optall(ep, oh.level, flags, fd, family, bp, worst);
         } else if (i < 0) {
-            tl_optput(bp, oh.level, oh.name, T_NOTSUPPORT, NULL, 0, worst);
+            /* unknown level or name: T_NEGOTIATE/T_CHECK echo the value given */
+            tl_optput(bp, oh.level, oh.name, T_NOTSUPPORT, echo ? p + at + sizeof(oh) : NULL,
+                      echo ? vlen : 0, worst);
+        } else if (vlen == 0 && flags == T_CHECK) {
+            /* a header alone: is the option supported (no value returned) */
+            tl_optput(bp, oh.level, oh.name, T_SUCCESS, NULL, 0, worst);
+        } else if (vlen == 0 && flags == T_NEGOTIATE) {
+            /* T_NEGOTIATE of a header alone: the default value */
+            struct tcp_val got;
+            t_uscalar_t st = tcp_negotiate(ep, i, tcp_default(i), fd, family, &got);
+            tcp_optout(bp, i, st, &got, 0, worst);
         } else if (flags == T_DEFAULT) {
             struct tcp_val v = tcp_default(i);
             tcp_optout(bp, i, T_SUCCESS, &v, 0, worst);

@@ -239,13 +239,24 @@ static int udp_optwalk(struct udp_ep *ep, const unsigned char *p, size_t len, t_
         memcpy(&oh, p + at, sizeof(oh));
         vlen = oh.len - sizeof(oh);
         i = udp_optfind(oh.level, oh.name);
-        if (oh.name == T_ALLOPT &&
-            (oh.level == XTI_GENERIC || oh.level == INET_IP || oh.level == INET_UDP)) {
-            if (flags == T_CHECK)
-                return TBADOPT;
+        int echo = flags == T_NEGOTIATE || flags == T_CHECK;
+        if (oh.name == T_ALLOPT && flags == T_CHECK) {
+            return TBADOPT; /* T_ALLOPT: T_NEGOTIATE, T_DEFAULT, T_CURRENT only */
+        } else if (oh.name == T_ALLOPT &&
+                   (oh.level == XTI_GENERIC || oh.level == INET_IP || oh.level == INET_UDP)) {
             udp_optall(ep, oh.level, flags, fd, family, bp, worst);
         } else if (i < 0) {
-            tl_optput(bp, oh.level, oh.name, T_NOTSUPPORT, NULL, 0, worst);
+            /* unknown level or name: T_NEGOTIATE/T_CHECK echo the value given */
+            tl_optput(bp, oh.level, oh.name, T_NOTSUPPORT, echo ? p + at + sizeof(oh) : NULL,
+                      echo ? vlen : 0, worst);
+        } else if (vlen == 0 && flags == T_CHECK) {
+            /* a header alone: is the option supported (no value returned) */
+            tl_optput(bp, oh.level, oh.name, T_SUCCESS, NULL, 0, worst);
+        } else if (vlen == 0 && flags == T_NEGOTIATE) {
+            /* T_NEGOTIATE of a header alone: the default value */
+            long got;
+            t_uscalar_t st = udp_negotiate(ep, i, udp_default(i), fd, family, &got);
+            udp_optout(bp, i, st, got, 0, worst);
         } else if (flags == T_DEFAULT) {
             udp_optout(bp, i, T_SUCCESS, udp_default(i), 0, worst);
         } else if (flags == T_CURRENT) {

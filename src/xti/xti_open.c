@@ -316,11 +316,12 @@ int t_sync(int fd)
     return st;
 }
 
+/* XNS 5 t_sysconf: the one name is _SC_T_IOV_MAX; any other is TBADFLAG. */
 int t_sysconf(int name)
 {
     if (name == _SC_T_IOV_MAX)
         return T_IOV_MAX;
-    return xti_syserr(EINVAL);
+    return xti_err(TBADFLAG);
 }
 
 /*
@@ -425,9 +426,13 @@ int t_free(void *ptr, int struct_type)
     return 0;
 }
 
+/*
+ * XNS 5 t_alloc.  The buffer sizes come from fd's t_info, so fd must be an
+ * endpoint, except for T_INFO (no buffer): "fd may be set to any value".
+ */
 void *t_alloc(int fd, int struct_type, int fields)
 {
-    struct xti_ep *ep = xti_ep_get(fd);
+    struct xti_ep *ep;
     struct t_info in;
     size_t sz;
     void *p;
@@ -435,6 +440,13 @@ void *t_alloc(int fd, int struct_type, int fields)
     struct netbuf *addr = NULL, *opt = NULL, *udata = NULL;
     t_scalar_t uv = 0;
 
+    if (struct_type == T_INFO) {
+        p = calloc(1, sizeof(struct t_info));
+        if (!p)
+            xti_syserr(ENOMEM);
+        return p;
+    }
+    ep = xti_ep_get(fd);
     if (!ep)
         return NULL;
     in = ep->e_info;
