@@ -326,6 +326,7 @@ void ust_sd_ready_read(struct stdata *sd, int on);
 void ust_sd_ready_write(struct stdata *sd, int on);
 void ust_sd_ready_pri(struct stdata *sd, int on);
 void ust_sd_ready_hup(struct stdata *sd);
+void ust_sd_wready_after_write(struct stdata *sd); /* sd_poll.c: POLLOUT follows flow */
 
 /* Wait on w with sd_lock held (dropped while waiting, retaken after).
  * deadline_ns: absolute CLOCK_MONOTONIC time, or 0 for none.
