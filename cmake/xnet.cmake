@@ -33,7 +33,7 @@ endforeach()
 
 foreach(_src IN LISTS USTREAMS_TEST_SOURCES)
     get_filename_component(_name "${_src}" NAME_WE)
-    if(_name MATCHES "^test_xti_" AND TARGET ${_name})
+    if(_name MATCHES "^test_xti_|^test_poll_token$" AND TARGET ${_name})
         target_link_libraries(${_name} PRIVATE xnet_static)
         set_tests_properties(${_name} PROPERTIES SKIP_RETURN_CODE 77)
     endif()

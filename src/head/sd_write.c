@@ -590,6 +590,8 @@ int ust_sd_putpmsg(struct stdata *sd, const struct strbuf *ctl, const struct str
 /* Finish a public call: release the stream, map -errno to errno/-1. */
 static ssize_t sd_ret(struct stdata *sd, ssize_t r)
 {
+    if (r >= 0)
+        ust_sd_wready_after_write(sd); /* POLLOUT withdrawn once full (sd_poll.c) */
     ust_sd_put(sd);
     if (r < 0) {
         errno = (int)-r;

@@ -258,6 +258,11 @@ void ust_lend_shutdown(struct stdata *sd);
 void ust_lend_close(struct stdata *sd);
 /* Call fn for each stream whose L saw its user end close (or hang up). */
 void ust_lend_reap(void (*fn)(struct stdata *sd));
+/* ust_lend_reports_pending -- 1 if a watch may have fired since the last
+ *   ust_lend_reap (a completion not yet consumed in the ring's shared
+ *   memory, or a report kept), else 0 (also without a ring).  Any thread, no
+ *   lock, no system call: three loads. */
+int ust_lend_reports_pending(void);
 /* 1 if L ends live in the ring (a stream costs one descriptor). */
 int ust_lend_ring_on(void);
 void ust_lend_fork_prepare(void);
@@ -307,6 +312,13 @@ void ust_sd_release_orphan(struct stdata *sd);
  * (seen as a hang-up on the library's end); called by strm_open, strm_pipe
  * and isastream.  No lock held. */
 void ust_sd_reap_orphans(void);
+/* ust_sd_notice_closes -- ust_sd_reap_orphans if the ring says a descriptor
+ *   of some stream may have been closed behind the library's back
+ *   (ust_lend_reports_pending); otherwise nothing, at the cost of three
+ *   loads.  Run at the start of every call that takes a descriptor (no lock
+ *   held), so that a close(2) the kernel has reported is seen before the
+ *   number is looked up. */
+void ust_sd_notice_closes(void);
 
 /* Readiness of the descriptor, sd_lock held.  Each call makes a system call
  * only on an edge. */
@@ -314,6 +326,7 @@ void ust_sd_ready_read(struct stdata *sd, int on);
 void ust_sd_ready_write(struct stdata *sd, int on);
 void ust_sd_ready_pri(struct stdata *sd, int on);
 void ust_sd_ready_hup(struct stdata *sd);
+void ust_sd_wready_after_write(struct stdata *sd); /* sd_poll.c: POLLOUT follows flow */
 
 /* Wait on w with sd_lock held (dropped while waiting, retaken after).
  * deadline_ns: absolute CLOCK_MONOTONIC time, or 0 for none.
