@@ -4,7 +4,7 @@
 # libxnet.so + libxnet.a (target xnet_static), linking ustreams, with the
 # pkg-config module xnet (xnet.pc.in; Requires: ustreams).  Included from
 # CMakeLists.txt after the library, the tests and the tools are defined:
-#   tests/test_xti_*.c    -> linked with xnet_static as well
+#   tests/test_xti_*.c    -> linked with xnet_static as well (and test_tirdwr_close.c)
 #   test_xti_compile      -> builds tests/xti_plain_prog.c as an unmodified XTI
 #                            program: -I include, <xti.h> only, linked with libxnet
 #   test_xti_compile_shared -> the same, linked with the shared libxnet (--as-needed)
@@ -33,7 +33,7 @@ endforeach()
 
 foreach(_src IN LISTS USTREAMS_TEST_SOURCES)
     get_filename_component(_name "${_src}" NAME_WE)
-    if(_name MATCHES "^test_xti_" AND TARGET ${_name})
+    if(_name MATCHES "^test_(xti_|tirdwr_close$)" AND TARGET ${_name})
         target_link_libraries(${_name} PRIVATE xnet_static)
         set_tests_properties(${_name} PROPERTIES SKIP_RETURN_CODE 77)
     endif()
