@@ -38,17 +38,19 @@ static long now_ms(void)
     return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-/* strm_close(fd), CHECKed to succeed within the limit. */
+/* t_close(fd) (the endpoints come from t_open; with tirdwr pushed it is the
+ * stream's close), CHECKed to succeed within the limit. */
 static void timed_close(int fd, const char *what)
 {
     long t0 = now_ms();
-    CHECK_EQ(strm_close(fd), 0);
+    CHECK_EQ(t_close(fd), 0);
     long dt = now_ms() - t0;
     if (!CHECK(dt < CLOSE_LIMIT_MS))
         fprintf(stderr, "  close of %s took %ld ms\n", what, dt);
 }
 
-/* Replace timod by tirdwr on an XTI endpoint (which XTI then forgets). */
+/* Replace timod by tirdwr on an XTI endpoint (only t_close is used on it
+ * afterwards). */
 static void to_tirdwr(int fd)
 {
     CHECK_EQ(strm_ioctl(fd, I_POP, 0), 0);
@@ -161,7 +163,7 @@ static void *close_thread(void *arg)
 {
     struct closer *c = arg;
     long t0 = now_ms();
-    c->rc = strm_close(c->fd);
+    c->rc = t_close(c->fd);
     c->ms = now_ms() - t0;
     atomic_store(&c->done, 1);
     return NULL;
