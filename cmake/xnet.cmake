@@ -59,6 +59,26 @@ add_test(NAME test_xti_compile_shared COMMAND xti_plain_prog_shared)
 set_tests_properties(test_xti_compile_shared PROPERTIES TIMEOUT 60 ENVIRONMENT "USTREAMS_TEST=1"
                      SKIP_RETURN_CODE 77 LABELS unit)
 
+# The XTI echo examples (examples/xti_echo_*.c), built here as `make examples`
+# builds them, for test_xti_examples, which runs them over /dev/tcp and the
+# loopback transports with a deadline.
+if(EXISTS "${PROJECT_SOURCE_DIR}/examples/xti_echo_server.c")
+    add_executable(example_xti_echo_server "${PROJECT_SOURCE_DIR}/examples/xti_echo_server.c"
+                                           "${PROJECT_SOURCE_DIR}/examples/xti_echo_client.c")
+    target_compile_definitions(example_xti_echo_server PRIVATE XTI_ECHO_NO_MAIN)
+    add_executable(example_xti_echo_client "${PROJECT_SOURCE_DIR}/examples/xti_echo_client.c")
+    foreach(_ex example_xti_echo_server example_xti_echo_client)
+        target_compile_options(${_ex} PRIVATE -Wall -Wextra)
+        target_link_libraries(${_ex} PRIVATE xnet_static Threads::Threads)
+    endforeach()
+    if(TARGET test_xti_examples)
+        target_compile_definitions(test_xti_examples PRIVATE
+            XTI_ECHO_SERVER="$<TARGET_FILE:example_xti_echo_server>"
+            XTI_ECHO_CLIENT="$<TARGET_FILE:example_xti_echo_client>")
+        add_dependencies(test_xti_examples example_xti_echo_server example_xti_echo_client)
+    endif()
+endif()
+
 # `ustreams netperf` (tools/netperf_xti.c) runs XTI over /dev/udp and /dev/tcp.
 target_link_libraries(ustreams_cmd PRIVATE xnet_static m)
 
