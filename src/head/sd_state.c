@@ -27,7 +27,10 @@
  *   except that the read-side ones (I_PEEK, I_NREAD, FIONREAD, I_ATMARK,
  *   I_RECVFD) are
  *   stopped only by the read error; a hang-up stops only what must act
- *   below the head (ENXIO).  Unlike Solaris, the head's own options
+ *   below the head or write (ENXIO; I_CANPUT and I_SWROPT too, issue 21).
+ *   A pipe end's hang-up caused by the close of its other end gives EPIPE
+ *   to the writes (and leaves I_SWROPT working); any other M_HANGUP, on a
+ *   pipe end too, is ENXIO.  Unlike Solaris, the head's own options
  *   (I_S/GRDOPT, I_S/GWROPT, I_S/GERROPT, I_S/GETSIG, I_S/GETCLTIME) work in
  *   every state: they touch nothing below the head, and a program must be
  *   able to change how it sees an error (WERRNONPERSIST, S_ERROR) after the
