@@ -435,6 +435,10 @@ void ust_backenable(queue_t *q, unsigned char band);
  * lock: sets/clears QFULL/QB_FULL; returns 1 if a back-enable is due (caller
  * then calls ust_backenable_now after unlocking). */
 int ust_flow_update(queue_t *q, qband_t *qb);
+/* After a message was added to q (band qb), under the queue lock: sets
+ * QFULL/QB_FULL at the high-water mark.  Never clears a want (QWANTW /
+ * QB_WANTW): only a removal does, and back-enables (flow.c). */
+void ust_flow_fill(queue_t *q, qband_t *qb);
 void ust_backenable_now(queue_t *q);
 mblk_t *ust_q_front_hold(queue_t *q);               /* queue.c: lock q, its q_first */
 void ust_q_front_release(queue_t *q, size_t consumed, int unlink); /* taken in place; unlock */

@@ -357,6 +357,12 @@ void ust_sd_watch_fork_prepare(void);
 void ust_sd_watch_fork_parent(void);
 void ust_sd_watch_fork_child(void);
 int ust_sd_wait_from(struct stdata *sd, struct ust_waitq *w, unsigned seq, long long deadline_ns);
+/* ust_sd_wait_from without deadline for a call that has already done part
+ * of its work: EINTR whenever a signal handler runs during the sleep, with
+ * or without SA_RESTART (docs/STREAMHEAD.md, "Writing": a write that sent
+ * some messages returns their count).  Not on the safety net's list: the
+ * sleep itself ends every UST_WAIT_RECHECK_NS (0, as a spurious wake-up). */
+int ust_sd_wait_intr(struct stdata *sd, struct ust_waitq *w, unsigned seq);
 /* ust_sd_wait_from on sd_rwait for a reader that found the read queue and
  * the arrivals empty (untimed): its spin also watches the arrivals, which it
  * marks sleepy only before it sleeps (sd_arrive.c).  *unwoken: the wait
@@ -730,6 +736,13 @@ void ust_sd_passfp_cycle(struct stdata *sd, int left);
 /* Put mp on the read queue of sd's pipe peer (I_SENDFD): 0, ENXIO, EAGAIN
  * (mp freed on error). */
 int ust_pipe_put_peer(struct stdata *sd, mblk_t *mp);
+/* ust_pipe_peer_gone -- 1 if pipe end sd is no longer joined to its other
+ * end in this process: its peer closed (the pair was broken before the
+ * peer's M_HANGUP was sent, so a hang-up seen at sd with this 0 came from a
+ * module or driver), or the pipe is split across processes (where the hang-up
+ * is the far side's last close).  0 while the peer is connected.
+ * Context: any thread; takes pipe_lock (a leaf), so sd_lock may be held. */
+int ust_pipe_peer_gone(struct stdata *sd);
 /* A stream reference that is not a descriptor: taken unless sd has none
  * left (1 if taken); dropped from any context, the last one tearing the
  * stream down on a thread of its own. */
@@ -768,7 +781,8 @@ enum {
     UST_RULE_ERR,   /* queries and head options: either M_ERROR error */
     UST_RULE_DOWN,  /* requests acting below the head: either error, hang-up ENXIO */
     UST_RULE_READ,  /* read, getmsg: the read error (hang-up: end of file) */
-    UST_RULE_WRITE, /* write, putmsg: the write error, hang-up ENXIO (EPIPE on a pipe) */
+    UST_RULE_WRITE, /* write, putmsg: the write error, hang-up ENXIO (EPIPE: a pipe whose peer closed) */
+    UST_RULE_WOPT,  /* I_SWROPT: closing, linked and the hang-up (ENXIO), not M_ERROR */
 };
 /* The error that stops a call of `rule` on sd now, 0 if none: EBADF (being
  * closed), EINVAL (linked), the read error, the write error, ENXIO/EPIPE
