@@ -577,8 +577,9 @@ struct log_ctl;
  *   is set to whether a console logger existed.  far: 0 for a message of
  *   this process (local loggers, then the loggers of other processes for the
  *   classes with none here); else the UST_LOGC_* classes a record received
- *   from another process may reach (lc's times and pid are the sender's; it
- *   is never passed on again).  Returns 1 if a copy reached a logger, else 0.
+ *   from another process may reach (lc's times and pid are the sender's, its
+ *   seq_no on entry the count of records the sender lost before it, which
+ *   the route skips in the class's sequence; it is never passed on again).  Returns 1 if a copy reached a logger, else 0.
  *   Context: any thread, module procedures included: it must never block.
  */
 typedef int (*ust_strlog_route_fn)(struct log_ctl *lc, const char *text, size_t len,
@@ -604,6 +605,8 @@ int ust_log_pri(unsigned short flags);
  * ust_strlog_far -- deliver a log record received from another process
  *   (src/procs/xlog.c, after validating it) to this process's loggers of the
  *   classes cls (UST_LOGC_*), through the installed route with far = cls.
+ *   lc->seq_no on entry: how many records of the class the sender lost
+ *   before this one (>= 0); the route skips that many sequence numbers.
  *   Returns what the route returns (0 with none).  Context: any thread.
  */
 int ust_strlog_far(struct log_ctl *lc, const char *text, size_t len, int cls);

@@ -344,6 +344,7 @@ int ust_log_route(struct log_ctl *lc, const char *text, size_t len, int *had_con
     int err_seq = -1, trc_seq = -1, cons_seq = -1;
     int allow = far ? far : LR_ERR | LR_TRC | LR_CONS;
     int elsewhere = 0; /* classes asked for with no logger here */
+    int skip = far && lc->seq_no > 0 ? lc->seq_no : 0; /* the far sender's gap */
     int delivered = 0;
 
     t.v = t.local;
@@ -359,6 +360,7 @@ int ust_log_route(struct log_ctl *lc, const char *text, size_t len, int *had_con
         *had_console = log_consq != NULL;
     if ((allow & LR_ERR) && (lc->flags & SL_ERROR)) {
         if (log_errq) {
+            log_errseq += skip;
             err_seq = log_errseq++;
             (void)log_add_target(&t, log_errq->rq, err_seq);
         } else {
@@ -369,12 +371,14 @@ int ust_log_route(struct log_ctl *lc, const char *text, size_t len, int *had_con
         if (log_trcq == NULL) {
             elsewhere |= LR_TRC;
         } else if (log_trace_match(log_trcq, lc)) {
+            log_trcseq += skip;
             trc_seq = log_trcseq++;
             (void)log_add_target(&t, log_trcq->rq, trc_seq);
         }
     }
     if ((allow & LR_CONS) && (lc->flags & SL_CONSOLE)) {
         if (log_consq) {
+            log_conseq += skip;
             cons_seq = log_conseq++;
             (void)log_add_target(&t, log_consq->rq, cons_seq);
         } else {

@@ -19,7 +19,8 @@
  *   this process -- the classes with no logger here go to the loggers of
  *   other processes (the xlog send hook, strcore.h); else the UST_LOGC_*
  *   classes a record from another process may reach (ltime, ttime and pid
- *   kept; never sent on).  text: len bytes (no NUL
+ *   kept; seq_no on entry the count the sender lost before it, skipped in
+ *   the class's sequence so the logger sees the gap; never sent on).  text: len bytes (no NUL
  *   needed; the copies get one).  *had_console is set to whether a console
  *   logger existed (strlog falls back to stderr when not).
  *   Context: any thread, put and service procedures included; never blocks:

@@ -15,7 +15,9 @@
  *   - A process logging a message of a class it has no logger for sends one
  *     record to that socket with sendto(MSG_DONTWAIT) from one unbound
  *     socket: never a wait.  A full socket (EAGAIN) drops the record and
- *     counts it (UST_XLOG_SENDDROP); no socket there (ENOENT, ECONNREFUSED)
+ *     counts it (UST_XLOG_SENDDROP), and the next record sent carries the
+ *     number lost, which the receiving driver skips in its sequence: the
+ *     logger sees the gap (log(7)).  No socket there (ENOENT, ECONNREFUSED)
  *     means no logger, remembered for XLOG_ABSENT_MS so that a process
  *     without loggers makes at most one such system call per class per
  *     period.
@@ -63,6 +65,7 @@
 #define XLOG_POLL_MS   100 /* the thread looks at its table this often */
 #define XLOG_DEAD      8   /* released sockets waiting for the thread to close */
 #define XLOG_NCLASS    3
+#define XLOG_MAXLOST   (1u << 24) /* a larger "lost" count is refused */
 #define XLOG_FLAGS     (SL_FATAL | SL_NOTIFY | SL_ERROR | SL_TRACE | SL_CONSOLE | SL_WARN | SL_NOTE)
 
 /* One record on the wire: this header, then textlen bytes of text (no NUL). */
@@ -76,7 +79,7 @@ struct xlog_rec {
     int8_t level;
     uint8_t pad; /* 0 */
     int32_t pri; /* 0 .. 0x3ff (facility | severity) */
-    int32_t pad2;
+    uint32_t lost;        /* records of this class the sender dropped since its last one */
     int64_t ltime, ttime; /* >= 0 */
 };
 
@@ -96,6 +99,7 @@ static int xlog_running;         /* xlog_lock: the thread exists */
 /* Sending side: no lock. */
 static atomic_int xlog_sendfd = -1;             /* the unbound sending socket */
 static atomic_llong xlog_absent[XLOG_NCLASS];   /* ms: no logger believed until then */
+static atomic_uint xlog_lost[XLOG_NCLASS];      /* dropped since the last record sent */
 static char xlog_dir[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* set once */
 static pthread_once_t xlog_dir_once = PTHREAD_ONCE_INIT;
 
@@ -148,7 +152,8 @@ static int xlog_check(int i, const unsigned char *buf, size_t n, struct log_ctl 
     if (n < sizeof(r))
         return -1;
     memcpy(&r, buf, sizeof(r));
-    if (r.magic != XLOG_MAGIC || r.version != XLOG_VERSION || r.pad != 0 || r.pad2 != 0)
+    if (r.magic != XLOG_MAGIC || r.version != XLOG_VERSION || r.pad != 0 ||
+        r.lost > XLOG_MAXLOST)
         return -1;
     if (xlog_index(r.cls) != i || r.textlen >= LOGMSGSZ || n != sizeof(r) + r.textlen)
         return -1;
@@ -165,6 +170,7 @@ static int xlog_check(int i, const unsigned char *buf, size_t n, struct log_ctl 
     lc->pri = r.pri;
     lc->ltime = (long)r.ltime;
     lc->ttime = (long)r.ttime;
+    lc->seq_no = (int)r.lost; /* ust_strlog_far: numbers to skip (the gap) */
     *text = t;
     *len = strnlen(t, r.textlen); /* cut at a NUL */
     return 0;
@@ -376,6 +382,9 @@ static int xlog_send(int c, const struct log_ctl *lc, const char *text, size_t l
     r.pri = lc->pri & 0x3ff;
     r.ltime = lc->ltime < 0 ? 0 : lc->ltime;
     r.ttime = lc->ttime < 0 ? 0 : lc->ttime;
+    r.lost = atomic_exchange_explicit(&xlog_lost[i], 0, memory_order_relaxed);
+    if (r.lost > XLOG_MAXLOST)
+        r.lost = XLOG_MAXLOST;
     memcpy(buf, &r, sizeof(r));
     memcpy(buf + sizeof(r), text, len);
     if (sendto(fd, buf, sizeof(r) + len, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&sa,
@@ -385,6 +394,7 @@ static int xlog_send(int c, const struct log_ctl *lc, const char *text, size_t l
     }
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
         ust_xlog_count(UST_XLOG_SENDDROP); /* the logger is slow: drop, never wait */
+        atomic_fetch_add_explicit(&xlog_lost[i], r.lost + 1, memory_order_relaxed);
         return -1;
     }
     atomic_store_explicit(&xlog_absent[i], now + XLOG_ABSENT_MS, memory_order_relaxed);
