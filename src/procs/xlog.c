@@ -58,30 +58,14 @@
 #include "procs.h"
 #include "rundir.h"
 #include "strcore.h"
+#include "xlog_wire.h"
 
-#define XLOG_MAGIC     0x55534c47u /* "USLG" */
-#define XLOG_VERSION   1
 #define XLOG_ABSENT_MS 100 /* how long "no logger of the class" is believed */
 #define XLOG_POLL_MS   100 /* the thread looks at its table this often */
 #define XLOG_DEAD      8   /* released sockets waiting for the thread to close */
 #define XLOG_NCLASS    3
 #define XLOG_MAXLOST   (1u << 24) /* a larger "lost" count is refused */
 #define XLOG_FLAGS     (SL_FATAL | SL_NOTIFY | SL_ERROR | SL_TRACE | SL_CONSOLE | SL_WARN | SL_NOTE)
-
-/* One record on the wire: this header, then textlen bytes of text (no NUL). */
-struct xlog_rec {
-    uint32_t magic;   /* XLOG_MAGIC */
-    uint8_t version;  /* XLOG_VERSION */
-    uint8_t cls;      /* UST_LOGC_*: the class (socket) it was sent to */
-    uint16_t textlen; /* < LOGMSGSZ */
-    int16_t mid, sid;
-    int16_t flags; /* SL_*, must include the class's flag */
-    int8_t level;
-    uint8_t pad; /* 0 */
-    int32_t pri; /* 0 .. 0x3ff (facility | severity) */
-    uint32_t lost;        /* records of this class the sender dropped since its last one */
-    int64_t ltime, ttime; /* >= 0 */
-};
 
 static const char *const xlog_names[XLOG_NCLASS] = {"log-error", "log-trace", "log-console"};
 static const short xlog_flag[XLOG_NCLASS] = {SL_ERROR, SL_TRACE, SL_CONSOLE};
