@@ -15,6 +15,10 @@
 #define UST_TEST_LOG_UTIL_H
 
 #include <dirent.h>
+#include <poll.h>
+#include <stropts.h>
+#include <sys/strlog.h>
+#include <ustreams.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +66,36 @@ static inline void log_private_rundir(void)
     setenv("XDG_RUNTIME_DIR", log_rundir_base, 1);
     log_rundir_owner = getpid();
     atexit(log_rundir_cleanup);
+}
+
+/* ---- the logger's side, shared by the log tests ---- */
+
+/* Make fd (a stream of the log driver) the error logger: 0, or -1/errno. */
+static inline int log_errlog(int fd)
+{
+    struct strioctl sio = {I_ERRLOG, 0, 0, NULL};
+    return strm_ioctl(fd, I_STR, &sio);
+}
+
+/* Make fd the trace logger for the n ids of t: 0, or -1/errno. */
+static inline int log_trclog(int fd, const struct trace_ids *t, int n)
+{
+    struct strioctl sio = {I_TRCLOG, 0, n * (int)sizeof(*t), (char *)t};
+    return strm_ioctl(fd, I_STR, &sio);
+}
+
+/* Read one log message (its log_ctl and text) from fd, waiting up to ms:
+ * 1 if one whole message came, 0 if none (or a short control part). */
+static inline int log_read(int fd, struct log_ctl *lc, char *text, int ms)
+{
+    struct pollfd pfd = {fd, POLLIN, 0};
+    struct strbuf ctl = {sizeof(*lc), 0, (char *)lc};
+    struct strbuf data = {LOGMSGSZ, 0, text};
+    int flags = 0;
+
+    if (strm_poll(&pfd, 1, ms) <= 0)
+        return 0;
+    return getmsg(fd, &ctl, &data, &flags) >= 0 && ctl.len == (int)sizeof(*lc);
 }
 
 #endif /* UST_TEST_LOG_UTIL_H */

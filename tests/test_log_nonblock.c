@@ -43,25 +43,6 @@ static long now_ms(void)
     return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-static int errlog(int fd)
-{
-    struct strioctl sio = {I_ERRLOG, 0, 0, NULL};
-    return strm_ioctl(fd, I_STR, &sio);
-}
-
-/* Read one message, waiting up to ms; 1 or 0. */
-static int readlog(int fd, struct log_ctl *lc, char *text, int ms)
-{
-    struct pollfd pfd = {fd, POLLIN, 0};
-    struct strbuf ctl = {sizeof(*lc), 0, (char *)lc};
-    struct strbuf data = {LOGMSGSZ, 0, text};
-    int flags = 0;
-
-    if (strm_poll(&pfd, 1, ms) <= 0)
-        return 0;
-    return getmsg(fd, &ctl, &data, &flags) >= 0;
-}
-
 /* 100,000 strlog then 100,000 putmsg on a blocking log stream (w).
  * Returns the milliseconds taken. */
 static long flood(int w)
@@ -95,7 +76,7 @@ static int drain(int fd, int *gaps, int *last, pid_t want_pid)
     int got = 0, prev = -1;
 
     *gaps = 0;
-    while (readlog(fd, &lc, text, 200)) {
+    while (log_read(fd, &lc, text, 200)) {
         if (prev >= 0) {
             CHECK(lc.seq_no > prev);
             if (lc.seq_no != prev + 1)
@@ -119,7 +100,7 @@ static void test_local_logger(void)
     int gaps, last;
 
     CHECK(e >= 0 && w >= 0);
-    CHECK_EQ(errlog(e), 0);
+    CHECK_EQ(log_errlog(e), 0);
     ust_log_getstats(&st0);
     long ms = flood(w);
     ust_log_getstats(&st1);
@@ -132,7 +113,7 @@ static void test_local_logger(void)
     CHECK_EQ(got, (long)(st1.ls_delivered - st0.ls_delivered));
     CHECK_EQ(gaps, 0); /* the first messages filled the queue: the gap is after */
     CHECK_EQ(strlog(7, 7, 0, SL_ERROR, "after"), 1);
-    CHECK(readlog(e, &lc, text, 1000) && strcmp(text, "after") == 0);
+    CHECK(log_read(e, &lc, text, 1000) && strcmp(text, "after") == 0);
     CHECK_EQ(lc.seq_no, 2 * NCALLS); /* every drop took its number: the gap */
     CHECK(lc.seq_no > last + 1);
     strm_close(w);
@@ -176,9 +157,9 @@ static void test_far_logger(void)
     int gaps, last;
 
     CHECK(e >= 0);
-    CHECK_EQ(errlog(e), 0);
+    CHECK_EQ(log_errlog(e), 0);
     CHECK_EQ(strlog(7, 7, 0, SL_ERROR, "first"), 1);
-    CHECK(readlog(e, &lc, text, 1000));
+    CHECK(log_read(e, &lc, text, 1000));
     int first_seq = lc.seq_no + 1;
     pid_t pid = fk_start(child_flood, NULL);
     CHECK(pid > 0);
@@ -189,7 +170,7 @@ static void test_far_logger(void)
     CHECK(last >= first_seq && last <= first_seq + 2 * NCALLS - 1);
     pid = fk_start(child_after, NULL);
     CHECK_EQ(fk_wait(pid, 10000), 0);
-    CHECK(readlog(e, &lc, text, 2000) && strcmp(text, "after") == 0);
+    CHECK(log_read(e, &lc, text, 2000) && strcmp(text, "after") == 0);
     CHECK_EQ(lc.pid, pid);
     CHECK(lc.seq_no > last);
     /* the records lost (at the child's full socket, carried as its drop

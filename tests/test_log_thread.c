@@ -41,31 +41,6 @@ static int log_open(void)
     return strm_open(LOGDEV, O_RDWR | O_NONBLOCK);
 }
 
-static int trclog(int fd, const struct trace_ids *t, int n)
-{
-    struct strioctl sio = {I_TRCLOG, 0, n * (int)sizeof(*t), (char *)t};
-    return strm_ioctl(fd, I_STR, &sio);
-}
-
-static int errlog(int fd)
-{
-    struct strioctl sio = {I_ERRLOG, 0, 0, NULL};
-    return strm_ioctl(fd, I_STR, &sio);
-}
-
-/* Read one message waiting up to ms; returns 1 or 0. */
-static int readlog(int fd, struct log_ctl *lc, char *text, int ms)
-{
-    struct pollfd pfd = {fd, POLLIN, 0};
-    struct strbuf ctl = {sizeof(*lc), 0, (char *)lc};
-    struct strbuf data = {LOGMSGSZ, 0, text};
-    int flags = 0;
-
-    if (strm_poll(&pfd, 1, ms) <= 0)
-        return 0;
-    return getmsg(fd, &ctl, &data, &flags) >= 0 && ctl.len == (int)sizeof(*lc);
-}
-
 /* ---- LT.1 ---- */
 
 struct writer {
@@ -98,7 +73,7 @@ static void test_many_writers(void)
     char text[LOGMSGSZ];
 
     CHECK(fd >= 0);
-    CHECK_EQ(trclog(fd, &f, 1), 0);
+    CHECK_EQ(log_trclog(fd, &f, 1), 0);
     ust_log_getstats(&st0);
     for (int i = 0; i < NTHREADS; i++) {
         last[i] = -1;
@@ -111,7 +86,7 @@ static void test_many_writers(void)
     /* read until the writers are done and the stream is empty */
     int idle = 0;
     while (idle < 20) {
-        if (!readlog(fd, &lc, text, 10)) {
+        if (!log_read(fd, &lc, text, 10)) {
             idle++;
             continue;
         }
@@ -218,7 +193,7 @@ static void test_from_procedures(void)
     int puts = 0, srvs = 0;
 
     CHECK_EQ(register_strmod(&logmod_fmod), 0);
-    CHECK_EQ(trclog(t, &f, 1), 0);
+    CHECK_EQ(log_trclog(t, &f, 1), 0);
     s = strm_open("/dev/streams/clone/echo", O_RDWR);
     CHECK(s >= 0);
     CHECK_EQ(strm_ioctl(s, I_PUSH, "logmod"), 0);
@@ -227,7 +202,7 @@ static void test_from_procedures(void)
         CHECK_EQ(strm_write(s, buf, (size_t)i), i);
         CHECK_EQ(strm_read(s, buf, sizeof(buf)), i);
     }
-    while (readlog(t, &lc, text, 200)) {
+    while (log_read(t, &lc, text, 200)) {
         int n;
         if (sscanf(text, "put %d", &n) == 1 && lc.sid == 1)
             CHECK_EQ(n, ++puts);
@@ -258,9 +233,9 @@ static void *logger_churn(void *arg)
         int fd = log_open();
         if (fd < 0)
             continue;
-        if (trclog(fd, &f, 1) == 0)
-            (void)readlog(fd, &lc, text, 1);
-        (void)errlog(fd); /* EBUSY when another churner has it */
+        if (log_trclog(fd, &f, 1) == 0)
+            (void)log_read(fd, &lc, text, 1);
+        (void)log_errlog(fd); /* EBUSY when another churner has it */
         strm_close(fd);
         (*rounds)++;
     }

@@ -50,18 +50,6 @@ static int take(int fd, int cmd)
     return strm_ioctl(fd, I_STR, &sio);
 }
 
-static int readlog(int fd, struct log_ctl *lc, char *text, int ms)
-{
-    struct pollfd pfd = {fd, POLLIN, 0};
-    struct strbuf ctl = {sizeof(*lc), 0, (char *)lc};
-    struct strbuf data = {LOGMSGSZ, 0, text};
-    int flags = 0;
-
-    if (strm_poll(&pfd, 1, ms) <= 0)
-        return 0;
-    return getmsg(fd, &ctl, &data, &flags) >= 0;
-}
-
 /* X.1: the child's messages, in batches of BATCH: after each it waits for
  * the parent's byte on go[0] (the parent has read the batch), so that no
  * record is dropped at the parent's stream for flow control. */
@@ -102,7 +90,7 @@ static void test_child_to_parent(int e, int t)
         int fl = i % 3 == 0 ? SL_TRACE : i % 3 == 1 ? SL_ERROR : SL_TRACE | SL_ERROR;
         snprintf(want, sizeof(want), "child %d", i);
         if (fl & SL_ERROR) {
-            CHECK(readlog(e, &lc, text, 2000) && strcmp(text, want) == 0);
+            CHECK(log_read(e, &lc, text, 2000) && strcmp(text, want) == 0);
             CHECK_EQ(lc.pid, pid);
             CHECK_EQ(lc.mid, 300);
             CHECK_EQ(lc.sid, i);
@@ -114,7 +102,7 @@ static void test_child_to_parent(int e, int t)
             ne++;
         }
         if (fl & SL_TRACE) {
-            CHECK(readlog(t, &lc, text, 2000) && strcmp(text, want) == 0);
+            CHECK(log_read(t, &lc, text, 2000) && strcmp(text, want) == 0);
             CHECK_EQ(lc.pid, pid);
             if (tprev >= 0)
                 CHECK_EQ(lc.seq_no, tprev + 1);
@@ -127,7 +115,7 @@ static void test_child_to_parent(int e, int t)
     CHECK_EQ(fk_wait(pid, 20000), 0);
     close(go[0]);
     close(go[1]);
-    CHECK(readlog(e, &lc, text, 2000) && strcmp(text, "by putmsg") == 0);
+    CHECK(log_read(e, &lc, text, 2000) && strcmp(text, "by putmsg") == 0);
     CHECK_EQ(lc.pid, pid);
     CHECK_EQ(lc.mid, LOG_MID);
     CHECK_EQ(lc.level, 4);
@@ -232,7 +220,7 @@ static void test_garbage(int e)
     unsigned char buf[sizeof(struct xlog_rec) + 16];
     size_t n = good_rec(buf, "good");
     CHECK_EQ(send(s, buf, n, 0), (long)n);
-    CHECK(readlog(e, &lc, text, 2000) && strcmp(text, "good") == 0);
+    CHECK(log_read(e, &lc, text, 2000) && strcmp(text, "good") == 0);
     CHECK_EQ(lc.pid, getpid());
     ust_log_getstats(&st1);
     CHECK_EQ(st1.ls_xrejected - st0.ls_xrejected, sent);
@@ -267,7 +255,7 @@ static void test_other_uid(int e)
     ust_log_getstats(&st0);
     CHECK_EQ(fk_wait(fk_start(child_other_uid, &s), 10000), 0);
     CHECK_EQ(strlog(1, 1, 0, SL_ERROR, "still here"), 1);
-    CHECK(readlog(e, &lc, text, 2000) && strcmp(text, "still here") == 0);
+    CHECK(log_read(e, &lc, text, 2000) && strcmp(text, "still here") == 0);
     ust_log_getstats(&st1);
     for (int i = 0; i < 50 && st1.ls_xrejected == st0.ls_xrejected; i++) {
         fk_sleep_ms(10);
