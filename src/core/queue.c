@@ -242,7 +242,7 @@ static void list_insert_before(queue_t *q, mblk_t *emp, mblk_t *mp)
         if (q->q_last)
             q->q_last->b_next = mp;
         else
-            q->q_first = mp;
+            __atomic_store_n(&q->q_first, mp, __ATOMIC_RELAXED); /* ust_q_nonempty_hint */
         q->q_last = mp;
         return;
     }
@@ -251,7 +251,7 @@ static void list_insert_before(queue_t *q, mblk_t *emp, mblk_t *mp)
     if (emp->b_prev)
         emp->b_prev->b_next = mp;
     else
-        q->q_first = mp;
+        __atomic_store_n(&q->q_first, mp, __ATOMIC_RELAXED);
     emp->b_prev = mp;
 }
 
@@ -260,7 +260,7 @@ static void list_remove(queue_t *q, mblk_t *mp)
     if (mp->b_prev)
         mp->b_prev->b_next = mp->b_next;
     else
-        q->q_first = mp->b_next;
+        __atomic_store_n(&q->q_first, mp->b_next, __ATOMIC_RELAXED);
     if (mp->b_next)
         mp->b_next->b_prev = mp->b_prev;
     else

@@ -441,6 +441,13 @@ int ust_flow_update(queue_t *q, qband_t *qb);
 void ust_flow_fill(queue_t *q, qband_t *qb);
 void ust_backenable_now(queue_t *q);
 mblk_t *ust_q_front_hold(queue_t *q);               /* queue.c: lock q, its q_first */
+/* q holds a message, read without q's lock (queue.c stores q_first
+ * atomically).  Exact for q's only remover -- the stream head's reader under
+ * sd_lock, whose "yes" no one else can make stale; a hint for anyone else. */
+static inline int ust_q_nonempty_hint(queue_t *q)
+{
+    return __atomic_load_n(&q->q_first, __ATOMIC_RELAXED) != NULL;
+}
 void ust_q_front_release(queue_t *q, size_t consumed, int unlink); /* taken in place; unlock */
 
 /* After a change of the flow-control topology around q (putnext.c): enable

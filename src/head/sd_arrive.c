@@ -195,6 +195,18 @@ mblk_t *ust_sd_msg_cut(mblk_t *mp)
  * part), or the caller is not a reader -- a reader spinning in
  * ust_sd_wait_data watches the arrivals, which this empties, and the wait
  * sequence, which only the wake moves. */
+/* Set by a writer's deposit that used the room up and absorbed (the queue
+ * may now be full); read and cleared by ust_sd_deposit_filled.  Per thread:
+ * it describes this thread's last deposit only. */
+static _Thread_local unsigned char tls_filled;
+
+int ust_sd_deposit_filled(void)
+{
+    int f = tls_filled;
+    tls_filled = 0;
+    return f;
+}
+
 static int absorb_locked(struct stdata *sd, int by_reader)
 {
     struct ust_arrivals *ar = &sd->sd_ar;
@@ -417,8 +429,10 @@ int ust_sd_deposit(const struct ust_sd_dpath *dp, struct ust_sd_uio *u, size_t n
     if (r == 1) {
         wake |= ar->sleepy;
         ar->sleepy = 0;
-        if (ar->bytes >= ar->room) /* used up: the queue shows it (see "Flow control") */
+        if (ar->bytes >= ar->room) { /* used up: the queue shows it (see "Flow control") */
             wake |= absorb_locked(rsd, 0);
+            tls_filled = 1;
+        }
     }
     int room = ar->bytes + n <= ar->room;
     ust_unlock(&ar->lock);
@@ -438,8 +452,10 @@ int ust_sd_deposit(const struct ust_sd_dpath *dp, struct ust_sd_uio *u, size_t n
             r = 1;
             wake |= ar->sleepy;
             ar->sleepy = 0;
-            if (ar->bytes >= ar->room) /* used up: the queue shows it */
+            if (ar->bytes >= ar->room) { /* used up: the queue shows it */
                 wake |= absorb_locked(rsd, 0);
+                tls_filled = 1;
+            }
         }
         ust_unlock(&ar->lock);
     }
@@ -485,8 +501,10 @@ int ust_sd_deposit_many(const struct ust_sd_dpath *dp, const struct iovec *w, in
     if (done > 0) {
         wake |= ar->sleepy;
         ar->sleepy = 0;
-        if (ar->bytes >= ar->room) /* used up: the queue shows it */
+        if (ar->bytes >= ar->room) { /* used up: the queue shows it */
             wake |= absorb_locked(rsd, 0);
+            tls_filled = 1;
+        }
     }
     ust_unlock(&ar->lock);
     if (wake) /* under the claim: rsd is still this pipe's */

@@ -204,14 +204,22 @@ void ust_sd_rready(struct stdata *sd)
 }
 
 /*
- * ust_sd_rready_after_read -- ust_sd_rready at the end of a read.  (It was
- *   skipped on a blocking stream whose token was shown, which left the
- *   readable token up after the last message was read: an event loop
- *   polling the descriptor then spun.)  sd_lock held.
+ * ust_sd_rready_after_read -- ust_sd_rready at the end of a read, skipped
+ *   when it could change nothing: the readable token is shown, the priority
+ *   token is not, and the read queue still holds a message.  Exact, without
+ *   the queue's lock (which writers take): the reader holds sd_lock, so only
+ *   it removes from the queue and a message seen there stays; with no
+ *   priority token none is at the front (those are queued under sd_lock,
+ *   which sets it), so a normal message waits and the token is due.  When
+ *   the queue ran dry, rready withdraws the token (blocking stream or not:
+ *   an event loop polling the descriptor must not see POLLIN).  sd_lock held.
  */
 void ust_sd_rready_after_read(struct stdata *sd)
 {
     UST_ASSERT_HELD(&sd->sd_lock);
+    if (__atomic_load_n(&sd->sd_rtoken, __ATOMIC_RELAXED) && !sd->sd_ptoken &&
+        ust_q_nonempty_hint(sd->sd_rq))
+        return;
     ust_sd_rready(sd);
 }
 

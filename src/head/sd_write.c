@@ -381,6 +381,11 @@ ssize_t ust_sd_wresult(size_t sent, int err, const struct ust_sd_wparams *p)
  *   write error.  A zero-length write sends a zero-length message with
  *   SNDZERO and nothing otherwise.
  */
+/* This thread's current write, putmsg or putpmsg sent (or tried to send) a
+ * message the normal way, below the head: sd_ret then looks at flow control
+ * for POLLOUT.  Set on the way down, cleared by sd_ret. */
+static _Thread_local unsigned char tls_wsent;
+
 ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt)
 {
     struct ust_sd_uio u;
@@ -469,6 +474,7 @@ ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt)
         ust_lock(&sd->sd_lock);
     }
     /* The first message's flow control. */
+    tls_wsent = 1; /* the normal way: sd_ret looks at flow control */
     err = ust_sd_wait_writable(sd, 0, p.nonblock);
     ust_unlock(&sd->sd_lock);
     if (err) {
@@ -546,6 +552,7 @@ int ust_sd_putpmsg(struct stdata *sd, const struct strbuf *ctl, const struct str
     ssize_t minpsz, maxpsz;
     mblk_t *mp = NULL, *dp = NULL;
 
+    tls_wsent = 1; /* always the normal way: sd_ret looks at flow control */
     if (flags == MSG_HIPRI) {
         if (band != 0)
             return -EINVAL;
@@ -613,11 +620,16 @@ int ust_sd_putpmsg(struct stdata *sd, const struct strbuf *ctl, const struct str
 /* The system calls                                                         */
 /* ------------------------------------------------------------------------ */
 
-/* Finish a public call: release the stream, map -errno to errno/-1. */
+/* Finish a public call: release the stream, map -errno to errno/-1.  A call
+ * that may have filled band 0 below the head (it sent the normal way, or its
+ * deposit used the pipe's room up) withdraws POLLOUT if it did (sd_poll.c);
+ * a deposit that left room cannot have, and skips the flow peek, whose cache
+ * line the reader writes at every read. */
 static ssize_t sd_ret(struct stdata *sd, ssize_t r)
 {
-    if (r >= 0)
-        ust_sd_wready_after_write(sd); /* POLLOUT withdrawn once full (sd_poll.c) */
+    if (r >= 0 && (tls_wsent || ust_sd_deposit_filled()))
+        ust_sd_wready_after_write(sd);
+    tls_wsent = 0;
     ust_sd_put(sd);
     if (r < 0) {
         errno = (int)-r;

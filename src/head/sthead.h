@@ -556,6 +556,10 @@ int ust_sd_deposit(const struct ust_sd_dpath *dp, struct ust_sd_uio *u, size_t n
  * caller deposits the next one with ust_sd_deposit (which starts a block)
  * or sends it the normal way.  Context: as ust_sd_deposit. */
 int ust_sd_deposit_many(const struct ust_sd_dpath *dp, const struct iovec *w, int n);
+/* 1 if this thread's last deposit used its room up, so the reading head's
+ * queue may now be full (then cleared): the writer looks at flow control for
+ * POLLOUT only then (sd_write.c, sd_ret). */
+int ust_sd_deposit_filled(void);
 /* Move sd's arrivals onto its read queue, in order, and recompute the room.
  * Any lock but the arrival and queue locks may be held. */
 void ust_sd_absorb(struct stdata *sd);
