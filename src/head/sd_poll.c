@@ -305,8 +305,13 @@ static int scan(struct pollfd *fds, nfds_t nfds, struct pollfd *kfds, char *ord,
             continue;
         }
         sd = ust_sd_get_checked(p->fd, &err);
-        if (sd != NULL && __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE) != NULL)
-            ust_sd_procs()->xpipe_touch(sd); /* a split pipe end polled here (src/procs) */
+        /* A pipe end polled here: once split, this process takes what
+         * arrives for it (src/procs, "Who takes"). */
+        if (sd != NULL && sd->sd_pipeq != NULL && !__atomic_load_n(&sd->sd_xused, __ATOMIC_RELAXED)) {
+            __atomic_store_n(&sd->sd_xused, 1, __ATOMIC_SEQ_CST); /* Dekker: the split */
+            if (__atomic_load_n(&sd->sd_xend, __ATOMIC_SEQ_CST) != NULL)
+                ust_sd_procs()->xpipe_touch(sd);
+        }
         if (sd == NULL) {
             if (err == ENOSTR) {
                 kfds[i].fd = p->fd;

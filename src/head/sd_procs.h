@@ -60,6 +60,16 @@ void ust_pipe_split_all(void);
  * its ancestors, the count being inherited) could not split: their ends
  * were detached (EIO) in the child.  Context: any thread, no lock. */
 long ust_pipe_split_failures(void);
+/* ust_pipe_bell_rescued -- how many times, since the process started (the
+ * count inherited by a child), a split pipe's writer waiting for room was
+ * found by the write side's safety net (its look again, sd_xpipe.c
+ * wsrv_again) instead of by its doorbell: the reader had reported room
+ * (the ring at its low-water mark, the writer's arming fired) and no
+ * doorbell reached this process within 40 ms.  0 while the bell protocol
+ * holds (docs/STREAMHEAD.md "The bell"); shown by strinfo -P.
+ * ust_pipe_bell_rescue_count adds one.  Context: any thread, no lock. */
+long ust_pipe_bell_rescued(void);
+void ust_pipe_bell_rescue_count(void);
 /* ust_pipe_end_new -- a fresh pipe end with no peer: head, pipe pair linked
  * below it (procedures off), pipe flags and cred set; NULL when out of
  * memory.  *drv receives the pair's read queue. */

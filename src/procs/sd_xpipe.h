@@ -73,8 +73,14 @@ struct ust_xend {
     atomic_int backlog;            /* messages on the write queue or being written */
     bufcall_id_t bufc;             /* read service procedure (and the close): a qbufcall waits */
     _Atomic timeout_id_t wtid;     /* a look again at the ring's room is pending (wsrv_again):
-                                    * set by the write service procedure, cleared by the
-                                    * timeout or the close */
+                                    * set by the write service procedure or the look, cleared
+                                    * by the timeout or the close */
+    atomic_int wsleep;             /* the write service procedure armed the ring and left,
+                                    * waiting for its doorbell; cleared by its next run */
+    int wsuspect;                  /* wsrv_again only: the last look saw the doorbell due
+                                    * (room reported) and not come */
+    atomic_int wclosing;           /* the close began: wsrv_again sets no new look */
+    atomic_int win;                /* wsrv_again runs (the close waits it out) */
     _Atomic timeout_id_t rtid;     /* the read service procedure's look again after a run
                                     * that hit its bound (sd_xpipe_read.c): set by it,
                                     * cleared by the timeout or the close */
@@ -138,9 +144,10 @@ int ust_xpipe_rsrv(queue_t *q);
 /* Split the connected pipe (sd[0], sd[1]) (already unlinked from each other
  * by the caller: sd_peer cleared, breaks filed): 0 or a positive errno. */
 int ust_xpipe_split(struct stdata *sd[2]);
-/* A data, ioctl or poll call on split end sd (ust_sd_get_acc, strm_poll; a
- * call counted): from now on this process takes what arrives for it (see
- * "Who takes" in sd_xpipe.c).  strm_close, isastream, fcntl do not count. */
+/* The first data, ioctl or poll call of this process on split end sd
+ * (ust_sd_get_acc, strm_poll, once sd_xused is set): from now on this
+ * process takes what arrives for it (see "Who takes" in sd_xpipe.c).
+ * strm_close, isastream, fcntl do not count. */
 void ust_xpipe_touch(struct stdata *sd);
 /* A reader about to sleep on split end sd's empty head (wait_common, no
  * lock held, inside a call): run the read service procedure on this thread
