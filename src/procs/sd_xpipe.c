@@ -74,6 +74,7 @@
  *   `gone`, `hup_sent` (read service procedure only) and `backlog` (atomic).
  */
 #include <errno.h>
+#include <sys/ioctl.h>
 #include <fcntl.h>
 #include <time.h>
 #include <stdatomic.h>
@@ -338,11 +339,16 @@ int ust_xpipe_write(struct stdata *sd, struct ust_sd_uio *u, size_t n)
  *   the write service procedure sleeps armed (wsleep).  A doorbell is due
  *   when the ring is at or below its low-water mark (the reader that took
  *   it there saw our arming, step 3); if two looks in a row find it due and
- *   not come (wsleep still set, neither of our queues enabled), it was
- *   lost: counted, and the write queue enabled.  Otherwise (no room yet: a
- *   slow reader) it looks again later.  Context: the timer thread.
+ *   not come (wsleep still set, neither of our queues enabled, nothing
+ *   unread on our bell), it was lost: counted, and the write queue
+ *   enabled.  A byte unread on our bell is a doorbell that came and that
+ *   our epoll thread has not read yet (a busy machine): late, not lost --
+ *   unless it stays unread WSRV_LATE_MAX looks (then counted as lost, and
+ *   enabled).  Otherwise (no room yet: a slow reader) it looks again later.
+ *   Context: the timer thread.
  */
-#define WSRV_RECHECK 2 /* ticks (HZ 100): 20 ms */
+#define WSRV_RECHECK 2  /* ticks (HZ 100): 20 ms */
+#define WSRV_LATE_MAX 50 /* looks (1 s) a doorbell may wait unread on our bell */
 static void wsrv_again(void *arg);
 
 /* Start a look (wsrv_again) unless one is pending: only one id is ever
@@ -371,12 +377,21 @@ static void wsrv_again(void *arg)
     }
     int due = xring_queued(xe->xc->ch, xe->side) <= XP_LOWAT &&
               !(ust_qflags(q) & QENAB) && !(ust_qflags(xe->rq) & QENAB);
-    if (due && xe->wsuspect) {
+    /* Bytes waiting on our bell: the doorbell came and our epoll thread
+     * has not read it yet (a busy machine) -- late, not lost, unless that
+     * lasts WSRV_LATE_MAX looks. */
+    int waiting = 0;
+    if (due && ioctl(xe->bell.fd, FIONREAD, &waiting) != 0)
+        waiting = 0;
+    if (due && xe->wsuspect >= (waiting > 0 ? WSRV_LATE_MAX : 1)) {
         xe->wsuspect = 0;
         ust_pipe_bell_rescue_count();
+        if (getenv("USTREAMS_VERBOSE"))
+            fprintf(stderr, "ustreams: pid %d: split pipe side %d: doorbell %s, writer rescued\n",
+                    (int)getpid(), xe->side, waiting > 0 ? "unread for 1 s" : "lost");
         qenable(q);
     } else {
-        xe->wsuspect = due;
+        xe->wsuspect = due ? xe->wsuspect + 1 : 0;
         wlook_start(q, xe);
     }
     atomic_fetch_sub(&xe->win, 1);

@@ -77,8 +77,8 @@ struct ust_xend {
                                     * by the timeout or the close */
     atomic_int wsleep;             /* the write service procedure armed the ring and left,
                                     * waiting for its doorbell; cleared by its next run */
-    int wsuspect;                  /* wsrv_again only: the last look saw the doorbell due
-                                    * (room reported) and not come */
+    int wsuspect;                  /* wsrv_again only: looks in a row that saw the doorbell
+                                    * due (room reported) and not come */
     atomic_int wclosing;           /* the close began: wsrv_again sets no new look */
     atomic_int win;                /* wsrv_again runs (the close waits it out) */
     _Atomic timeout_id_t rtid;     /* the read service procedure's look again after a run
