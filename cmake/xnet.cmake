@@ -4,7 +4,7 @@
 # libxnet.so + libxnet.a (target xnet_static), linking ustreams, with the
 # pkg-config module xnet (xnet.pc.in; Requires: ustreams).  Included from
 # CMakeLists.txt after the library, the tests and the tools are defined:
-#   tests/test_xti_*.c    -> linked with xnet_static as well
+#   tests/test_xti_*.c    -> linked with xnet_static as well (and test_tirdwr_close.c)
 #   test_xti_compile      -> builds tests/xti_plain_prog.c as an unmodified XTI
 #                            program: -I include, <xti.h> only, linked with libxnet
 #   test_xti_compile_shared -> the same, linked with the shared libxnet (--as-needed)
@@ -33,7 +33,7 @@ endforeach()
 
 foreach(_src IN LISTS USTREAMS_TEST_SOURCES)
     get_filename_component(_name "${_src}" NAME_WE)
-    if(_name MATCHES "^test_xti_" AND TARGET ${_name})
+    if(_name MATCHES "^test_(xti_|tirdwr_close$|poll_token$)" AND TARGET ${_name})
         target_link_libraries(${_name} PRIVATE xnet_static)
         set_tests_properties(${_name} PROPERTIES SKIP_RETURN_CODE 77)
     endif()
@@ -58,6 +58,26 @@ target_link_options(xti_plain_prog_shared PRIVATE -Wl,--as-needed)
 add_test(NAME test_xti_compile_shared COMMAND xti_plain_prog_shared)
 set_tests_properties(test_xti_compile_shared PROPERTIES TIMEOUT 60 ENVIRONMENT "USTREAMS_TEST=1"
                      SKIP_RETURN_CODE 77 LABELS unit)
+
+# The XTI echo examples (examples/xti_echo_*.c), built here as `make examples`
+# builds them, for test_xti_examples, which runs them over /dev/tcp and the
+# loopback transports with a deadline.
+if(EXISTS "${PROJECT_SOURCE_DIR}/examples/xti_echo_server.c")
+    add_executable(example_xti_echo_server "${PROJECT_SOURCE_DIR}/examples/xti_echo_server.c"
+                                           "${PROJECT_SOURCE_DIR}/examples/xti_echo_client.c")
+    target_compile_definitions(example_xti_echo_server PRIVATE XTI_ECHO_NO_MAIN)
+    add_executable(example_xti_echo_client "${PROJECT_SOURCE_DIR}/examples/xti_echo_client.c")
+    foreach(_ex example_xti_echo_server example_xti_echo_client)
+        target_compile_options(${_ex} PRIVATE -Wall -Wextra)
+        target_link_libraries(${_ex} PRIVATE xnet_static Threads::Threads)
+    endforeach()
+    if(TARGET test_xti_examples)
+        target_compile_definitions(test_xti_examples PRIVATE
+            XTI_ECHO_SERVER="$<TARGET_FILE:example_xti_echo_server>"
+            XTI_ECHO_CLIENT="$<TARGET_FILE:example_xti_echo_client>")
+        add_dependencies(test_xti_examples example_xti_echo_server example_xti_echo_client)
+    endif()
+endif()
 
 # `ustreams netperf` (tools/netperf_xti.c) runs XTI over /dev/udp and /dev/tcp.
 target_link_libraries(ustreams_cmd PRIVATE xnet_static m)

@@ -3,8 +3,13 @@
  * stropts.h -- the STREAMS user interface: streamio(7) ioctls, putmsg(2),
  * getmsg(2) and their structures and constants.
  *
- * Values of the SVR4 names follow the System V / Linux Fast-STREAMS numbering
- * ('S' << 8 | n); the Linux Fast-STREAMS extensions have distinct values.
+ * Values: the SVR4 names have the SVR4 / Solaris numbers ('S' << 8 | n),
+ * which Linux Fast-STREAMS shares; the Solaris additions (I_ANCHOR,
+ * I_SERROPT, I_GERROPT) and the Linux Fast-STREAMS ones (I_GETMSG ...
+ * I_AUTOPUSH, I_HEAP) have the numbers Linux Fast-STREAMS gives them, and
+ * the UnixWare ones whose numbers collide with Solaris' (I_STATS, I_BIGPIPE,
+ * I_GETTP) a private range.  docs/STREAMHEAD.md ("Standard values") lists
+ * the choices; tests/test_std_values.c pins every value.
  */
 #ifndef _STROPTS_H
 #define _STROPTS_H
@@ -45,6 +50,7 @@ extern "C" {
 #define I_LIST (__SID | 21)
 #define I_PLINK (__SID | 22)
 #define I_PUNLINK (__SID | 23)
+#define I_ANCHOR (__SID | 24) /* Solaris, Linux Fast-STREAMS */
 #define I_FLUSHBAND (__SID | 28)
 #define I_CKBAND (__SID | 29)
 #define I_GETBAND (__SID | 30)
@@ -52,22 +58,22 @@ extern "C" {
 #define I_SETCLTIME (__SID | 32)
 #define I_GETCLTIME (__SID | 33)
 #define I_CANPUT (__SID | 34)
-/* Linux Fast-STREAMS extensions */
-#define I_SERROPT (__SID | 40)
-#define I_GERROPT (__SID | 41)
-#define I_ANCHOR (__SID | 42)
-#define I_ISASTREAM (__SID | 43)
-#define I_GETMSG (__SID | 44)
-#define I_PUTMSG (__SID | 45)
-#define I_GETPMSG (__SID | 46)
-#define I_PUTPMSG (__SID | 47)
-#define I_PIPE (__SID | 48)
-#define I_FIFO (__SID | 49)
-#define I_AUTOPUSH (__SID | 50)
-#define I_HEAP (__SID | 51)
-#define I_GETTP (__SID | 52)
-#define I_STATS (__SID | 53)
-#define I_BIGPIPE (__SID | 54)
+#define I_SERROPT (__SID | 35) /* Solaris, Linux Fast-STREAMS */
+#define I_GERROPT (__SID | 36) /* Solaris, Linux Fast-STREAMS */
+/* Linux Fast-STREAMS (HP-UX, OSF, Mac OT) system call emulations */
+#define I_GETMSG (__SID | 40)
+#define I_PUTMSG (__SID | 41)
+#define I_GETPMSG (__SID | 42)
+#define I_PUTPMSG (__SID | 43)
+#define I_PIPE (__SID | 44)
+#define I_FIFO (__SID | 45)
+#define I_ISASTREAM (__SID | 46)
+#define I_AUTOPUSH (__SID | 48)
+#define I_HEAP (__SID | 50) /* Linux Fast-STREAMS I_HEAP_REPORT */
+/* UnixWare names; its numbers (36..38) are Solaris' I_GERROPT ..., so private ones */
+#define I_GETTP (__SID | 0xf0)
+#define I_STATS (__SID | 0xf1)
+#define I_BIGPIPE (__SID | 0xf2)
 
 /* I_SETSIG / I_GETSIG events */
 #define S_INPUT 0x0001   /* a non-priority message arrived */
@@ -107,7 +113,7 @@ extern "C" {
 #define RMSGN 0x0002     /* message non-discard */
 #define RMODEMASK 0x0003
 #define RFILL 0x0020     /* read-fill: wait until the full count can be returned */
-#define RMREAD 0x0040    /* ustreams: send M_READ downstream before a read blocks (SO_MREADON) */
+#define RMREAD 0x0080    /* ustreams: send M_READ downstream before a read blocks (SO_MREADON) */
 #define RPROTDAT 0x0004  /* control part read as data */
 #define RPROTDIS 0x0008  /* control part discarded */
 #define RPROTNORM 0x0010 /* fail read with EBADMSG on a control part */
@@ -124,6 +130,11 @@ extern "C" {
 
 /* I_UNLINK / I_PUNLINK */
 #define MUXID_ALL (-1)
+
+/* an infinite timeout (poll, I_STR ic_timout) */
+#ifndef INFTIM
+#define INFTIM (-1)
+#endif
 
 /* I_SERROPT / I_GERROPT */
 #define RERRNORM 0x001       /* read errors are persistent */
@@ -165,7 +176,10 @@ struct strrecvfd {
     int fd;
     uid_t uid;
     gid_t gid;
-    char __fill[8];
+    union { /* SVR4 and Linux Fast-STREAMS name it fill, XPG4.2 __fill */
+        char fill[8];
+        char __fill[8];
+    };
 };
 
 struct str_mlist {
@@ -187,7 +201,7 @@ struct strpmsg {
     struct strbuf ctlbuf;
     struct strbuf databuf;
     int band;
-    long flags;
+    int flags; /* int, as in Linux Fast-STREAMS */
 };
 
 /* ---- functions ---- */

@@ -91,6 +91,14 @@ int ustreams_modinfo(struct ustreams_modinfo *buf, int max);
  * unknown flags, names NULL with nnames > 0; ENOMEM; a write error). */
 int ustreams_print_modules(FILE *out, int flags, const char *const *names, int nnames);
 
+/* The same for n entries the caller has (e.g. built from the sc module's
+ * SC_IOC_LIST, as scls does); the NAME column is as wide as the longest
+ * name printed.  Context: any thread.  Returns the number of lines of
+ * entries printed, or -1 with errno (EINVAL: out NULL, unknown flags, n < 0,
+ * v NULL with n > 0, names NULL with nnames > 0; a write error). */
+int ustreams_print_modinfo(FILE *out, int flags, const struct ustreams_modinfo *v, int n,
+                           const char *const *names, int nnames);
+
 /* Print every queue of the stream open on fd, from the head down (across a
  * pipe's twist to the other end's head): name, kind, id, counts, water
  * marks, packet sizes, decoded flags, bands, the first queued messages and

@@ -32,6 +32,7 @@
 #include <ustreams.h>
 
 #include "check.h"
+#include "log_util.h"
 #include "fork_util.h"
 #include "sthead.h"
 #include "tool_run.h"
@@ -134,6 +135,7 @@ int main(int argc, char **argv)
     int lfd, nfill, st;
 
     (void)argc;
+    log_private_rundir(); /* its error logger meets no other test's */
     tool_run_init(argv[0]);
     lfd = strm_open("/dev/streams/log", O_RDWR | O_NONBLOCK);
     CHECK(lfd >= 0);

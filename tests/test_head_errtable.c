@@ -251,13 +251,13 @@ static const struct cell {
     {"I_ANCHOR", c_anchor, {O, X, X}},
     {"I_CKBAND", c_ckband, {O, X, X}},
     {"I_GETBAND", c_getband, {O, X, X}},
-    {"I_CANPUT", c_canput, {O, X, X}},
+    {"I_CANPUT", c_canput, {X, X, X}}, /* asks about writing below: ENXIO once hung up */
     /* the head's options: every state */
     {"I_SETSIG", c_setsig, {O, O, O}},
     {"I_GETSIG", c_getsig, {O, O, O}},
     {"I_SRDOPT", c_srdopt, {O, O, O}},
     {"I_GRDOPT", c_grdopt, {O, O, O}},
-    {"I_SWROPT", c_swropt, {O, O, O}},
+    {"I_SWROPT", c_swropt, {X, O, O}}, /* write options: ENXIO once hung up (issue 21) */
     {"I_GWROPT", c_gwropt, {O, O, O}},
     {"I_SERROPT", c_serropt, {O, O, O}},
     {"I_GERROPT", c_gerropt, {O, O, O}},

@@ -63,6 +63,7 @@
 #include <ustreams.h>
 
 #include "check.h"
+#include "log_util.h"
 #include "hostile_util.h"
 
 #ifndef USTREAMS_SOURCE_DIR
@@ -637,6 +638,7 @@ int main(int argc, char **argv)
         printf("SKIP: no C compiler found to build the test modules\n");
         return 77;
     }
+    log_private_rundir(); /* its error logger meets no other test's */
     if (mkdtemp(dir) == NULL) {
         perror("mkdtemp");
         return 1;

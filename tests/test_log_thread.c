@@ -29,6 +29,7 @@
 #include <ustreams.h>
 
 #include "check.h"
+#include "log_util.h"
 
 #define LOGDEV   "/dev/streams/log"
 #define NTHREADS 8
@@ -301,6 +302,7 @@ static void test_churn(void)
 
 int main(void)
 {
+    log_private_rundir(); /* this test's loggers meet no other test's */
     test_many_writers();
     test_from_procedures();
     test_churn();

@@ -91,7 +91,12 @@ static void test_peers(void)
         CHECK_EQ(st, 0);
         if (st != 0)
             fprintf(stderr, "perftest %s: %s", args, err);
-        CHECK(csv_ok(out, runs[i].impl, runs[i].size, runs[i].lines, "procs"));
+        char copy[sizeof(out)];
+        memcpy(copy, out, sizeof(copy));
+        int csv = csv_ok(out, runs[i].impl, runs[i].size, runs[i].lines, "procs");
+        CHECK(csv);
+        if (!csv)
+            fprintf(stderr, "perftest %s: csv:\n%s", args, copy);
         CHECK(totals_ok(err, runs[i].boundaries));
     }
     /* The plain report says processes. */

@@ -307,7 +307,7 @@ static void t_malformed(void)
     setup_close(&s);
 
     /* 2.5 not acknowledged: M_ERROR(EPROTO) */
-    const t_scalar_t unknown[] = {99, -1, T_CONN_IND, T_OK_ACK, T_UNITDATA_IND, 28};
+    const t_scalar_t unknown[] = {99, -1, T_CONN_IND, T_OK_ACK, T_UNITDATA_IND, 30};
     for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
         fd = tlu_open(i % 2 ? TLU_CLTS : TLU_COTS);
         CHECK_EQ(put_words(fd, &unknown[i], 4, NULL, -1), 0);

@@ -5,11 +5,15 @@
  * A module or driver submits a message with strlog(); a process reads the
  * messages from the log driver, /dev/streams/log (every open a new minor),
  * after making its stream a logger with an I_STR ioctl:
- *   I_ERRLOG   the error logger (one at a time): messages with SL_ERROR
- *   I_TRCLOG   a trace logger (any number): messages with SL_TRACE that one
- *              of its struct trace_ids filters selects (ic_dp holds an array
- *              of them, ic_len a non-zero multiple of its size)
- *   I_CONSLOG  the console logger (one at a time): messages with SL_CONSOLE
+ *   I_ERRLOG   the error logger: messages with SL_ERROR
+ *   I_TRCLOG   the trace logger: messages with SL_TRACE that one of its
+ *              struct trace_ids filters selects (ic_dp holds an array of
+ *              them, ic_len a non-zero multiple of its size)
+ *   I_CONSLOG  the console logger: messages with SL_CONSOLE
+ * One logger of each class at a time among all the processes of a user (a
+ * second stream asking fails EBUSY; the same stream asking again succeeds,
+ * I_TRCLOG then replacing its filters; closing the stream frees the class).
+ * A logger receives what every process of its user logs (docs/ADMIN.md).
  * Each message reaches the logger as an M_PROTO holding a struct log_ctl
  * followed by an M_DATA holding the NUL-terminated text; read it with
  * getmsg(2).  A process may also log: putmsg(2) of a struct log_ctl (flags
@@ -21,6 +25,7 @@
 #define _SYS_STRLOG_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,6 +60,7 @@ struct log_ctl {
     long ttime;  /* seconds since the epoch when logged */
     int seq_no;  /* sequence number, separate for error and trace messages */
     int pri;     /* syslog priority: LOG_KERN | severity from the flags */
+    pid_t pid;   /* ustreams: the process that logged it (set by the driver) */
 };
 
 /* An I_TRCLOG filter: -1 in ti_mid or ti_sid matches any; a message passes
@@ -70,9 +76,10 @@ struct trace_ids {
  * strlog(9F) -- submit a message to the log driver.
  *   fmt is printf(3)-style with at most NLOGARGS arguments; the text is cut
  *   at LOGMSGSZ - 1 bytes.
- *   Context: any thread, a put or service procedure, a callback; never
- *   blocks.  Messages for a logger whose stream is full are dropped and
- *   counted (ust_log_getstats).
+ *   Context: any thread, a put or service procedure, a callback, locks held;
+ *   never blocks.  Messages for a logger whose stream is full (or, in
+ *   another process, whose socket is full) are dropped and counted
+ *   (ust_log_getstats); the logger sees a gap in the sequence numbers.
  *   Returns 1 if the message reached at least one logger, 0 if none.
  */
 int strlog(short mid, short sid, char level, unsigned short flags, char *fmt, ...)
@@ -100,6 +107,11 @@ struct ust_log_stats {
     unsigned long ls_dropped;   /* copies dropped: the logger's stream was full */
     unsigned long ls_nomem;     /* copies dropped: no memory for the message */
     unsigned long ls_badmsg;    /* putmsg/write to the log that was not a log_ctl + text */
+    /* across processes (the loggers of another process of the user) */
+    unsigned long ls_xsent;     /* messages sent to another process's logger */
+    unsigned long ls_xdropped;  /* not sent: that logger's socket was full (never a wait) */
+    unsigned long ls_xreceived; /* records of other processes passed to a logger here */
+    unsigned long ls_xrejected; /* datagrams refused: credentials, length or fields */
 };
 void ust_log_getstats(struct ust_log_stats *st);
 

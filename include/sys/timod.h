@@ -32,7 +32,9 @@
  *        it is TSYSERR, UNIX_error is the errno.  libxnet decodes it into
  *        t_errno and errno.
  *   -1   the ioctl itself failed (errno: EINVAL for a malformed request,
- *        ETIME, EINTR, ... as for any I_STR).
+ *        ENOTTY when the stream below is no TPI provider -- docs/TIMOD.md,
+ *        "A stream that is not a transport" -- ETIME, EINTR, ... as for any
+ *        I_STR).
  *
  * TI_GETMYNAME and TI_GETPEERNAME are transparent ioctls taking a
  * struct netbuf *: the local or peer address is copied to its buf and its

@@ -31,6 +31,8 @@ static void builtin_register_all(void)
     ust_tcp_register(); /* issue 12: tcp */
     ust_rawip_register(); /* issue 12: rawip (after udp) */
     ust_connld_register(); /* issue 13: connld */
+    ust_fifodev_register(); /* issue 21: fifo, sfx, pipe in the registry */
+    ust_sc_register();      /* issue 21: the sc module */
 }
 
 void ust_builtin_register(void)

@@ -36,5 +36,7 @@ void ust_pipemod_register(void); /* src/modules/pipemod.c */
 void ust_timod_register(void);   /* src/modules/timod.c */
 void ust_tirdwr_register(void);  /* src/modules/tirdwr.c */
 void ust_sad_register(void);     /* src/admin/sad.c (issue 4) */
+void ust_fifodev_register(void); /* src/drivers/fifo.c (issue 21: fifo, sfx, pipe) */
+void ust_sc_register(void);      /* src/admin/sc.c (issue 21: the sc module) */
 
 #endif /* UST_BUILTINS_H */

@@ -689,9 +689,9 @@ int ustreams_modinfo(struct ustreams_modinfo *buf, int max)
 
 /* Columns: NAME KIND, then -l's, -c's and -r's, and -l's FLAGS last (the
  * only one of varying width). */
-static void print_header(FILE *out, int flags)
+static void print_header(FILE *out, int flags, int w)
 {
-    fprintf(out, "%-8s %-6s", "NAME", "KIND");
+    fprintf(out, "%-*s %-6s", w, "NAME", "KIND");
     if (flags & USTREAMS_LS_LONG)
         fprintf(out, " %5s %6s %6s %6s %6s", "ID", "MINPSZ", "MAXPSZ", "HIWAT", "LOWAT");
     if (flags & USTREAMS_LS_COUNTS)
@@ -703,14 +703,14 @@ static void print_header(FILE *out, int flags)
     fputc('\n', out);
 }
 
-static void print_entry(FILE *out, int flags, const struct ustreams_modinfo *mi)
+static void print_entry(FILE *out, int flags, const struct ustreams_modinfo *mi, int w)
 {
     char fl[256];
     if (flags == 0) {
         fprintf(out, "%s\n", mi->name);
         return;
     }
-    fprintf(out, "%-8s %-6s", mi->name, mi->kind == USTREAMS_DRIVER ? "driver" : "module");
+    fprintf(out, "%-*s %-6s", w, mi->name, mi->kind == USTREAMS_DRIVER ? "driver" : "module");
     if (flags & USTREAMS_LS_LONG) {
         fprintf(out, " %5u %6ld", mi->idnum, mi->minpsz);
         if (mi->maxpsz == INFPSZ)
@@ -770,20 +770,57 @@ int ustreams_print_modules(FILE *out, int flags, const char *const *names, int n
         if (n <= cap)
             break;
     }
+    printed = ustreams_print_modinfo(out, flags, v, n, names, nnames);
+    free(v);
+    return printed;
+}
+
+/* Is v[i] printed (names NULL: all)?  The position of its name in names
+ * otherwise, -1 if not there. */
+static int wanted(const struct ustreams_modinfo *mi, const char *const *names, int nnames)
+{
+    if (!names)
+        return 0;
+    for (int k = 0; k < nnames; k++)
+        if (names[k] && strcmp(names[k], mi->name) == 0)
+            return k;
+    return -1;
+}
+
+/*
+ * ustreams_print_modinfo -- print n entries (as ustreams_modinfo fills
+ *   them, from wherever they came: scls gets them from the sc module) as
+ *   ustreams_print_modules does; the NAME column is as wide as the longest
+ *   name printed.
+ *   Context: any thread; no lock.  Returns the number of entries printed,
+ *   or -1 with errno (EINVAL; a write error).
+ */
+int ustreams_print_modinfo(FILE *out, int flags, const struct ustreams_modinfo *v, int n,
+                           const char *const *names, int nnames)
+{
+    int printed = 0, w = 8;
+
+    if (!out || (flags & ~(USTREAMS_LS_LONG | USTREAMS_LS_COUNTS | USTREAMS_LS_REG)) ||
+        n < 0 || (!v && n > 0) || nnames < 0 || (!names && nnames > 0)) {
+        errno = EINVAL;
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        if (wanted(&v[i], names, nnames) >= 0 && (int)strlen(v[i].name) > w)
+            w = (int)strlen(v[i].name);
     errno = 0;
     if (flags)
-        print_header(out, flags);
+        print_header(out, flags, w);
     if (!names) {
         for (int i = 0; i < n; i++, printed++)
-            print_entry(out, flags, &v[i]);
+            print_entry(out, flags, &v[i], w);
     } else {
         for (int k = 0; k < nnames; k++)
             for (int i = 0; i < n; i++)
                 if (names[k] && strcmp(names[k], v[i].name) == 0) {
-                    print_entry(out, flags, &v[i]);
+                    print_entry(out, flags, &v[i], w);
                     printed++;
                 }
     }
-    free(v);
     return out_result(out, printed);
 }

@@ -14,6 +14,12 @@
  *   batching that the performance of STREAMS rests on.  High-priority
  *   messages are counted but never checked against the marks.
  *
+ *   A want is cleared only where a back-enable follows it (a removal,
+ *   strqset), never by an addition: a queue marked wanted below its
+ *   high-water mark (a read side that stops taking messages marks it so,
+ *   sd_xpipe_read.c) keeps the mark until its reader removes a message, so
+ *   a put in between cannot swallow the back-enable (ust_flow_fill).
+ *
  *   Flags and counts are changed under the queue lock.  The fast path of
  *   canput reads QFULL without the lock: a writer that races with the queue
  *   filling may put one more message, never fewer.
@@ -49,6 +55,17 @@ int ust_flow_update(queue_t *q, qband_t *qb)
             return 1;
     }
     return 0;
+}
+
+void ust_flow_fill(queue_t *q, qband_t *qb)
+{
+    UST_ASSERT_HELD(&ust_qpv(q)->lock);
+    if (qb) {
+        if (qb->qb_count > 0 && qb->qb_count >= qb->qb_hiwat)
+            qb->qb_flag |= QB_FULL;
+    } else if (q->q_count > 0 && q->q_count >= q->q_hiwat && !(ust_qflags(q) & QFULL)) {
+        ust_qflag_set(q, QFULL);
+    }
 }
 
 /* Does q have a service procedure?  q_qinfo is read atomically: walking

@@ -355,7 +355,7 @@ static int enqueue(queue_t *q, mblk_t *mp, int back, int *enable)
     } else {
         q->q_count += msg_bytes(mp);
     }
-    ust_flow_update(q, qb);
+    ust_flow_fill(q, qb); /* a want stays for the next removal */
     uint_t fl = ust_qflags(q);
     if (fl & QPROCSOFF) {
         /* Procedures off (a procedure still finishing, or ust_qhold): what
@@ -593,7 +593,7 @@ int insq(queue_t *q, mblk_t *emp, mblk_t *mp)
     } else {
         q->q_count += msg_bytes(mp);
     }
-    ust_flow_update(q, qb);
+    ust_flow_fill(q, qb); /* a want stays for the next removal */
     uint_t fl = ust_qflags(q);
     if (fl & QPROCSOFF) { /* as in enqueue */
         __atomic_store_n(&pv->held, 1, __ATOMIC_RELAXED);

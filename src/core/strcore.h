@@ -435,6 +435,10 @@ void ust_backenable(queue_t *q, unsigned char band);
  * lock: sets/clears QFULL/QB_FULL; returns 1 if a back-enable is due (caller
  * then calls ust_backenable_now after unlocking). */
 int ust_flow_update(queue_t *q, qband_t *qb);
+/* After a message was added to q (band qb), under the queue lock: sets
+ * QFULL/QB_FULL at the high-water mark.  Never clears a want (QWANTW /
+ * QB_WANTW): only a removal does, and back-enables (flow.c). */
+void ust_flow_fill(queue_t *q, qband_t *qb);
 void ust_backenable_now(queue_t *q);
 mblk_t *ust_q_front_hold(queue_t *q);               /* queue.c: lock q, its q_first */
 void ust_q_front_release(queue_t *q, size_t consumed, int unlink); /* taken in place; unlock */
@@ -565,16 +569,25 @@ void ust_set_init_hook(ust_init_hook_fn fn);
 /* ------------------------------------------------------------------------ */
 struct log_ctl;
 
+/* Logger classes, a bit each (the error, trace and console logger). */
+#define UST_LOGC_ERR  0x1
+#define UST_LOGC_TRC  0x2
+#define UST_LOGC_CONS 0x4
+
 /*
  * ust_strlog_route_fn -- where strlog(9F) hands each message it formatted.
  *   lc: mid, sid, level, flags and pri filled in; the route fills in ltime,
- *   ttime and seq_no.  text: len bytes (no NUL needed).  *had_console is set
- *   to whether a console logger existed.  Returns 1 if a copy reached a
- *   logger, else 0.
+ *   ttime, seq_no and pid.  text: len bytes (no NUL needed).  *had_console
+ *   is set to whether a console logger existed.  far: 0 for a message of
+ *   this process (local loggers, then the loggers of other processes for the
+ *   classes with none here); else the UST_LOGC_* classes a record received
+ *   from another process may reach (lc's times and pid are the sender's, its
+ *   seq_no on entry the count of records the sender lost before it, which
+ *   the route skips in the class's sequence; it is never passed on again).  Returns 1 if a copy reached a logger, else 0.
  *   Context: any thread, module procedures included: it must never block.
  */
 typedef int (*ust_strlog_route_fn)(struct log_ctl *lc, const char *text, size_t len,
-                                   int *had_console);
+                                   int *had_console, int far);
 
 /*
  * ust_strlog_set_route -- install the route of strlog, a hook of the layer
@@ -591,5 +604,58 @@ void ust_strlog_set_route(ust_strlog_route_fn fn);
  * (SL_FATAL), LOG_ERR (SL_ERROR), LOG_WARNING (SL_WARN), LOG_NOTICE
  * (SL_NOTE), LOG_DEBUG (SL_TRACE only) or LOG_INFO.  Any thread. */
 int ust_log_pri(unsigned short flags);
+
+/*
+ * ust_strlog_far -- deliver a log record received from another process
+ *   (src/procs/xlog.c, after validating it) to this process's loggers of the
+ *   classes cls (UST_LOGC_*), through the installed route with far = cls.
+ *   lc->seq_no on entry: how many records of the class the sender lost
+ *   before this one (>= 0); the route skips that many sequence numbers.
+ *   Returns what the route returns (0 with none).  Context: any thread.
+ */
+int ust_strlog_far(struct log_ctl *lc, const char *text, size_t len, int cls);
+
+/*
+ * Loggers across processes (docs/ADMIN.md, "Logging"): the hooks of the
+ * cross-process layer (src/procs/xlog.c installs them with ust_xlog_set_ops
+ * at library start; the log driver calls them).  With none installed every
+ * logger is local to its process.
+ *   claim(cls)    take the per-user slot of the class (one logger per class
+ *                 among every process of the user) and start receiving the
+ *                 records other processes send to it.  0, EBUSY (a logger of
+ *                 the class exists in another process -- or in this one), or
+ *                 another positive errno (the slot could not be made: the
+ *                 logger then stays local).  May block briefly (system calls).
+ *   release(cls)  give the slot up.  May block briefly.
+ *   send(cls, lc, text, len)  pass a message of this process to the logger
+ *                 of the class in another process.  Never blocks.  Returns 1
+ *                 (sent), 0 (no such logger), -1 (dropped: its queue full).
+ *   fork_prepare / fork_parent / fork_child: quiesce and, in the child,
+ *                 forget the slots (they stay the parent's).
+ *   claim, release and the fork hooks are called with the log driver's slot
+ *   lock held (so one at a time); send from any thread, any context.
+ */
+struct ust_xlog_ops {
+    int (*claim)(int cls);
+    void (*release)(int cls);
+    int (*send)(int cls, const struct log_ctl *lc, const char *text, size_t len);
+    void (*fork_prepare)(void);
+    void (*fork_parent)(void);
+    void (*fork_child)(void);
+};
+void ust_xlog_set_ops(const struct ust_xlog_ops *ops);
+/* The installed ops, or NULL.  Any thread (acquire load). */
+const struct ust_xlog_ops *ust_xlog_get_ops(void);
+
+/* Counters of the cross-process log path (ust_log_stats' ls_x* fields). */
+enum ust_xlog_counter {
+    UST_XLOG_SENT,     /* records sent to another process's logger */
+    UST_XLOG_SENDDROP, /* records not sent: the far logger's socket was full */
+    UST_XLOG_RECEIVED, /* records received and delivered to the local route */
+    UST_XLOG_REJECTED, /* datagrams refused: bad credentials, length or fields */
+    UST_XLOG_NCOUNTERS
+};
+void ust_xlog_count(enum ust_xlog_counter which);
+unsigned long ust_xlog_counter(enum ust_xlog_counter which);
 
 #endif /* UST_STRCORE_H */

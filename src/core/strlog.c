@@ -33,6 +33,41 @@ void ust_strlog_set_route(ust_strlog_route_fn fn)
     atomic_store_explicit(&strlog_route, fn, memory_order_release);
 }
 
+/* The cross-process layer's hooks (strcore.h); NULL: loggers are local. */
+static _Atomic(const struct ust_xlog_ops *) xlog_ops;
+static atomic_ulong xlog_counters[UST_XLOG_NCOUNTERS];
+
+void ust_xlog_set_ops(const struct ust_xlog_ops *ops)
+{
+    atomic_store_explicit(&xlog_ops, ops, memory_order_release);
+}
+
+const struct ust_xlog_ops *ust_xlog_get_ops(void)
+{
+    return atomic_load_explicit(&xlog_ops, memory_order_acquire);
+}
+
+void ust_xlog_count(enum ust_xlog_counter which)
+{
+    if ((unsigned)which < UST_XLOG_NCOUNTERS)
+        atomic_fetch_add_explicit(&xlog_counters[which], 1, memory_order_relaxed);
+}
+
+unsigned long ust_xlog_counter(enum ust_xlog_counter which)
+{
+    if ((unsigned)which >= UST_XLOG_NCOUNTERS)
+        return 0;
+    return atomic_load_explicit(&xlog_counters[which], memory_order_relaxed);
+}
+
+int ust_strlog_far(struct log_ctl *lc, const char *text, size_t len, int cls)
+{
+    ust_strlog_route_fn route = atomic_load_explicit(&strlog_route, memory_order_acquire);
+    if (route == NULL || cls == 0)
+        return 0;
+    return route(lc, text, len, NULL, cls);
+}
+
 int ust_log_pri(unsigned short flags)
 {
     if (flags & SL_FATAL)
@@ -88,7 +123,7 @@ int strlog(short mid, short sid, char level, unsigned short flags, char *fmt, ..
     lc.flags = (short)flags;
     lc.pri = ust_log_pri(flags);
     route = atomic_load_explicit(&strlog_route, memory_order_acquire);
-    rc = route != NULL ? route(&lc, text, (size_t)n, &had_console) : 0;
+    rc = route != NULL ? route(&lc, text, (size_t)n, &had_console, 0) : 0;
     if ((flags & SL_CONSOLE) && !had_console && strlog_verbose())
         fprintf(stderr, "strlog: mid %d sid %d level %d: %s\n", mid, sid, (unsigned char)level,
                 text);

@@ -28,7 +28,7 @@
 #include "forksafe.h"
 
 #define ECHO_ID 5003
-#define ECHO_NMINOR 256 /* minors tracked for clone allocation */
+#define ECHO_NMINOR 256 /* minors 0 .. 255: a DRVOPEN of another fails ENXIO */
 
 struct echo_state {
     minor_t minor;
@@ -120,6 +120,8 @@ static int echo_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *crp)
         return 0; /* reopen of an open stream */
     if (sflag != DRVOPEN && sflag != CLONEOPEN)
         return ENXIO;
+    if (sflag == DRVOPEN && minor >= ECHO_NMINOR)
+        return ENXIO; /* minors 0 .. ECHO_NMINOR-1 (docs/ADMIN.md, "Device names") */
     es = kmem_zalloc(sizeof(*es), KM_SLEEP);
 
     pthread_mutex_lock(&echo_lock);

@@ -30,5 +30,8 @@ long inet_bind_error(int err);
 int inet_optval_get(const unsigned char *vp, size_t vlen, long *v);
 /* v written in vlen bytes (1, 4 or sizeof(long)) at out. */
 void inet_optval_put(unsigned char *out, long v, size_t vlen);
+/* Whether this kernel's SO_SNDLOWAT is read-only (Linux: setsockopt fails
+ * ENOPROTOOPT): probed once on a scratch socket, then cached.  Thread-safe. */
+int inet_sndlowat_readonly(void);
 
 #endif /* UST_INET_IO_H */

@@ -6,11 +6,22 @@
  * open on the driver are kept in one table, guarded by log_lock.
  *
  * Principles of operation
- *   - A stream becomes a logger with an I_STR ioctl: I_ERRLOG (the one error
- *     logger), I_TRCLOG (a trace logger, with its array of struct trace_ids
- *     filters; any number of them) or I_CONSLOG (the one console logger).  A
- *     stream may hold several roles; a repeated I_TRCLOG replaces its
- *     filters.  Closing the stream gives its roles up.
+ *   - A stream becomes a logger with an I_STR ioctl: I_ERRLOG (the error
+ *     logger), I_TRCLOG (the trace logger, with its array of struct
+ *     trace_ids filters) or I_CONSLOG (the console logger).  One logger of
+ *     each class at a time (SVR4 log(7): "at most one trace logger and one
+ *     error logger"; the console logger the same): another stream asking
+ *     fails EBUSY, in this process or -- through the cross-process layer's
+ *     claim (strcore.h, struct ust_xlog_ops) -- in another process of the
+ *     user.  The same stream asking again succeeds (a repeated I_TRCLOG
+ *     replaces its filters).  A stream may hold several classes.  Closing
+ *     the stream gives its classes up, here and across processes.
+ *   - A message of this process for a class with no logger here goes to the
+ *     logger of that class in another process, if any (the xlog send hook:
+ *     a datagram sent without waiting; dropped and counted when that
+ *     logger's socket is full).  Records other processes sent arrive through
+ *     ust_strlog_far (far != 0) and are routed to the local loggers of their
+ *     class only, never passed on again.
  *   - ust_log_route (strlog's route, which the administration layer
  *     installs at start-up with ust_strlog_set_route, and called by this
  *     driver's write side for a putmsg) decides under log_lock which
@@ -33,7 +44,9 @@
  *     numbers out of order.
  * Flow control: none on the write side (a putmsg to the log is routed at
  * once); the read side has no service procedure and never waits.
- * Lock order: log_lock is a leaf.  strlog runs in module procedures, which
+ * Lock order: log_slot_lock (the classes' slots: ioctls, close, fork; held
+ * across the xlog claim and release hooks, which make system calls) before
+ * log_lock.  log_lock is a leaf.  strlog runs in module procedures, which
  * hold no executive lock; under log_lock nothing runs but the table walk,
  * malloc and claim increments -- never putnext, allocb or a module procedure.
  * Writes that are not a log_ctl + text (write(2), M_PCPROTO, ...) are freed
@@ -48,6 +61,7 @@
 #include <sys/strconf.h>
 #include <sys/strlog.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "drivers/logpriv.h"
 #include "strcore.h"
@@ -55,10 +69,11 @@
 #define LOG_ID      LOG_MID /* module id */
 #define LOG_TARGETS 16      /* copies routed without a heap array */
 
-/* Roles of a log stream (log_strm.roles). */
-#define LR_ERR  0x1
-#define LR_TRC  0x2
-#define LR_CONS 0x4
+/* Roles of a log stream (log_strm.roles): the logger classes. */
+#define LR_ERR  UST_LOGC_ERR
+#define LR_TRC  UST_LOGC_TRC
+#define LR_CONS UST_LOGC_CONS
+#define LOG_NCLASS 3
 
 /* One open stream of the driver. */
 struct log_strm {
@@ -70,16 +85,30 @@ struct log_strm {
     size_t ntids;           /* log_lock */
 };
 
-/* log_lock guards the table of open streams, the error and console logger
- * pointers and the three sequence counters.  Held only for short
- * bookkeeping: never across putnext, allocb or a module procedure. */
+/* log_slot_lock serialises the changes of the loggers (ioctls, close, fork)
+ * with the cross-process claims and releases they make.  A sleeping lock held
+ * across a few system calls; never taken by a message's route. */
+static ust_lock_t log_slot_lock = UST_LOCK_INIT;
+
+/* log_lock guards the table of open streams, the logger pointers and the
+ * three sequence counters.  Held only for short bookkeeping: never across
+ * putnext, allocb or a module procedure.  A logger pointer changes with both
+ * locks held, so either lock is enough to read it. */
 static ust_lock_t log_lock = UST_LOCK_INIT;
 static struct log_strm *log_streams; /* log_lock: every open stream */
-static struct log_strm *log_errq;    /* log_lock: the error logger or NULL */
-static struct log_strm *log_consq;   /* log_lock: the console logger or NULL */
+static struct log_strm *log_errq;    /* log_lock + log_slot_lock: the error logger or NULL */
+static struct log_strm *log_trcq;    /* log_lock + log_slot_lock: the trace logger or NULL */
+static struct log_strm *log_consq;   /* log_lock + log_slot_lock: the console logger or NULL */
 static int log_errseq;               /* log_lock: next error sequence number */
 static int log_trcseq;               /* log_lock: next trace sequence number */
 static int log_conseq;               /* log_lock: next console sequence number */
+
+/* The logger pointer of class c (LR_*). */
+static struct log_strm **log_slot_of(int c)
+{
+    return c == LR_ERR ? &log_errq : c == LR_TRC ? &log_trcq : &log_consq;
+}
+
 
 /* Counters (ust_log_getstats); updated without the lock. */
 static atomic_ulong log_nlogged, log_nunrouted, log_ndelivered, log_ndropped, log_nnomem,
@@ -131,18 +160,35 @@ void ust_log_register(void);
  * parent's streams). */
 static void log_fork_prepare(void)
 {
+    const struct ust_xlog_ops *xo = ust_xlog_get_ops();
+
+    ust_lock(&log_slot_lock);
+    if (xo && xo->fork_prepare)
+        xo->fork_prepare();
     ust_lock(&log_lock);
 }
 
 static void log_fork_parent(void)
 {
+    const struct ust_xlog_ops *xo = ust_xlog_get_ops();
+
     ust_unlock(&log_lock);
+    if (xo && xo->fork_parent)
+        xo->fork_parent();
+    ust_unlock(&log_slot_lock);
 }
 
+/* The child's slots across processes are the parent's too: the xlog child
+ * hook forgets them without releasing them. */
 static void log_fork_child(void)
 {
-    log_streams = log_errq = log_consq = NULL;
+    const struct ust_xlog_ops *xo = ust_xlog_get_ops();
+
+    log_streams = log_errq = log_trcq = log_consq = NULL;
     ust_unlock(&log_lock);
+    if (xo && xo->fork_child)
+        xo->fork_child();
+    ust_unlock(&log_slot_lock);
 }
 
 void ust_log_register(void)
@@ -169,6 +215,10 @@ void ust_log_getstats(struct ust_log_stats *st)
     st->ls_dropped = atomic_load(&log_ndropped);
     st->ls_nomem = atomic_load(&log_nnomem);
     st->ls_badmsg = atomic_load(&log_nbadmsg);
+    st->ls_xsent = ust_xlog_counter(UST_XLOG_SENT);
+    st->ls_xdropped = ust_xlog_counter(UST_XLOG_SENDDROP);
+    st->ls_xreceived = ust_xlog_counter(UST_XLOG_RECEIVED);
+    st->ls_xrejected = ust_xlog_counter(UST_XLOG_REJECTED);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -272,47 +322,87 @@ static int log_deliver(queue_t *rq, struct log_ctl *lc, const char *text, size_t
     return sent;
 }
 
-int ust_log_route(struct log_ctl *lc, const char *text, size_t len, int *had_console)
+/* Send a message of this process to the loggers of other processes for the
+ * classes in want (those with no logger here).  Never blocks.  Returns 1 if
+ * a copy was sent. */
+static int log_send_far(const struct log_ctl *lc, const char *text, size_t len, int want)
+{
+    const struct ust_xlog_ops *xo = ust_xlog_get_ops();
+    int sent = 0;
+
+    if (xo == NULL || xo->send == NULL)
+        return 0;
+    for (int c = UST_LOGC_ERR; c <= UST_LOGC_CONS; c <<= 1)
+        if ((want & c) && xo->send(c, lc, text, len) > 0)
+            sent = 1;
+    return sent;
+}
+
+int ust_log_route(struct log_ctl *lc, const char *text, size_t len, int *had_console, int far)
 {
     struct log_targets t = {.n = 0, .cap = LOG_TARGETS};
     int err_seq = -1, trc_seq = -1, cons_seq = -1;
+    int allow = far ? far : LR_ERR | LR_TRC | LR_CONS;
+    int elsewhere = 0; /* classes asked for with no logger here */
+    int skip = far && lc->seq_no > 0 ? lc->seq_no : 0; /* the far sender's gap */
     int delivered = 0;
 
     t.v = t.local;
-    (void)drv_getparm(LBOLT, &lc->ltime);
-    lc->ttime = (long)time(NULL);
+    if (!far) {
+        (void)drv_getparm(LBOLT, &lc->ltime);
+        lc->ttime = (long)time(NULL);
+        lc->pid = getpid();
+    }
     atomic_fetch_add(&log_nlogged, 1);
 
     ust_lock(&log_lock);
     if (had_console)
         *had_console = log_consq != NULL;
-    if ((lc->flags & SL_ERROR) && log_errq) {
-        err_seq = log_errseq++;
-        (void)log_add_target(&t, log_errq->rq, err_seq);
-    }
-    if (lc->flags & SL_TRACE) {
-        for (struct log_strm *ls = log_streams; ls; ls = ls->next) {
-            if (!(ls->roles & LR_TRC) || !log_trace_match(ls, lc))
-                continue;
-            if (trc_seq < 0)
-                trc_seq = log_trcseq++;
-            (void)log_add_target(&t, ls->rq, trc_seq);
+    if ((allow & LR_ERR) && (lc->flags & SL_ERROR)) {
+        if (log_errq) {
+            log_errseq += skip;
+            err_seq = log_errseq++;
+            (void)log_add_target(&t, log_errq->rq, err_seq);
+        } else {
+            elsewhere |= LR_ERR;
         }
     }
-    if ((lc->flags & SL_CONSOLE) && log_consq) {
-        cons_seq = log_conseq++;
-        (void)log_add_target(&t, log_consq->rq, cons_seq);
+    if ((allow & LR_TRC) && (lc->flags & SL_TRACE)) {
+        if (log_trcq == NULL) {
+            elsewhere |= LR_TRC;
+        } else if (log_trace_match(log_trcq, lc)) {
+            log_trcseq += skip;
+            trc_seq = log_trcseq++;
+            (void)log_add_target(&t, log_trcq->rq, trc_seq);
+        }
+    }
+    if ((allow & LR_CONS) && (lc->flags & SL_CONSOLE)) {
+        if (log_consq) {
+            log_conseq += skip;
+            cons_seq = log_conseq++;
+            (void)log_add_target(&t, log_consq->rq, cons_seq);
+        } else {
+            elsewhere |= LR_CONS;
+        }
     }
     ust_unlock(&log_lock);
 
-    if (err_seq < 0 && trc_seq < 0 && cons_seq < 0)
-        atomic_fetch_add(&log_nunrouted, 1);
     for (size_t i = 0; i < t.n; i++) {
         lc->seq_no = t.v[i].seq;
         delivered |= log_deliver(t.v[i].rq, lc, text, len);
     }
     if (t.v != t.local)
         free(t.v);
+    if (!far && elsewhere) {
+        lc->seq_no = 0; /* numbered by the far logger's driver */
+        if (log_send_far(lc, text, len, elsewhere)) {
+            delivered = 1;
+            if (had_console && (elsewhere & LR_CONS))
+                *had_console = 1;
+        }
+    }
+    if (err_seq < 0 && trc_seq < 0 && cons_seq < 0 && !delivered)
+        atomic_fetch_add(&log_nunrouted, 1);
     return delivered;
 }
 
@@ -388,6 +478,10 @@ static int log_close(queue_t *q, int oflag, cred_t *crp)
 
     (void)oflag;
     (void)crp;
+    const struct ust_xlog_ops *xo = ust_xlog_get_ops();
+    int held = 0;
+
+    ust_lock(&log_slot_lock);
     ust_lock(&log_lock);
     for (struct log_strm **pp = &log_streams; *pp; pp = &(*pp)->next) {
         if (*pp == ls) {
@@ -395,11 +489,18 @@ static int log_close(queue_t *q, int oflag, cred_t *crp)
             break;
         }
     }
-    if (log_errq == ls)
-        log_errq = NULL;
-    if (log_consq == ls)
-        log_consq = NULL;
+    for (int c = UST_LOGC_ERR; c <= UST_LOGC_CONS; c <<= 1) {
+        struct log_strm **slot = log_slot_of(c);
+        if (*slot == ls) {
+            *slot = NULL;
+            held |= c;
+        }
+    }
     ust_unlock(&log_lock);
+    for (int c = UST_LOGC_ERR; c <= UST_LOGC_CONS; c <<= 1)
+        if ((held & c) && xo && xo->release)
+            xo->release(c); /* the slot across processes is free again */
+    ust_unlock(&log_slot_lock);
 
     qprocsoff(q);
     q->q_ptr = NULL;
@@ -456,16 +557,56 @@ static int log_get_tids(mblk_t *mp, struct trace_ids **tp, size_t *np)
 }
 
 /*
+ * log_take -- make ls the logger of class c (I_ERRLOG, I_TRCLOG, I_CONSLOG).
+ *   tids/ntids: the trace filters (LR_TRC; taken over, freed on failure).
+ *   Context: the write put procedure of an ioctl; may block briefly (the
+ *   claim across processes makes system calls, under log_slot_lock).
+ *   Returns 0; EBUSY when another stream is the class's logger, here or in
+ *   another process of the user.  The same stream asking again succeeds (the
+ *   trace filters replaced).  A claim failing otherwise (no runtime
+ *   directory, ...) leaves the logger local to this process.
+ */
+static int log_take(struct log_strm *ls, int c, struct trace_ids *tids, size_t ntids)
+{
+    const struct ust_xlog_ops *xo = ust_xlog_get_ops();
+    struct log_strm **slot = log_slot_of(c);
+    struct trace_ids *old = NULL;
+    int err = 0;
+
+    ust_lock(&log_slot_lock);
+    if (*slot != NULL && *slot != ls)
+        err = EBUSY;
+    else if (*slot == NULL && xo && xo->claim && xo->claim(c) == EBUSY)
+        err = EBUSY;
+    if (err == 0) {
+        ust_lock(&log_lock);
+        *slot = ls;
+        ls->roles |= c;
+        if (c == LR_TRC) {
+            old = ls->tids;
+            ls->tids = tids;
+            ls->ntids = ntids;
+            tids = NULL;
+        }
+        ust_unlock(&log_lock);
+    }
+    ust_unlock(&log_slot_lock);
+    free(old);
+    free(tids);
+    return err;
+}
+
+/*
  * log_ioctl -- I_ERRLOG, I_TRCLOG, I_CONSLOG (I_STR only).
- *   Acks with no data, or naks: EBUSY (another stream is the error or
- *   console logger), EINVAL (a transparent ioctl, a bad I_TRCLOG length, an
+ *   Acks with no data, or naks: EBUSY (another stream is the logger of the
+ *   class, in this process or another), EINVAL (a transparent ioctl, a bad I_TRCLOG length, an
  *   unknown command), ENOMEM.
  */
 static void log_ioctl(queue_t *q, mblk_t *mp)
 {
     struct log_strm *ls = q->q_ptr;
     struct iocblk *iocp;
-    struct trace_ids *tids = NULL, *old = NULL;
+    struct trace_ids *tids = NULL;
     size_t ntids = 0;
     int err = 0;
 
@@ -481,29 +622,15 @@ static void log_ioctl(queue_t *q, mblk_t *mp)
     }
     switch (iocp->ioc_cmd) {
     case I_ERRLOG:
-    case I_CONSLOG: {
-        struct log_strm **slot = iocp->ioc_cmd == I_ERRLOG ? &log_errq : &log_consq;
-        ust_lock(&log_lock);
-        if (*slot != NULL && *slot != ls) {
-            err = EBUSY;
-        } else {
-            *slot = ls;
-            ls->roles |= iocp->ioc_cmd == I_ERRLOG ? LR_ERR : LR_CONS;
-        }
-        ust_unlock(&log_lock);
+        err = log_take(ls, LR_ERR, NULL, 0);
         break;
-    }
+    case I_CONSLOG:
+        err = log_take(ls, LR_CONS, NULL, 0);
+        break;
     case I_TRCLOG:
         err = log_get_tids(mp, &tids, &ntids);
-        if (err)
-            break;
-        ust_lock(&log_lock);
-        old = ls->tids;
-        ls->tids = tids;
-        ls->ntids = ntids;
-        ls->roles |= LR_TRC;
-        ust_unlock(&log_lock);
-        free(old);
+        if (err == 0)
+            err = log_take(ls, LR_TRC, tids, ntids); /* owns tids */
         break;
     default:
         err = EINVAL;
@@ -553,7 +680,7 @@ static void log_putmsg(queue_t *q, mblk_t *mp)
     lc.flags &= SL_FATAL | SL_NOTIFY | SL_ERROR | SL_TRACE | SL_CONSOLE | SL_WARN | SL_NOTE;
     if (lc.pri == 0)
         lc.pri = ust_log_pri((unsigned short)lc.flags);
-    (void)ust_log_route(&lc, text, len, NULL);
+    (void)ust_log_route(&lc, text, len, NULL, 0);
 }
 
 /* M_FLUSH at a driver: nothing is queued here; turn FLUSHR around. */

@@ -23,7 +23,7 @@
 #include "forksafe.h"
 
 #define NULS_ID 5004
-#define NULS_NMINOR 256 /* minors tracked for clone allocation */
+#define NULS_NMINOR 256 /* minors 0 .. 255: a DRVOPEN of another fails ENXIO */
 
 static int nuls_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *crp);
 static int nuls_close(queue_t *q, int oflag, cred_t *crp);
@@ -107,6 +107,8 @@ static int nuls_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *crp)
         return 0; /* reopen */
     if (sflag != DRVOPEN && sflag != CLONEOPEN)
         return ENXIO;
+    if (sflag == DRVOPEN && minor >= NULS_NMINOR)
+        return ENXIO; /* minors 0 .. NULS_NMINOR-1 (docs/ADMIN.md, "Device names") */
     pthread_mutex_lock(&nuls_lock);
     if (sflag == CLONEOPEN) {
         for (minor = 1; minor < NULS_NMINOR && nuls_opens[minor] != 0; minor++)

@@ -53,7 +53,7 @@
 #include "inet_io.h"
 
 #define TCP_OPT_MAX 1024 /* OPT_size */
-#define TCP_NOPTS 10     /* the options of tcp_opt.c */
+#define TCP_NOPTS 13     /* the options of tcp_opt.c */
 #define TCP_QLEN_MAX 128 /* CONIND_number is reduced to this */
 #define TCP_ETSDU 1      /* ETSDU_size: one urgent byte (MSG_OOB) */
 

@@ -4,9 +4,12 @@
  * the endpoint's socket options (XNS 5, Internet appendix).
  *
  *   level        name           value                  socket option
- *   XTI_GENERIC  XTI_SNDBUF     t_uscalar_t bytes      SO_SNDBUF
- *   XTI_GENERIC  XTI_RCVBUF     t_uscalar_t bytes      SO_RCVBUF
+ *   XTI_GENERIC  XTI_DEBUG      t_uscalar_t flags      none: kept per endpoint (no effect)
  *   XTI_GENERIC  XTI_LINGER     struct t_linger        SO_LINGER
+ *   XTI_GENERIC  XTI_RCVBUF     t_uscalar_t bytes      SO_RCVBUF
+ *   XTI_GENERIC  XTI_RCVLOWAT   t_uscalar_t bytes      SO_RCVLOWAT
+ *   XTI_GENERIC  XTI_SNDBUF     t_uscalar_t bytes      SO_SNDBUF
+ *   XTI_GENERIC  XTI_SNDLOWAT   t_uscalar_t bytes      SO_SNDLOWAT (read-only on Linux)
  *   INET_IP      IP_TOS         unsigned char          IP_TOS / IPV6_TCLASS
  *   INET_IP      IP_TTL         unsigned char          IP_TTL / IPV6_UNICAST_HOPS
  *   INET_IP      IP_REUSEADDR   unsigned int T_YES/NO  SO_REUSEADDR
@@ -19,7 +22,13 @@
  * the field write a long); T_NEGOTIATE and T_CHECK answer in the size
  * given, T_CURRENT and T_DEFAULT in the XNS size.  The two structures are
  * exactly their size.  Buffer sizes are reported halved, as udp_opt.c does
- * (Linux doubles what it is given).  TCP_MAXSEG is T_READONLY to negotiate.
+ * (Linux doubles what it is given); the low-water marks as the kernel has
+ * them (it caps SO_RCVLOWAT at half the receive buffer: T_PARTSUCCESS).
+ * XTI_DEBUG takes any value (header alone: 0, off).  Read-only options
+ * (TCP_MAXSEG; XTI_SNDLOWAT when the kernel refuses SO_SNDLOWAT) follow
+ * udp_opt.c: T_READONLY for T_CHECK of a header alone, T_CURRENT,
+ * T_DEFAULT, and a value other than the one they have; T_FAILURE and
+ * T_READONLY return the value as given.
  * XTI_LINGER: l_onoff T_YES with l_linger 0 makes close reset the
  * connection; T_UNSPEC is TCP_LINGER_DEF seconds; T_INFINITE the kernel's
  * longest.  TCP_KEEPALIVE: kp_onoff T_GARBAGE is taken as T_YES
@@ -34,6 +43,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/ddi.h>
 #include <sys/socket.h>
@@ -46,16 +56,21 @@
 
 #define TCP_LINGER_DEF 120 /* seconds of XTI_LINGER's T_UNSPEC */
 
-enum { K_BUF, K_UCHAR, K_BOOL, K_RDONLY, K_LINGER, K_KPALIVE };
+/* K_DEBUG is kept here; K_RDONLY is always read-only, K_SNDLOWAT when the
+ * kernel refuses it (inet_sndlowat_readonly). */
+enum { K_BUF, K_LOWAT, K_SNDLOWAT, K_UCHAR, K_BOOL, K_RDONLY, K_LINGER, K_KPALIVE, K_DEBUG };
 
 static const struct tcp_optdef {
     t_uscalar_t level, name;
     int kind;
     int lvl4, opt4, lvl6, opt6; /* socket option for AF_INET, AF_INET6 */
 } tcp_opts[TCP_NOPTS] = {
-    {XTI_GENERIC, XTI_SNDBUF, K_BUF, SOL_SOCKET, SO_SNDBUF, SOL_SOCKET, SO_SNDBUF},
-    {XTI_GENERIC, XTI_RCVBUF, K_BUF, SOL_SOCKET, SO_RCVBUF, SOL_SOCKET, SO_RCVBUF},
+    {XTI_GENERIC, XTI_DEBUG, K_DEBUG, -1, 0, -1, 0},
     {XTI_GENERIC, XTI_LINGER, K_LINGER, SOL_SOCKET, SO_LINGER, SOL_SOCKET, SO_LINGER},
+    {XTI_GENERIC, XTI_RCVBUF, K_BUF, SOL_SOCKET, SO_RCVBUF, SOL_SOCKET, SO_RCVBUF},
+    {XTI_GENERIC, XTI_RCVLOWAT, K_LOWAT, SOL_SOCKET, SO_RCVLOWAT, SOL_SOCKET, SO_RCVLOWAT},
+    {XTI_GENERIC, XTI_SNDBUF, K_BUF, SOL_SOCKET, SO_SNDBUF, SOL_SOCKET, SO_SNDBUF},
+    {XTI_GENERIC, XTI_SNDLOWAT, K_SNDLOWAT, SOL_SOCKET, SO_SNDLOWAT, SOL_SOCKET, SO_SNDLOWAT},
     {INET_IP, IP_TOS, K_UCHAR, SOL_IP, IP_TOS, SOL_IPV6, IPV6_TCLASS},
     {INET_IP, IP_TTL, K_UCHAR, SOL_IP, IP_TTL, SOL_IPV6, IPV6_UNICAST_HOPS},
     {INET_IP, IP_REUSEADDR, K_BOOL, SOL_SOCKET, SO_REUSEADDR, SOL_SOCKET, SO_REUSEADDR},
@@ -64,6 +79,7 @@ static const struct tcp_optdef {
     {INET_TCP, TCP_MAXSEG, K_RDONLY, SOL_TCP, TCP_MAXSEG, SOL_TCP, TCP_MAXSEG},
     {INET_TCP, TCP_KEEPALIVE, K_KPALIVE, SOL_SOCKET, SO_KEEPALIVE, SOL_SOCKET, SO_KEEPALIVE},
 };
+#define TCP_TTL 7 /* index of IP_TTL */
 
 /* An option value: scalars in a; the structures' two fields in a, b. */
 struct tcp_val {
@@ -78,6 +94,13 @@ static int tcp_isstruct(int i)
     return tcp_opts[i].kind == K_LINGER || tcp_opts[i].kind == K_KPALIVE;
 }
 
+/* Whether option i is read-only here. */
+static int tcp_readonly(int i)
+{
+    return tcp_opts[i].kind == K_RDONLY ||
+           (tcp_opts[i].kind == K_SNDLOWAT && inet_sndlowat_readonly());
+}
+
 /* The XTI value of option i on fd (family) into *v; 0, or -1 if unreadable. */
 static int tcp_sockget(int i, int fd, int family, struct tcp_val *v)
 {
@@ -88,6 +111,8 @@ static int tcp_sockget(int i, int fd, int family, struct tcp_val *v)
     socklen_t len = sizeof(x);
 
     v->a = v->b = 0;
+    if (d->kind == K_DEBUG)
+        return -1; /* kept here, not a socket option */
     if (d->kind == K_LINGER) {
         struct linger l;
         len = sizeof(l);
@@ -141,6 +166,8 @@ static int tcp_sockset(int i, int fd, int family, const struct tcp_val *v)
     }
     if (d->kind == K_RDONLY)
         return EPERM;
+    if (d->kind == K_DEBUG)
+        return 0; /* kept here */
     x = d->kind == K_BOOL ? (v->a == T_YES) : (int)v->a;
     return setsockopt(fd, lvl, opt, &x, sizeof(x)) < 0 ? errno : 0;
 }
@@ -152,8 +179,8 @@ static void tcp_defaults(void)
     for (int i = 0; i < TCP_NOPTS; i++)
         if (fd < 0 || tcp_sockget(i, fd, AF_INET, &tcp_defval[i]) < 0)
             tcp_defval[i].a = tcp_defval[i].b = 0;
-    if (tcp_defval[4].a <= 0)
-        tcp_defval[4].a = 64;
+    if (tcp_defval[TCP_TTL].a <= 0)
+        tcp_defval[TCP_TTL].a = 64;
     if (fd >= 0)
         close(fd);
 }
@@ -170,7 +197,11 @@ static t_uscalar_t tcp_check(int i, const struct tcp_val *v)
 {
     switch (tcp_opts[i].kind) {
     case K_BUF:
+    case K_LOWAT:
+    case K_SNDLOWAT:
         return v->a > 0 && v->a <= INT_MAX ? T_SUCCESS : T_FAILURE;
+    case K_DEBUG:
+        return v->a >= 0 && v->a <= (long)UINT32_MAX ? T_SUCCESS : T_FAILURE;
     case K_UCHAR:
         return v->a >= (tcp_opts[i].name == IP_TTL ? 1 : 0) && v->a <= 255 ? T_SUCCESS
                                                                            : T_FAILURE;
@@ -179,12 +210,7 @@ static t_uscalar_t tcp_check(int i, const struct tcp_val *v)
     case K_RDONLY:
         return T_READONLY;
     case K_LINGER:
-        if (v->a != T_YES && v->a != T_NO)
-            return T_FAILURE;
-        return v->a == T_NO || v->b == T_UNSPEC || v->b == T_INFINITE ||
-                       (v->b >= 0 && v->b <= INT_MAX)
-                   ? T_SUCCESS
-                   : T_FAILURE;
+        return tl_linger_check(v->a, v->b);
     default: /* K_KPALIVE */
         if (v->a != T_YES && v->a != T_NO && v->a != T_GARBAGE)
             return T_FAILURE;
@@ -250,44 +276,93 @@ static struct tcp_val tcp_current(struct tcp_ep *ep, int i, int fd, int family)
     return v;
 }
 
-/* Negotiate option i to v; the status, *got the value in effect. */
-static t_uscalar_t tcp_negotiate(struct tcp_ep *ep, int i, struct tcp_val v, int fd, int family,
-                                 struct tcp_val *got)
+/* What the kernel grants for size option i asked *v (status st) while
+ * there is no socket: tried on a scratch socket (the limits are the same).
+ * The status, *got the value granted. */
+static t_uscalar_t tcp_probe(int i, const struct tcp_val *v, t_uscalar_t st, struct tcp_val *got)
 {
-    t_uscalar_t st = tcp_check(i, &v);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    if (fd < 0)
+        return st; /* cannot tell: taken as asked, set on the socket */
+    if (tcp_sockset(i, fd, AF_INET, v) == 0 && tcp_sockget(i, fd, AF_INET, got) == 0 &&
+        got->a != v->a)
+        st = T_PARTSUCCESS;
+    else
+        *got = *v;
+    close(fd);
+    return st;
+}
+
+/* Negotiate option i to v (checked legal: status st, T_SUCCESS or
+ * T_PARTSUCCESS); the status, *got the value in effect (as given when
+ * T_FAILURE). */
+static t_uscalar_t tcp_negotiate(struct tcp_ep *ep, int i, struct tcp_val v, t_uscalar_t st,
+                                 int fd, int family, struct tcp_val *got)
+{
     int err;
 
     *got = v;
-    if (st == T_FAILURE || st == T_READONLY) {
-        *got = tcp_current(ep, i, fd, family);
-        return st;
-    }
     if (tcp_opts[i].kind == K_KPALIVE && v.a == T_GARBAGE)
-        v.a = T_YES;
+        got->a = v.a = T_YES;
+    if (fd < 0 && (tcp_opts[i].kind == K_BUF || tcp_opts[i].kind == K_LOWAT))
+        st = tcp_probe(i, &v, st, got); /* the value granted is the one kept */
     pthread_mutex_lock(&ep->lk); /* kept for the next socket too */
     ep->opt[i].set = 1;
-    ep->opt[i].a = v.a;
+    ep->opt[i].a = st == T_PARTSUCCESS && fd < 0 ? got->a : v.a;
     ep->opt[i].b = v.b;
     pthread_mutex_unlock(&ep->lk);
     if (fd < 0)
         return st;
     err = tcp_sockset(i, fd, family, &v);
-    if (err != 0) {
-        *got = tcp_current(ep, i, fd, family);
+    if (err != 0)
         return T_FAILURE;
-    }
     switch (tcp_opts[i].kind) {
-    case K_BUF: /* the kernel may grant less (or round) */
+    case K_BUF: /* the kernel may grant less or more (or round) */
+    case K_LOWAT:
+    case K_SNDLOWAT:
         *got = tcp_current(ep, i, fd, family);
         return got->a == v.a ? st : T_PARTSUCCESS;
-    case K_KPALIVE:
-        got->a = v.a;
-        if (v.b == T_UNSPEC)
-            got->b = T_UNSPEC;
-        return st;
     default:
         return st;
     }
+}
+
+/*
+ * T_NEGOTIATE (check 0) or T_CHECK (check 1) of value v for option i; the
+ * status, *got the value to return.  A read-only option set to the value
+ * it has is T_SUCCESS, to another T_READONLY (value as given).
+ */
+static t_uscalar_t tcp_setval(struct tcp_ep *ep, int i, const struct tcp_val *v, int check,
+                              int fd, int family, struct tcp_val *got)
+{
+    t_uscalar_t st;
+
+    *got = *v;
+    if (tcp_readonly(i))
+        return tcp_current(ep, i, fd, family).a == v->a ? T_SUCCESS : T_READONLY;
+    st = tcp_check(i, v);
+    if (st == T_FAILURE || check)
+        return st;
+    return tcp_negotiate(ep, i, *v, st, fd, family, got);
+}
+
+/* T_NEGOTIATE of option i to its default (header alone, T_ALLOPT). */
+static t_uscalar_t tcp_reset(struct tcp_ep *ep, int i, int fd, int family, struct tcp_val *got)
+{
+    struct tcp_val d = tcp_default(i);
+
+    if (tcp_readonly(i)) {
+        *got = tcp_current(ep, i, fd, family);
+        return got->a == d.a ? T_SUCCESS : T_READONLY;
+    }
+    return tcp_setval(ep, i, &d, 0, fd, family, got);
+}
+
+/* The status of option i for T_CHECK of a header alone, T_CURRENT, T_DEFAULT. */
+static t_uscalar_t tcp_support(int i)
+{
+    return tcp_readonly(i) ? T_READONLY : T_SUCCESS;
 }
 
 /* Every option of level (T_ALLOPT) or all (level ~0): current, default, or
@@ -297,18 +372,15 @@ static void tcp_optall(struct tcp_ep *ep, t_uscalar_t level, t_scalar_t flags, i
 {
     for (int i = 0; i < TCP_NOPTS; i++) {
         struct tcp_val v;
-        t_uscalar_t st = T_SUCCESS;
+        t_uscalar_t st = tcp_support(i);
         if (level != (t_uscalar_t)~0u && tcp_opts[i].level != level)
             continue;
-        if (flags == T_DEFAULT) {
+        if (flags == T_DEFAULT)
             v = tcp_default(i);
-        } else if (flags == T_CURRENT) {
+        else if (flags == T_CURRENT)
             v = tcp_current(ep, i, fd, family);
-        } else if (tcp_opts[i].kind == K_RDONLY) {
-            v = tcp_current(ep, i, fd, family);
-        } else {
-            st = tcp_negotiate(ep, i, tcp_default(i), fd, family, &v);
-        }
+        else
+            st = tcp_reset(ep, i, fd, family, &v);
         tcp_optout(bp, i, st, &v, 0, worst);
     }
 }
@@ -347,30 +419,33 @@ static int tcp_optwalk(struct tcp_ep *ep, const unsigned char *p, size_t len, t_
         memcpy(&oh, p + at, sizeof(oh));
         vlen = oh.len - sizeof(oh);
         i = tcp_optfind(oh.level, oh.name);
-        if (oh.name == T_ALLOPT &&
-            (oh.level == XTI_GENERIC || oh.level == INET_IP || oh.level == INET_TCP)) {
-            if (flags == T_CHECK)
-                return TBADOPT;
+        int echo = flags == T_NEGOTIATE || flags == T_CHECK;
+        if (oh.name == T_ALLOPT && flags == T_CHECK) {
+            return TBADOPT; /* T_ALLOPT: T_NEGOTIATE, T_DEFAULT, T_CURRENT only */
+        } else if (oh.name == T_ALLOPT &&
+                   (oh.level == XTI_GENERIC || oh.level == INET_IP || oh.level == INET_TCP)) {
             tcp_optall(ep, oh.level, flags, fd, family, bp, worst);
         } else if (i < 0) {
-            tl_optput(bp, oh.level, oh.name, T_NOTSUPPORT, NULL, 0, worst);
-        } else if (flags == T_DEFAULT) {
-            struct tcp_val v = tcp_default(i);
-            tcp_optout(bp, i, T_SUCCESS, &v, 0, worst);
-        } else if (flags == T_CURRENT) {
-            struct tcp_val v = tcp_current(ep, i, fd, family);
-            tcp_optout(bp, i, T_SUCCESS, &v, 0, worst);
+            /* unknown level or name: T_NEGOTIATE/T_CHECK echo the value given */
+            tl_optput(bp, oh.level, oh.name, T_NOTSUPPORT, echo ? p + at + sizeof(oh) : NULL,
+                      echo ? vlen : 0, worst);
+        } else if (vlen == 0 && flags == T_CHECK) {
+            /* a header alone: is the option supported, read-only (no value) */
+            tl_optput(bp, oh.level, oh.name, tcp_support(i), NULL, 0, worst);
+        } else if (vlen == 0 && flags == T_NEGOTIATE) {
+            /* T_NEGOTIATE of a header alone: the default value */
+            struct tcp_val got;
+            t_uscalar_t st = tcp_reset(ep, i, fd, family, &got);
+            tcp_optout(bp, i, st, &got, 0, worst);
+        } else if (flags == T_DEFAULT || flags == T_CURRENT) {
+            struct tcp_val v =
+                flags == T_DEFAULT ? tcp_default(i) : tcp_current(ep, i, fd, family);
+            tcp_optout(bp, i, tcp_support(i), &v, 0, worst);
         } else {
             struct tcp_val v, got;
-            t_uscalar_t st;
             if (tcp_optval(i, p + at + sizeof(oh), vlen, &v) != 0)
                 return TBADOPT;
-            if (flags == T_CHECK) {
-                st = tcp_check(i, &v);
-                got = v;
-            } else {
-                st = tcp_negotiate(ep, i, v, fd, family, &got);
-            }
+            t_uscalar_t st = tcp_setval(ep, i, &v, flags == T_CHECK, fd, family, &got);
             tcp_optout(bp, i, st, &got, vlen, worst);
         }
         at += _TPI_ALIGN_TOPT(oh.len);

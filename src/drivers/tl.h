@@ -168,5 +168,9 @@ void tl_optmgmt_req(queue_t *q, mblk_t *mp);
  * T_PARTSUCCESS > T_SUCCESS).  Shared with udp_opt.c. */
 void tl_optput(mblk_t *bp, t_uscalar_t level, t_uscalar_t name, t_uscalar_t status,
                const unsigned char *val, size_t vlen, t_uscalar_t *worst);
+/* XNS 5's legal values of XTI_LINGER: T_SUCCESS when l_onoff is T_YES or
+ * T_NO and l_linger is T_UNSPEC, T_INFINITE or >= 0, else T_FAILURE.
+ * Shared with udp_opt.c and tcp_opt.c. */
+t_uscalar_t tl_linger_check(long onoff, long linger);
 
 #endif /* UST_TL_H */

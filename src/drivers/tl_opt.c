@@ -5,8 +5,9 @@
  * tl_lock).
  *
  *   XTI_DEBUG     t_uscalar_t    any value, stored.
- *   XTI_LINGER    struct t_linger l_onoff T_YES/T_NO, l_linger >= 0 or
- *                                T_UNSPEC (taken as 0); else T_FAILURE.
+ *   XTI_LINGER    struct t_linger l_onoff T_YES/T_NO, l_linger >= 0,
+ *                                T_INFINITE or T_UNSPEC (taken as 0); else
+ *                                T_FAILURE (tl_linger_check).
  *                                Stored; close does not linger (nothing is
  *                                lost on close anyway: the head drains).
  *   XTI_RCVBUF    t_uscalar_t    the read side's high-water mark: a
@@ -15,11 +16,17 @@
  *   XTI_RCVLOWAT  t_uscalar_t    stored.
  *   XTI_SNDBUF    t_uscalar_t    the write queue's high-water mark (strqset).
  *   XTI_SNDLOWAT  t_uscalar_t    the write queue's low-water mark (strqset).
- * Buffer sizes are clamped to [128, 1 MiB] and low-water marks to [1, the
- * buffer size] (T_PARTSUCCESS); a buffer size of 0 is T_FAILURE.  None is
- * read-only.  Other levels and names: T_NOTSUPPORT (header only).  T_ALLOPT
+ * Buffer sizes are clamped to [128, 1 MiB] and low-water marks to at most
+ * the buffer size (T_PARTSUCCESS); a size or mark of 0 is T_FAILURE (XNS 5:
+ * legal values are positive; the value returned as given).  None is
+ * read-only.  T_CHECK of a header alone is
+ * T_SUCCESS without a value; T_NEGOTIATE of a header alone negotiates the
+ * default.  Other levels and names: T_NOTSUPPORT, with the value given for
+ * T_NEGOTIATE/T_CHECK, the header alone for T_DEFAULT/T_CURRENT.  T_ALLOPT
  * with T_DEFAULT / T_CURRENT (or an empty list) returns every option, with
- * T_NEGOTIATE resets every option to its default; with T_CHECK it is TBADOPT.
+ * T_NEGOTIATE resets every option to its default (at a level not known:
+ * T_NOTSUPPORT); with T_CHECK, at any level, it is TBADOPT (XNS 5 allows
+ * it with the other three only).
  * MGMT_flags of the ack is the worst status (T_NOTSUPPORT, T_READONLY,
  * T_FAILURE, T_PARTSUCCESS, T_SUCCESS, worst first).  Errors (T_ERROR_ACK):
  * TBADFLAG (MGMT_flags not one of the four), TBADOPT (the list outside the
@@ -27,6 +34,7 @@
  * for T_NEGOTIATE/T_CHECK), TSYSERR/EINVAL (short).  Any state.
  */
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/ddi.h>
 #include <sys/stream.h>
@@ -50,6 +58,15 @@ void tl_opts_default(struct tl_opts *o)
     o->rcvlowat = 1;
     o->sndbuf = TL_HIWAT;
     o->sndlowat = TL_LOWAT;
+}
+
+t_uscalar_t tl_linger_check(long onoff, long linger)
+{
+    if (onoff != T_YES && onoff != T_NO)
+        return T_FAILURE;
+    if (linger == T_UNSPEC || linger == T_INFINITE || (linger >= 0 && linger <= INT_MAX))
+        return T_SUCCESS;
+    return T_FAILURE;
 }
 
 /* Size of the value of option name, 0 if it is not ours. */
@@ -104,11 +121,10 @@ static t_uscalar_t tl_optset(struct tl_opts *o, t_uscalar_t name, const unsigned
     if (name == XTI_LINGER) {
         struct t_linger l;
         memcpy(&l, val, sizeof(l));
-        if ((l.l_onoff != T_YES && l.l_onoff != T_NO) ||
-            (l.l_linger < 0 && l.l_linger != (t_scalar_t)T_UNSPEC))
+        if (tl_linger_check(l.l_onoff, l.l_linger) != T_SUCCESS)
             return T_FAILURE;
         o->linger_onoff = l.l_onoff;
-        o->linger_time = l.l_linger < 0 ? 0 : l.l_linger;
+        o->linger_time = l.l_linger == (t_scalar_t)T_UNSPEC ? 0 : l.l_linger;
         return T_SUCCESS;
     }
     memcpy(&v, val, sizeof(v));
@@ -123,8 +139,10 @@ static t_uscalar_t tl_optset(struct tl_opts *o, t_uscalar_t name, const unsigned
         *tl_optfield(o, name) = v < TL_BUF_MIN ? TL_BUF_MIN : v > TL_BUF_MAX ? TL_BUF_MAX : v;
         return *tl_optfield(o, name) == v ? T_SUCCESS : T_PARTSUCCESS;
     default: /* the low-water marks */
+        if (v == 0)
+            return T_FAILURE;
         lim = name == XTI_RCVLOWAT ? o->rcvbuf : o->sndbuf;
-        *tl_optfield(o, name) = v < 1 ? 1 : v > lim ? lim : v;
+        *tl_optfield(o, name) = v > lim ? lim : v;
         return *tl_optfield(o, name) == v ? T_SUCCESS : T_PARTSUCCESS;
     }
 }
@@ -197,16 +215,29 @@ static int tl_optwalk(const unsigned char *p, size_t len, t_scalar_t flags, stru
         memcpy(&oh, p + at, sizeof(oh));
         vlen = oh.len - sizeof(oh);
         want = oh.level == XTI_GENERIC ? tl_optsize(oh.name) : 0;
-        if (oh.level == XTI_GENERIC && oh.name == T_ALLOPT) {
-            if (flags == T_CHECK)
-                return TBADOPT;
+        const unsigned char *in = p + at + sizeof(oh);
+        int echo = flags == T_NEGOTIATE || flags == T_CHECK;
+        if (oh.name == T_ALLOPT && flags == T_CHECK) {
+            return TBADOPT; /* T_ALLOPT: T_NEGOTIATE, T_DEFAULT, T_CURRENT only */
+        } else if (oh.level == XTI_GENERIC && oh.name == T_ALLOPT) {
             if (flags == T_NEGOTIATE)
                 *work = def;
             tl_optall(bp, flags == T_DEFAULT ? &def : flags == T_CURRENT ? cur : work, worst);
         } else if (want == 0) {
-            tl_optput(bp, oh.level, oh.name, T_NOTSUPPORT, NULL, 0, worst);
+            /* unknown level or name: T_NEGOTIATE/T_CHECK echo the value given */
+            tl_optput(bp, oh.level, oh.name, T_NOTSUPPORT, echo ? in : NULL, echo ? vlen : 0,
+                      worst);
         } else if (flags == T_DEFAULT || flags == T_CURRENT) {
             tl_optget(flags == T_DEFAULT ? &def : cur, oh.name, val);
+            tl_optput(bp, oh.level, oh.name, T_SUCCESS, val, want, worst);
+        } else if (vlen == 0 && flags == T_CHECK) {
+            /* a header alone: is the option supported (no value returned) */
+            tl_optput(bp, oh.level, oh.name, T_SUCCESS, NULL, 0, worst);
+        } else if (vlen == 0) {
+            /* T_NEGOTIATE of a header alone: the default value */
+            tl_optget(&def, oh.name, val);
+            tl_optset(work, oh.name, val);
+            tl_optget(work, oh.name, val);
             tl_optput(bp, oh.level, oh.name, T_SUCCESS, val, want, worst);
         } else {
             struct tl_opts *o = work;
@@ -217,8 +248,11 @@ static int tl_optwalk(const unsigned char *p, size_t len, t_scalar_t flags, stru
                 scratch = *work;
                 o = &scratch;
             }
-            st = tl_optset(o, oh.name, p + at + sizeof(oh));
-            tl_optget(o, oh.name, val);
+            st = tl_optset(o, oh.name, in);
+            if (st == T_FAILURE || st == T_SUCCESS) /* the value as requested (XNS 5) */
+                memcpy(val, in, want);
+            else
+                tl_optget(o, oh.name, val);
             tl_optput(bp, oh.level, oh.name, st, val, want, worst);
         }
         at += _TPI_ALIGN_TOPT(oh.len);

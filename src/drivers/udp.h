@@ -34,7 +34,7 @@
 #include "inet_io.h"
 
 #define UDP_OPT_MAX 512 /* OPT_size */
-#define UDP_NOPTS 8     /* the options of udp_opt.c */
+#define UDP_NOPTS 12    /* the options of udp_opt.c */
 
 /* What a device of this driver is: "udp" (udp.c) or "rawip" (rawip.c). */
 struct udp_kind {
@@ -43,10 +43,11 @@ struct udp_kind {
 };
 extern const struct udp_kind udp_kind_udp;
 
-/* A value negotiated before the socket existed, applied at bind. */
+/* An option value negotiated before the socket existed (applied at bind),
+ * or one the provider keeps itself (XTI_DEBUG, XTI_LINGER: udp_opt.c). */
 struct udp_optv {
     int set;
-    int val;
+    long a, b; /* the value (b: l_linger of XTI_LINGER) */
 };
 
 struct udp_ep {
@@ -64,7 +65,8 @@ struct udp_ep {
                            * unbinding thread: closed when the claims drain */
     struct sockaddr_in6 addr; /* LK: bound address (getsockname) */
     socklen_t alen;           /* LK */
-    struct udp_optv opt[UDP_NOPTS]; /* LK: options negotiated while unbound */
+    struct udp_optv opt[UDP_NOPTS]; /* LK: options negotiated while unbound,
+                                     * and those kept here (udp_opt.c) */
     struct ust_iow io;    /* registration with the epoll thread while bound */
 };
 

@@ -182,6 +182,7 @@ int ust_sd_acc_oflag(int fd)
 
 struct stdata *ust_sd_get_acc(int fd, int need, int *err)
 {
+    ust_sd_notice_closes(); /* a close(2) the kernel reported (sd_fd.c) */
     struct stdata *sd = ust_sd_get(fd, err);
     if (sd && (ust_sd_acc_get(fd) & need)) {
         ust_sd_put(sd);

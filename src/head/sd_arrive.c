@@ -51,7 +51,9 @@
  *   tries again, else takes the normal path, where canput sees the full
  *   queue, marks it wanted and sleeps until the reader's getq drains it to
  *   low water and back-enables.  As with canput and putq, two writers may
- *   overshoot by a message each.
+ *   overshoot by a message each.  The deposit that uses the room up absorbs
+ *   at once, so the queue's QFULL (what I_CANPUT, poll and the writer's
+ *   POLLOUT look at) shows a full pipe as soon as it is full.
  *
  *   Wake-ups on edges only.  A reader that runs dry marks the arrivals
  *   sleepy under their lock before it waits; the next deposit clears the mark
@@ -415,6 +417,8 @@ int ust_sd_deposit(const struct ust_sd_dpath *dp, struct ust_sd_uio *u, size_t n
     if (r == 1) {
         wake |= ar->sleepy;
         ar->sleepy = 0;
+        if (ar->bytes >= ar->room) /* used up: the queue shows it (see "Flow control") */
+            wake |= absorb_locked(rsd, 0);
     }
     int room = ar->bytes + n <= ar->room;
     ust_unlock(&ar->lock);
@@ -434,6 +438,8 @@ int ust_sd_deposit(const struct ust_sd_dpath *dp, struct ust_sd_uio *u, size_t n
             r = 1;
             wake |= ar->sleepy;
             ar->sleepy = 0;
+            if (ar->bytes >= ar->room) /* used up: the queue shows it */
+                wake |= absorb_locked(rsd, 0);
         }
         ust_unlock(&ar->lock);
     }
@@ -479,6 +485,8 @@ int ust_sd_deposit_many(const struct ust_sd_dpath *dp, const struct iovec *w, in
     if (done > 0) {
         wake |= ar->sleepy;
         ar->sleepy = 0;
+        if (ar->bytes >= ar->room) /* used up: the queue shows it */
+            wake |= absorb_locked(rsd, 0);
     }
     ust_unlock(&ar->lock);
     if (wake) /* under the claim: rsd is still this pipe's */

@@ -34,16 +34,28 @@
 
 #include "sthead.h"
 
-/* Sleep about a millisecond (the close-time drain polls at this rate). */
-static void nap_1ms(void)
+/* Sleep about a millisecond (the close-time drain polls at this rate).
+ * Returns EINTR if a signal handler ran meanwhile, else 0. */
+static int nap_1ms(void)
 {
     struct timespec ts = {0, 1000000};
-    nanosleep(&ts, NULL);
+    return nanosleep(&ts, NULL) == -1 && errno == EINTR ? EINTR : 0;
 }
 
-/* Wait up to the close time for write queue wq to drain (streamio(7),
+/*
+ * Wait up to the close time for write queue wq to drain (streamio(7),
  * I_SETCLTIME: "before closing each module and driver"), unless the stream is
- * non-blocking, hung up, or the close time is 0. */
+ * non-blocking, hung up, or the close time is 0.
+ *   What drains wq is usually a service procedure this very close enabled (a
+ *   module's close routine sends its last message down: tirdwr's
+ *   T_ORDREL_REQ, queued by the driver).  An enable made inside a library
+ *   call waits on the calling thread's own run list until the call ends
+ *   (sched.c), so each round hands that list to the scheduler threads first
+ *   (ust_sched_handoff), as every other wait of the head does; without it
+ *   the close waited the whole close time for itself.
+ *   A signal caught during the wait ends it (SVR4: the close goes on and
+ *   what is still queued is discarded); errno is kept.
+ */
 static void drain_wait(struct stdata *sd, queue_t *wq)
 {
     long long deadline;
@@ -69,7 +81,12 @@ static void drain_wait(struct stdata *sd, queue_t *wq)
         ust_unlock(&sd->sd_lock);
         if (empty || hup || ust_now_ns() >= deadline)
             return;
-        nap_1ms();
+        ust_sched_handoff();
+        int e = errno;
+        int intr = nap_1ms();
+        errno = e;
+        if (intr)
+            return;
     }
 }
 
@@ -98,7 +115,7 @@ static void wait_calls(struct stdata *sd)
         if (spins < 50)
             sched_yield();
         else
-            nap_1ms();
+            (void)nap_1ms();
     }
     if (forced) {
         ust_lock(&sd->sd_lock);

@@ -29,11 +29,16 @@
  *   holds (the old slot is stale then).  A stale slot is dropped; the stream
  *   loses that reference and, with its last one, is released like a
  *   non-blocking close.  When every descriptor of U is closed, L sees the
- *   peer hang up: a watch on L (sd_lend.c) reports it and ust_sd_reap_orphans, run by strm_open,
- *   strm_pipe and isastream, releases the stream.  Limit: a read or write
- *   that completes in memory makes no system call and cannot see a close it
- *   was not told of; it still reaches the old stream until one of the checks
- *   above (at the latest the next strm_open or strm_pipe) has run.
+ *   peer hang up: a watch on L (sd_lend.c) reports it and ust_sd_reap_orphans
+ *   releases the stream.  It runs at strm_open, strm_pipe and isastream, and
+ *   at the start of every call that takes a descriptor when the ring's
+ *   completion queue (shared memory) shows a report (ust_sd_notice_closes:
+ *   three loads, no system call), so a read or write that completes in
+ *   memory sees the close of a stream's last descriptor too.  Limits
+ *   (docs/STREAMHEAD.md): a number closed while the stream keeps another
+ *   descriptor, a report the kernel has not posted yet (a close on another
+ *   thread than the stream's maker), and no ring (epoll set: a system call
+ *   to read) are seen only by the fstat checks above.
  *
  *   The table maps descriptor numbers to streams: 1024 chunks of 1024 slots,
  *   allocated on demand and never freed, read without a lock.  Stream heads
@@ -521,8 +526,15 @@ void ust_sd_reap_orphans(void)
     ust_lend_reap(drop_stale_slots);
 }
 
+void ust_sd_notice_closes(void)
+{
+    if (__builtin_expect(ust_lend_reports_pending(), 0))
+        ust_sd_reap_orphans();
+}
+
 struct stdata *ust_sd_get_checked(int fd, int *err)
 {
+    ust_sd_notice_closes();
     return ust_sd_recheck(fd, ust_sd_get(fd, err), err);
 }
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sd_fifo.c -- STREAMS-based FIFOs inside one process: the stream, its open
- * rules, the process's keyed table (mkfifo nodes) and the names
- * /dev/streams/fifo, /dev/fifo and /dev/streams/clone/fifo.
+ * rules, the process's keyed table (mkfifo nodes) and the device names of
+ * the FIFO drivers fifo, sfx and pipe (/dev/streams/fifo/<N>...).
  *
  * Principles of operation
  *   The stream.  A FIFO is one stream head whose write side loops back into
@@ -48,9 +48,9 @@
  *
  *   The keyed table maps (dev, ino) to the FIFO of this process; an entry
  *   is made by the first open and removed by the FIFO's teardown (its last
- *   close).  "/dev/streams/fifo" and "/dev/fifo" are the key (FIFO_DEVKEY,
- *   0), a (dev, ino) no file system gives; a clone open makes a FIFO no key
- *   names.  An open that finds an entry whose stream has no reference left
+ *   close).  "/dev/streams/fifo/<N>" (and "sfx/<N>") is the key
+ *   (FIFO_DEVKEY, N), a (dev, ino) no file system gives; "/dev/streams/fifo"
+ *   and "/dev/fifo" are minor 0; a clone open makes a FIFO no key names.  An open that finds an entry whose stream has no reference left
  *   (its last close is on the way) takes the entry out and makes a new FIFO.
  *
  * Locking
@@ -389,25 +389,35 @@ int ust_fifo_open_key_for(uint64_t dev, uint64_t ino, int oflag, const cred_t *c
     return r;
 }
 
-#define NAME_SHARED "/dev/streams/fifo"
-#define NAME_SHORT "/dev/fifo"
-#define NAME_CLONE "/dev/streams/clone/fifo"
+/* The FIFO drivers' names (docs/ADMIN.md, "Device names").  "fifo" and
+ * "sfx" are two names of one device, as in Linux Fast-STREAMS' sfx(4):
+ * minor N (0 .. FIFO_NMINOR-1) is the FIFO keyed (FIFO_DEVKEY, N), shared
+ * by every open of fifo/N and sfx/N ("/dev/streams/fifo" is minor 0); a
+ * clone open makes a FIFO no key names.  "pipe" (spx(4)) is a clone device:
+ * every open is a new stream that loops back onto itself until closed
+ * (what is written is read back, as Fast-STREAMS' pipe device when first
+ * opened); the minor is not looked at. */
+#define FIFO_NMINOR 256
 
-int ust_fifo_is_name(const char *path)
+int ust_fifo_is_driver(const char *drv)
 {
-    return strcmp(path, NAME_SHARED) == 0 || strcmp(path, NAME_SHORT) == 0 ||
-           strcmp(path, NAME_CLONE) == 0;
+    return strcmp(drv, "fifo") == 0 || strcmp(drv, "sfx") == 0 || strcmp(drv, "pipe") == 0;
 }
 
-int ust_fifo_open_name(const char *path, int oflag, cred_t *cr)
+int ust_fifo_open_dev(const char *drv, minor_t minor, int clone, const char *path, int oflag,
+                      cred_t *cr)
 {
     int r;
+    if (strcmp(drv, "pipe") == 0)
+        clone = 1;
     if (oflag & O_DIRECTORY)
         r = -ENOTDIR;
     else if ((oflag & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
         r = -EEXIST;
+    else if (!clone && minor >= FIFO_NMINOR)
+        r = -ENXIO;
     else
-        r = open_common(FIFO_DEVKEY, 0, strcmp(path, NAME_CLONE) == 0, oflag, cr, path, -1);
+        r = open_common(FIFO_DEVKEY, clone ? 0 : minor, clone, oflag, cr, path, -1);
     if (r < 0) {
         errno = -r;
         return -1;

@@ -55,13 +55,17 @@ int ust_fifo_counts(int fd, int *readers, int *writers);
 
 /* Is sd a FIFO?  Any context (an atomic load). */
 int ust_sd_isfifo(const struct stdata *sd);
-/* Names sd_open.c hands to sd_fifo.c before the /dev/streams/ names:
- * "/dev/streams/fifo" and "/dev/fifo" (the process's one shared FIFO) and
- * "/dev/streams/clone/fifo" (a new FIFO each open).  1 if path is one. */
-int ust_fifo_is_name(const char *path);
-/* strm_open of such a name: the descriptor, or -1 with errno (as
- * ust_fifo_open_key; a clone open never waits: see sd_fifo.c). */
-int ust_fifo_open_name(const char *path, int oflag, cred_t *cr);
+/* The FIFO drivers' device names, which sd_open.c hands to sd_fifo.c: 1 if
+ * drv (the driver part of "/dev/streams/<drv>[/<N>]", "/dev/streams/clone/
+ * <drv>" or "/dev/<drv>") is "fifo", "sfx" or "pipe". */
+int ust_fifo_is_driver(const char *drv);
+/* strm_open of such a name: minor N of fifo/sfx (the FIFO of key
+ * (FIFO_DEVKEY, N), ENXIO when N >= FIFO_NMINOR), a new FIFO for a clone
+ * open or any open of pipe (never waits: see sd_fifo.c).  The descriptor,
+ * or -1 with errno (as ust_fifo_open_key; ENOTDIR for O_DIRECTORY, EEXIST
+ * for O_CREAT|O_EXCL). */
+int ust_fifo_open_dev(const char *drv, minor_t minor, int clone, const char *path, int oflag,
+                      cred_t *cr);
 /* A FIFO's counts changed: wake its readers, writers and waiting opens and
  * set its readiness, under sd_lock.  The caller holds a reference on sd (or
  * a call on it) and no stream head lock. */

@@ -76,7 +76,7 @@ static struct {
     int nslots, hint;
     unsigned char *used; /* slot map */
     struct stdata *reports[REPORTS_MAX];
-    int nreports;
+    int nreports; /* ring_lock; also read unlocked (ust_lend_reports_pending) */
 } rg = {.fd = -1};
 static ust_lock_t ring_lock = UST_LOCK_INIT; /* rg; a leaf under sd_lock */
 static int lend_ep = -1; /* epoll set of plain L ends, made on first need */
@@ -107,7 +107,7 @@ static void ring_unmap(void)
     rg.sq_map = rg.cq_map = rg.sqe_map = NULL;
     rg.used = NULL;
     rg.fd = -1;
-    rg.nreports = 0;
+    __atomic_store_n(&rg.nreports, 0, __ATOMIC_RELAXED);
 }
 
 static int ring_has_ops(void)
@@ -213,13 +213,21 @@ fail:
     __atomic_store_n(&rg.state, -1, __ATOMIC_RELEASE);
 }
 
-/* Keep a completion: a stream's watch fired (not cancelled). */
+/* Keep a completion of a stream's watch.  It fired, or it ended: removed
+ * by ust_lend_close (the stream is being freed), or -ECANCELED when the
+ * thread that submitted it has exited and the kernel's worker, which runs
+ * its completion, may not (the close it saw is then reported this way).
+ * Every one is kept: a report is only a hint, checked before anything is
+ * dropped (ust_sd_reap_orphans), so a stale one costs a look and no more. */
 static void ring_note(const struct io_uring_cqe *c)
 {
-    if (IS_SYNC(c->user_data) || c->res == -ECANCELED || c->res < 0)
+    if (IS_SYNC(c->user_data))
         return;
-    if (rg.nreports < REPORTS_MAX)
-        rg.reports[rg.nreports++] = (struct stdata *)(uintptr_t)c->user_data;
+    int n = rg.nreports;
+    if (n < REPORTS_MAX) {
+        rg.reports[n] = (struct stdata *)(uintptr_t)c->user_data;
+        __atomic_store_n(&rg.nreports, n + 1, __ATOMIC_RELAXED); /* read unlocked: pending */
+    }
 }
 
 /* Consume the completion queue; returns the result of the synchronous
@@ -489,7 +497,7 @@ void ust_lend_reap(void (*fn)(struct stdata *sd))
         ring_consume(0, &found);
         n = rg.nreports;
         memcpy(got, rg.reports, (size_t)n * sizeof(got[0]));
-        rg.nreports = 0;
+        __atomic_store_n(&rg.nreports, 0, __ATOMIC_RELAXED);
         ust_unlock(&ring_lock);
     }
     for (int i = 0; i < n; i++)
@@ -503,6 +511,18 @@ void ust_lend_reap(void (*fn)(struct stdata *sd))
         for (int i = 0; i < n; i++)
             fn(ev[i].data.ptr);
     } while (n == 32);
+}
+
+int ust_lend_reports_pending(void)
+{
+    if (__atomic_load_n(&rg.state, __ATOMIC_ACQUIRE) != 1)
+        return 0; /* the maps are set up before state 1 is published */
+    /* cq_tail is the kernel's (a completion posted), cq_head ours (advanced
+     * under ring_lock by ring_consume, which keeps the watch reports it
+     * meets in rg.reports). */
+    return __atomic_load_n(rg.cq_tail, __ATOMIC_ACQUIRE) !=
+               __atomic_load_n(rg.cq_head, __ATOMIC_RELAXED) ||
+           __atomic_load_n(&rg.nreports, __ATOMIC_RELAXED) != 0;
 }
 
 int ust_lend_ring_on(void)

@@ -5,18 +5,26 @@
  * teardown are in sd_close.c, fcntl and isastream in sd_fcntl.c.
  *
  * Principles of operation
- *   Names.  "/dev/streams/<driver>" opens minor 0 of a driver (DRVOPEN), or
- *   a new minor when the driver is D_CLONE (CLONEOPEN); "/dev/streams/clone/
- *   <driver>" always clone-opens.  "/dev/<driver>" (one component, a
- *   registered driver, e.g. "/dev/ticots") opens as "/dev/streams/<driver>"
- *   does.  Any other name is a path in the file system (sd_names.c): a
- *   file covered by fattach, a FIFO, or a plain file.
+ *   Names (the table is in docs/ADMIN.md, "Device names").
+ *   "/dev/streams/<driver>" opens minor 0 of a driver (DRVOPEN), or a new
+ *   minor when the driver is D_CLONE (CLONEOPEN); "/dev/streams/<driver>/<N>"
+ *   (N decimal, as Linux Fast-STREAMS names its minor devices) opens minor N
+ *   the same way; "/dev/streams/clone/<driver>" always clone-opens.
+ *   "/dev/<driver>" (one component, a registered driver, e.g. "/dev/ticots")
+ *   opens as "/dev/streams/<driver>" does.  N above L_MAXMIN fails ENXIO
+ *   here; a minor the driver does not serve fails with its open's error
+ *   (ENXIO).  The FIFO drivers (fifo, sfx, pipe) are opened by sd_fifo.c.
+ *   Any other name is a path in the file system (sd_names.c): a file
+ *   covered by fattach, a FIFO, or a plain file.
  *
  *   Sharing.  As in SVR4, a second non-clone open of a device that is already
  *   open does not build a new stream: the open routines of every module and of
  *   the driver are called again on the existing queues ("reopen") and the new
- *   descriptor refers to the same stream.  The share table maps (driver,
- *   device) to the stream; an entry is OPENING while the first open runs,
+ *   descriptor refers to the same stream.  A clone open enters the device it
+ *   made (the minor the driver chose) too, so "/dev/streams/<driver>/<N>"
+ *   reaches a stream a clone open made with minor N, as SVR4's open of an
+ *   existing minor does.  The share table maps (driver, device) to the
+ *   stream; an entry is OPENING while the first open runs,
  *   OPEN afterwards, CLOSING while the last close dismantles the stream.  An
  *   opener that finds an entry OPENING or CLOSING waits for it to settle, so a
  *   device is never opened twice in parallel nor reopened half-closed.
@@ -601,6 +609,95 @@ static int open_shared(const char *path, struct ust_modent *ent, dev_t dev, int 
     return fd;
 }
 
+/* Clone-open driver ent: a new stream on the minor the driver chooses,
+ * entered in the share table under that device (unless a stream of that
+ * device is there already, made by a racing open), so that a later open of
+ * "<driver>/<N>" reaches it.  Returns the descriptor or -errno. */
+static int open_clone(const char *path, struct ust_modent *ent, int oflag, cred_t *cr)
+{
+    struct stdata *sd;
+    struct share_ent *se = calloc(1, sizeof(*se));
+    int fd;
+
+    if (se == NULL)
+        return -ENOSR;
+    fd = stream_create(path, ent, makedevice(ent->major, 0), CLONEOPEN, oflag, cr, &sd);
+    if (fd < 0) {
+        free(se);
+        return fd;
+    }
+    ust_lock(&tab_lock);
+    ust_lock(&sd->sd_lock);
+    dev_t dev = sd->sd_dev;
+    ust_unlock(&sd->sd_lock);
+    if (share_find(ent, dev) == NULL && share_find_sd(sd) == NULL) {
+        se->ent = ent;
+        se->dev = dev;
+        se->sd = sd;
+        se->state = SHARE_OPEN;
+        se->next = share_head;
+        share_head = se;
+        se = NULL;
+    }
+    ust_unlock(&tab_lock);
+    free(se);
+    return fd;
+}
+
+/*
+ * parse_devname -- split a device name into its driver name, minor and
+ *   clone flag.  The forms: "/dev/streams/<drv>", "/dev/streams/<drv>/<N>",
+ *   "/dev/streams/clone/<drv>", "/dev/<drv>"; <drv> is [A-Za-z0-9_-]
+ *   (checked by the registry), N is decimal digits without a sign.
+ *   Returns 0 (drv filled, *minor set, *sflag CLONEOPEN for the clone form),
+ *   -1 when path is none of them (a file system name), or 1 (drv filled)
+ *   when N is above L_MAXMIN (no device can have that minor).
+ */
+static int parse_devname(const char *path, char drv[UST_DRVNAMESZ + 1], minor_t *minor,
+                         int *sflag)
+{
+    const char *name, *slash;
+    int streams = 0;
+    size_t len;
+
+    if (strncmp(path, DEVPREFIX, strlen(DEVPREFIX)) == 0) {
+        name = path + strlen(DEVPREFIX);
+        streams = 1;
+    } else if (strncmp(path, DEVDIR, strlen(DEVDIR)) == 0) {
+        name = path + strlen(DEVDIR); /* "/dev/<driver>", as "/dev/streams/<driver>" */
+    } else {
+        return -1;
+    }
+    if (streams && strncmp(name, CLONEDIR, strlen(CLONEDIR)) == 0) {
+        name += strlen(CLONEDIR);
+        *sflag = CLONEOPEN;
+        streams = 0; /* no minor after a clone name */
+    }
+    slash = strchr(name, '/');
+    len = slash ? (size_t)(slash - name) : strlen(name);
+    if (len == 0 || len > UST_DRVNAMESZ)
+        return -1;
+    *minor = 0;
+    if (slash != NULL) {
+        const char *p = slash + 1;
+        unsigned long long n = 0;
+        if (!streams || *p == '\0')
+            return -1;
+        for (; *p != '\0'; p++) {
+            if (*p < '0' || *p > '9')
+                return -1;
+            if (n <= L_MAXMIN) /* saturates above: ENXIO below */
+                n = n * 10 + (unsigned)(*p - '0');
+        }
+        *minor = n > L_MAXMIN ? 0 : (minor_t)n;
+        if (n > L_MAXMIN)
+            streams = -1;
+    }
+    memcpy(drv, name, len);
+    drv[len] = '\0';
+    return streams < 0 ? 1 : 0;
+}
+
 /* Open flags that no existing stream name accepts: -EEXIST for O_CREAT with
  * O_EXCL, -ENOTDIR for O_DIRECTORY (open(2)); else 0. */
 static int name_flags_error(int oflag)
@@ -617,7 +714,8 @@ static int name_flags_error(int oflag)
  *   Context: blocking (open routines may sleep; a device being opened or
  *   closed by another thread is waited for).  No lock held by the caller.
  *   Returns the descriptor, or -1 with errno: EFAULT (path NULL or not
- *   readable), ENAMETOOLONG, ENOENT (no such name: not fattach-ed, not under
+ *   readable), ENAMETOOLONG, ENXIO ("<driver>/<N>" with N above L_MAXMIN,
+ *   or a minor the driver refuses), ENOENT (no such name: not fattach-ed, not under
  *   /dev/streams/ nor /dev/<driver>, or no such driver), EEXIST (O_CREAT|O_EXCL: the name
  *   exists), ENOTDIR (O_DIRECTORY), ENOSR (no memory for a stream), EMFILE /
  *   ENFILE (no descriptor), EINVAL / EIO (reopen of a stream linked under a
@@ -627,9 +725,9 @@ static int name_flags_error(int oflag)
 int ust_sd_open(const char *upath, int oflag, cred_t *cr)
 {
     struct ust_modent *ent = NULL;
-    struct stdata *sd;
     const char *name = NULL;
-    char path[PATH_MAX];
+    char path[PATH_MAX], drv[UST_DRVNAMESZ + 1];
+    minor_t minor = 0;
     int fd, sflag;
 
     fd = ust_strncpy_in(upath, path, sizeof(path), NULL);
@@ -638,20 +736,23 @@ int ust_sd_open(const char *upath, int oflag, cred_t *cr)
         return -1;
     }
     ust_ucopy_check(); /* a SIGSEGV handler installed since goes behind ours */
-    if (ust_fifo_is_name(path)) /* /dev/streams/fifo, /dev/fifo... (sd_fifo.c) */
-        return ust_fifo_open_name(path, oflag, cr);
     sflag = DRVOPEN;
-    if (strncmp(path, DEVPREFIX, strlen(DEVPREFIX)) == 0)
-        name = path + strlen(DEVPREFIX);
-    else if (strncmp(path, DEVDIR, strlen(DEVDIR)) == 0)
-        name = path + strlen(DEVDIR); /* "/dev/<driver>", as "/dev/streams/<driver>" */
-    if (name != NULL && name != path + strlen(DEVDIR) &&
-        strncmp(name, CLONEDIR, strlen(CLONEDIR)) == 0) {
-        name += strlen(CLONEDIR);
-        sflag = CLONEOPEN;
+    fd = parse_devname(path, drv, &minor, &sflag);
+    if (fd >= 0 && ust_fifo_is_driver(drv)) { /* fifo, sfx, pipe (sd_fifo.c) */
+        if (fd == 0)
+            return ust_fifo_open_dev(drv, minor, sflag == CLONEOPEN, path, oflag, cr);
+        errno = ENXIO; /* a minor no device can have */
+        return -1;
     }
-    if (name != NULL && strchr(name, '/') == NULL)
+    if (fd >= 0)
+        name = drv;
+    if (name != NULL)
         ent = ust_reg_find(name, UST_DRIVER);
+    if (ent != NULL && fd == 1) {
+        ust_reg_rele(ent);
+        errno = ENXIO; /* a minor no device can have */
+        return -1;
+    }
     if (ent == NULL) {
         /* Not a device: a name in the file system (sd_names.c) -- an
          * attached stream, a FIFO, or a plain file. */
@@ -667,9 +768,9 @@ int ust_sd_open(const char *upath, int oflag, cred_t *cr)
         sflag = CLONEOPEN;
     fd = name_flags_error(oflag);
     if (fd == 0 && sflag == CLONEOPEN)
-        fd = stream_create(path, ent, makedevice(ent->major, 0), CLONEOPEN, oflag, cr, &sd);
+        fd = open_clone(path, ent, oflag, cr);
     else if (fd == 0)
-        fd = open_shared(path, ent, makedevice(ent->major, 0), oflag, cr);
+        fd = open_shared(path, ent, makedevice(ent->major, minor), oflag, cr);
     ust_reg_rele(ent);
 done:
     if (fd < 0) {

@@ -584,6 +584,14 @@ int ust_pipe_put_peer(struct stdata *sd, mblk_t *mp)
     return 0;
 }
 
+int ust_pipe_peer_gone(struct stdata *sd)
+{
+    ust_lock(&pipe_lock);
+    int gone = sd->sd_peer == NULL;
+    ust_unlock(&pipe_lock);
+    return gone;
+}
+
 /* ------------------------------------------------------------------------ */
 /* fork() (sd_fork.c)                                                       */
 /* ------------------------------------------------------------------------ */

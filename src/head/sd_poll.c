@@ -203,6 +203,31 @@ static int arm_band(struct stdata *sd, unsigned char band)
     return ok;
 }
 
+/*
+ * ust_sd_wready_after_write -- after a write, putmsg or putpmsg has sent:
+ *   if band 0 below the head is now full, withdraw writable readiness, so
+ *   that POLLOUT on the descriptor follows flow control for blocking writers
+ *   too (a non-blocking one withdraws it at EAGAIN as well).  The full queue
+ *   is marked wanted (bcanputnext), so its drain back-enables the head and
+ *   the relief shows POLLOUT again (sd_wrelief_locked).  Withdrawn first,
+ *   then looked at again under sd_lock, which the relief takes too: a relief
+ *   cannot slip in between (as poll_arm).
+ *   Context: the caller's call holds sd (sd_calls); no lock held.  Costs the
+ *   lock-free flow peek of bcanputnext unless band 0 is full.
+ */
+void ust_sd_wready_after_write(struct stdata *sd)
+{
+    if (arm_band(sd, 0))
+        return;
+    ust_lock(&sd->sd_lock);
+    if (!(sd->sd_flag & (STRCLOSE | STPLEX | STRHUP | STWRERR))) {
+        ust_sd_ready_write(sd, 0);
+        if (arm_band(sd, 0))
+            ust_sd_ready_write(sd, 1);
+    }
+    ust_unlock(&sd->sd_lock);
+}
+
 /* The kernel events to wait for on a stream descriptor for `want`. */
 static short kernel_events(short want)
 {

@@ -155,51 +155,63 @@ static void sd_owe(struct stdata *sd)
 /* Readiness of the read side                                               */
 /* ------------------------------------------------------------------------ */
 
+/* What the read queue offers now: *norm a message that is not high
+ * priority, *pc a high-priority one at the front.  sd_lock held; takes the
+ * queue lock. */
+static void rq_state(struct stdata *sd, int *norm, int *pc)
+{
+    queue_t *q = sd->sd_rq;
+    struct ust_qpriv *pv = ust_qpv(q);
+    ust_lock(&pv->lock); /* queue lock: q_first/q_last */
+    mblk_t *first = q->q_first, *last = q->q_last;
+    *pc = first && first->b_datap->db_type >= QPCTL;
+    *norm = last && last->b_datap->db_type < QPCTL;
+    ust_unlock(&pv->lock);
+}
+
 /*
  * ust_sd_rready -- set the readable and priority tokens from the head read
- *   queue: readable when a normal message waits (or a read error / hang-up
- *   is pending; never withdrawn here, see below), priority exactly while a
- *   high-priority message is at the front.
+ *   queue, in both directions: readable exactly while a normal message waits
+ *   (or a read error / hang-up is pending), priority exactly while a
+ *   high-priority message is at the front.  Every call that takes something
+ *   off the queue (read, getmsg, I_RECVFD, a flush) ends with it, so poll(2)
+ *   and epoll on the descriptor follow the queue whether the stream is
+ *   blocking or not (docs/STREAMHEAD.md, "Readiness").
+ *   Withdrawing races with the put procedure's fast path, which queues
+ *   without sd_lock when it saw the token shown: the token is cleared first,
+ *   then the queue looked at again under its lock, and the put procedure
+ *   looks at the token again after its putq (sd_data).  Whichever comes
+ *   second under the queue lock sees the other: a message never waits
+ *   behind a withdrawn token.
  *   Context: sd_lock held; takes the read queue's lock.  A system call only on
  *   an edge (sd_fd.c).
  */
 void ust_sd_rready(struct stdata *sd)
 {
     UST_ASSERT_HELD(&sd->sd_lock);
-    queue_t *q = sd->sd_rq;
-    struct ust_qpriv *pv = ust_qpv(q);
-    ust_lock(&pv->lock); /* queue lock: q_first/q_last */
-    mblk_t *first = q->q_first, *last = q->q_last;
-    int pc = first && first->b_datap->db_type >= QPCTL;
-    int norm = last && last->b_datap->db_type < QPCTL;
-    ust_unlock(&pv->lock);
-    /* The readable token is taken away at once only on a non-blocking stream
-     * (an event loop's); otherwise by a caller that will not block (EAGAIN,
-     * poll).  A blocking reader leaves it, so a busy stream makes no system
-     * call per message.  A stale token is a spurious readiness, which
-     * the next non-blocking read or poll clears. */
-    if (norm || sd->sd_rerror || (sd->sd_flag & STRHUP) || ust_fifo_hup(sd))
+    int norm, pc;
+    rq_state(sd, &norm, &pc);
+    int sticky = sd->sd_rerror || (sd->sd_flag & STRHUP) || ust_fifo_hup(sd);
+    if (norm || sticky) {
         ust_sd_ready_read(sd, 1);
-    else if (sd->sd_oflag & (O_NONBLOCK | O_NDELAY))
+    } else if (__atomic_load_n(&sd->sd_rtoken, __ATOMIC_RELAXED)) {
         ust_sd_ready_read(sd, 0);
+        rq_state(sd, &norm, &pc); /* queued meanwhile by the fast path? */
+        if (norm)
+            ust_sd_ready_read(sd, 1);
+    }
     ust_sd_ready_pri(sd, pc);
 }
 
 /*
- * ust_sd_rready_after_read -- ust_sd_rready at the end of a read, skipped
- *   when it could change nothing: a blocking stream whose readable token is
- *   shown and whose priority token is not.  rready never withdraws the
- *   readable token of a blocking stream, and a high-priority message reaches
- *   the front (and sets its token) only under sd_lock, which the reader
- *   holds.  This spares the reader the read queue's lock, which the writers
- *   contend for, once per read.  sd_lock held.
+ * ust_sd_rready_after_read -- ust_sd_rready at the end of a read.  (It was
+ *   skipped on a blocking stream whose token was shown, which left the
+ *   readable token up after the last message was read: an event loop
+ *   polling the descriptor then spun.)  sd_lock held.
  */
 void ust_sd_rready_after_read(struct stdata *sd)
 {
     UST_ASSERT_HELD(&sd->sd_lock);
-    if (__atomic_load_n(&sd->sd_rtoken, __ATOMIC_RELAXED) && !sd->sd_ptoken &&
-        !(sd->sd_oflag & (O_NONBLOCK | O_NDELAY)))
-        return;
     ust_sd_rready(sd);
 }
 
@@ -391,10 +403,18 @@ static void sd_data(struct stdata *sd, queue_t *q, mblk_t *mp)
         tls_queuing = sd;
         int ok = putq(q, mp);
         tls_queuing = NULL;
-        if (!ok)
+        if (!ok) {
             freemsg(mp);
-        else
-            ust_sd_wake(&sd->sd_rwait);
+            return;
+        }
+        ust_sd_wake(&sd->sd_rwait);
+        /* A reader that emptied the queue may have withdrawn the token
+         * between our look and putq: look again (ust_sd_rready). */
+        if (!__atomic_load_n(&sd->sd_rtoken, __ATOMIC_RELAXED)) {
+            ust_lock(&sd->sd_lock);
+            ust_sd_rready(sd);
+            ust_unlock(&sd->sd_lock);
+        }
         return;
     }
 

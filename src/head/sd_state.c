@@ -27,7 +27,10 @@
  *   except that the read-side ones (I_PEEK, I_NREAD, FIONREAD, I_ATMARK,
  *   I_RECVFD) are
  *   stopped only by the read error; a hang-up stops only what must act
- *   below the head (ENXIO).  Unlike Solaris, the head's own options
+ *   below the head or write (ENXIO; I_CANPUT and I_SWROPT too, issue 21).
+ *   A pipe end's hang-up caused by the close of its other end gives EPIPE
+ *   to the writes (and leaves I_SWROPT working); any other M_HANGUP, on a
+ *   pipe end too, is ENXIO.  Unlike Solaris, the head's own options
  *   (I_S/GRDOPT, I_S/GWROPT, I_S/GERROPT, I_S/GETSIG, I_S/GETCLTIME) work in
  *   every state: they touch nothing below the head, and a program must be
  *   able to change how it sees an error (WERRNONPERSIST, S_ERROR) after the
@@ -43,7 +46,7 @@
 /* Which conditions stop each rule. */
 #define STOP_RERR 1  /* the M_ERROR read error */
 #define STOP_WERR 2  /* the M_ERROR write error */
-#define STOP_HUP 4   /* the hang-up (ENXIO; EPIPE for a pipe's putmsg) */
+#define STOP_HUP 4   /* the hang-up (ENXIO; EPIPE for a write on a pipe whose peer closed) */
 #define STOP_BASIC 8 /* closing (EBADF), linked (EINVAL) */
 
 static const int rule_stops[] = {
@@ -54,6 +57,7 @@ static const int rule_stops[] = {
     [UST_RULE_DOWN] = STOP_BASIC | STOP_RERR | STOP_WERR | STOP_HUP,
     [UST_RULE_READ] = STOP_BASIC | STOP_RERR,
     [UST_RULE_WRITE] = STOP_BASIC | STOP_WERR | STOP_HUP,
+    [UST_RULE_WOPT] = STOP_BASIC | STOP_HUP,
 };
 
 int ust_sd_state_error(struct stdata *sd, int rule, int consume)
@@ -82,8 +86,17 @@ int ust_sd_state_error(struct stdata *sd, int rule, int consume)
         }
         return e;
     }
-    if ((stops & STOP_HUP) && (fl & STRHUP))
-        return rule == UST_RULE_WRITE && (fl & (STRPIPE | STRFIFO)) ? EPIPE : ENXIO;
+    if ((stops & STOP_HUP) && (fl & STRHUP)) {
+        /* A pipe end whose other end closed: EPIPE for the writes (write(2),
+         * putmsg(2): "the other end of the pipe is closed").  An M_HANGUP
+         * a module or driver sent up a pipe end, or a FIFO, is the hang-up
+         * of any stream: ENXIO, for writes as for everything else. */
+        int peer = (rule == UST_RULE_WRITE || rule == UST_RULE_WOPT) && (fl & STRPIPE) &&
+                   ust_pipe_peer_gone(sd);
+        if (peer) /* I_SWROPT still works there: SNDPIPE may be turned off */
+            return rule == UST_RULE_WRITE ? EPIPE : 0;
+        return ENXIO;
+    }
     if (rule == UST_RULE_WRITE && (fl & STRFIFO) && ust_fifo_noreader(sd))
         return EPIPE; /* a FIFO nobody has open for reading (sd_fifo.c) */
     return 0;
@@ -122,14 +135,20 @@ static const struct {
     {I_ANCHOR, UST_RULE_ERR, 0},
     {I_CKBAND, UST_RULE_ERR, 0},
     {I_GETBAND, UST_RULE_ERR, 0},
-    {I_CANPUT, UST_RULE_ERR, 0},
+    /* asks whether the stream below can be written: a hung-up stream
+     * cannot (ENXIO, not a misleading 1) */
+    {I_CANPUT, UST_RULE_DOWN, 0},
+    /* the write options of a stream that can no longer be written: ENXIO
+     * after an M_HANGUP (issue 21, as the write calls); neither M_ERROR nor
+     * the close of a pipe's other end stops it, so that a program may still
+     * choose how it sees the error (SNDPIPE off: EPIPE without SIGPIPE) */
+    {I_SWROPT, UST_RULE_WOPT, 0},
     /* the head's own options: in every state (a program may arrange how it
      * sees an error after the error arrived) */
     {I_SETSIG, UST_RULE_OPT, 0},
     {I_GETSIG, UST_RULE_OPT, 0},
     {I_SRDOPT, UST_RULE_OPT, 0},
     {I_GRDOPT, UST_RULE_OPT, 0},
-    {I_SWROPT, UST_RULE_OPT, 0},
     {I_GWROPT, UST_RULE_OPT, 0},
     {I_SERROPT, UST_RULE_OPT, 0},
     {I_GERROPT, UST_RULE_OPT, 0},

@@ -8,7 +8,11 @@
  *   with FUTEX_WAIT on the number it read, so a wake-up between the check
  *   and the sleep is never lost; an untimed FUTEX_WAIT is interrupted by a
  *   signal handler exactly as a blocking system call is (restarted with
- *   SA_RESTART, EINTR without).  Before sleeping a waiter spins a little
+ *   SA_RESTART, EINTR without).  A call that has already done part of its
+ *   work (a write that sent some of its messages) waits with
+ *   ust_sd_wait_intr instead, which a handler always interrupts, so that it
+ *   returns what it did, as write(2) does, rather than go on waiting under
+ *   SA_RESTART.  Before sleeping a waiter spins a little
  *   (USTREAMS_SPIN_US) on more than one CPU; a reader of a pipe split across
  *   processes spins on the ring itself and arms it only before it sleeps
  *   (ust_xpipe_reader).  Wakers bump the number and wake only when someone
@@ -68,7 +72,7 @@ static int arrivals_seen(struct stdata *sd)
  * arrivals are marked sleepy (ust_sd_arrivals_sleep) only when the spin
  * gives up, so that a writer feeding a spinning reader makes no wake-up. */
 static int wait_common(struct stdata *sd, struct ust_waitq *w, unsigned seq, long long deadline_ns,
-                       int arrivals, int *seen)
+                       int arrivals, int *seen, int intr)
 {
     struct timespec ts, *tsp = NULL;
     if (deadline_ns) {
@@ -77,6 +81,13 @@ static int wait_common(struct stdata *sd, struct ust_waitq *w, unsigned seq, lon
             return ETIME;
         ts.tv_sec = left / 1000000000LL;
         ts.tv_nsec = left % 1000000000LL;
+        tsp = &ts;
+    } else if (intr) {
+        /* Interruptible whatever SA_RESTART says: a timed futex wait is
+         * never restarted after a handler (EINTR).  Its timeout is the
+         * safety net's interval, standing in for the net (sd_watch.c). */
+        ts.tv_sec = UST_WAIT_RECHECK_NS / 1000000000LL;
+        ts.tv_nsec = UST_WAIT_RECHECK_NS % 1000000000LL;
         tsp = &ts;
     }
     ust_unlock(&sd->sd_lock);
@@ -141,7 +152,7 @@ static int wait_common(struct stdata *sd, struct ust_waitq *w, unsigned seq, lon
     if (e == EINTR)
         return EINTR;
     if (e == ETIMEDOUT)
-        return ETIME;
+        return deadline_ns ? ETIME : 0; /* intr: the net's look again */
     return 0;
 xseen:
     px->xpipe_reader(sd, UST_XREADER_LEAVE);
@@ -153,13 +164,19 @@ xseen:
 int ust_sd_wait_from(struct stdata *sd, struct ust_waitq *w, unsigned seq, long long deadline_ns)
 {
     int seen = 0;
-    return wait_common(sd, w, seq, deadline_ns, 0, &seen);
+    return wait_common(sd, w, seq, deadline_ns, 0, &seen, 0);
+}
+
+int ust_sd_wait_intr(struct stdata *sd, struct ust_waitq *w, unsigned seq)
+{
+    int seen = 0;
+    return wait_common(sd, w, seq, 0, 0, &seen, 1);
 }
 
 int ust_sd_wait_data(struct stdata *sd, unsigned seq, int *unwoken)
 {
     int seen = 0;
-    int e = wait_common(sd, &sd->sd_rwait, seq, 0, 1, &seen);
+    int e = wait_common(sd, &sd->sd_rwait, seq, 0, 1, &seen, 0);
     *unwoken = e == 0 && !seen && ust_sd_wait_seq(&sd->sd_rwait) == seq;
     return e;
 }

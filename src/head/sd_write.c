@@ -192,17 +192,28 @@ int ust_sd_write_error(struct stdata *sd)
     return err;
 }
 
+/* How a write-side wait may end (sd_allocb, wait_writable). */
+#define SD_NB 1   /* non-blocking: EAGAIN instead of a wait */
+#define SD_INTR 2 /* part of the call is done: every signal handler ends the
+                   * wait (EINTR, so the call returns what it did), with or
+                   * without SA_RESTART (ust_sd_wait_intr) */
+
 /*
- * ust_sd_wait_writable -- wait until a message of band `band` may be sent.
- *   Context: a system call; may block unless nonblock.  sd_lock held on entry
- *   and on return (dropped while waiting).
+ * wait_writable -- wait until a message of band `band` may be sent.
+ *   Context: a system call; may block unless mode has SD_NB.  sd_lock held
+ *   on entry and on return (dropped while waiting).
  *   A writer that finds the stream full withdraws writable readiness (band
  *   0) and, unless non-blocking, sleeps on sd_wwait until the back-enable
- *   wakes it; errors are rechecked after every wake.
+ *   wakes it; errors are rechecked after every wake.  The sequence of
+ *   sd_wwait is read before bcanputnext, which marks the governing queue
+ *   wanted (QWANTW / QB_WANTW) under its lock when it finds it full: a drain
+ *   to low water after the test back-enables sd_wq, whose hook bumps the
+ *   sequence, and the futex wait on the old sequence then returns at once.
  *   Returns 0, EAGAIN (non-blocking and flow controlled), EINTR (a signal
- *   handler without SA_RESTART ran), or an error of ust_sd_write_error.
+ *   handler ran: without SA_RESTART, or any with SD_INTR), or an error of
+ *   ust_sd_write_error.
  */
-int ust_sd_wait_writable(struct stdata *sd, int band, int nonblock)
+static int wait_writable(struct stdata *sd, int band, int mode)
 {
     UST_ASSERT_HELD(&sd->sd_lock);
     int unwoken = 0; /* the last wait ended with nobody's wake-up */
@@ -218,16 +229,24 @@ int ust_sd_wait_writable(struct stdata *sd, int band, int nonblock)
                 ust_sd_ready_write(sd, 1); /* no system call unless it was withdrawn */
             return 0;
         }
-        if (nonblock) {
+        if (mode & SD_NB) {
             if (band == 0)
                 ust_sd_ready_write(sd, 0); /* only an event loop looks at POLLOUT */
             return EAGAIN;
         }
-        err = ust_sd_wait_from(sd, &sd->sd_wwait, seq, 0);
+        if (mode & SD_INTR)
+            err = ust_sd_wait_intr(sd, &sd->sd_wwait, seq);
+        else
+            err = ust_sd_wait_from(sd, &sd->sd_wwait, seq, 0);
         if (err)
             return err;
         unwoken = ust_sd_wait_seq(&sd->sd_wwait) == seq;
     }
+}
+
+int ust_sd_wait_writable(struct stdata *sd, int band, int nonblock)
+{
+    return wait_writable(sd, band, nonblock ? SD_NB : 0);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -243,7 +262,7 @@ static void sd_bufcall_wake(void *arg)
 /* Wait for memory after a failed allocation: a bufcall wakes sd_wwait (its
  * retry period bounds the wait), so do errors and close.  No lock held.
  * Returns 0 (try again), EINTR, or a write error. */
-static int sd_waitbuf(struct stdata *sd, size_t size)
+static int sd_waitbuf(struct stdata *sd, size_t size, int mode)
 {
     ust_lock(&sd->sd_lock);
     unsigned seq = ust_sd_wait_seq(&sd->sd_wwait);
@@ -252,7 +271,10 @@ static int sd_waitbuf(struct stdata *sd, size_t size)
     if (err == 0) {
         id = bufcall(size, BPRI_MED, sd_bufcall_wake, sd);
         /* Without a bufcall record, poll once a tick. */
-        err = ust_sd_wait_from(sd, &sd->sd_wwait, seq, id ? 0 : ust_now_ns() + TICK_NS);
+        if (id && (mode & SD_INTR))
+            err = ust_sd_wait_intr(sd, &sd->sd_wwait, seq);
+        else
+            err = ust_sd_wait_from(sd, &sd->sd_wwait, seq, id ? 0 : ust_now_ns() + TICK_NS);
         if (err == ETIME)
             err = 0;
     }
@@ -262,18 +284,19 @@ static int sd_waitbuf(struct stdata *sd, size_t size)
 }
 
 /* allocb for the write side: a blocking caller waits for memory, a
- * non-blocking one fails EAGAIN.  No lock held.  NULL with *errp set. */
-static mblk_t *sd_allocb(struct stdata *sd, size_t size, int nonblock, int *errp)
+ * non-blocking one (mode SD_NB) fails EAGAIN.  No lock held.  NULL with
+ * *errp set. */
+static mblk_t *sd_allocb(struct stdata *sd, size_t size, int mode, int *errp)
 {
     for (;;) {
         mblk_t *mp = allocb(size, BPRI_MED);
         if (mp)
             return mp;
-        if (nonblock) {
+        if (mode & SD_NB) {
             *errp = EAGAIN;
             return NULL;
         }
-        int err = sd_waitbuf(sd, size);
+        int err = sd_waitbuf(sd, size, mode);
         if (err) {
             *errp = err;
             return NULL;
@@ -284,17 +307,17 @@ static mblk_t *sd_allocb(struct stdata *sd, size_t size, int nonblock, int *errp
 /*
  * sd_build -- an M_DATA message of n bytes copied from u: the first block
  *   with wroff bytes of headroom, no block holding more than maxblk bytes.
- *   n == 0 gives one empty block.  No lock held.  Returns the message, or
+ *   n == 0 gives one empty block; mode as sd_allocb.  No lock held.  Returns the message, or
  *   NULL with *errp (EFAULT, EAGAIN, EINTR, a write error).
  */
 static mblk_t *sd_build(struct stdata *sd, struct ust_sd_uio *u, size_t n, size_t wroff, size_t maxblk,
-                        int nonblock, int *errp)
+                        int mode, int *errp)
 {
     mblk_t *head = NULL, **tail = &head;
     size_t off = wroff;
     do {
         size_t k = n < maxblk ? n : maxblk;
-        mblk_t *bp = sd_allocb(sd, off + k, nonblock, errp);
+        mblk_t *bp = sd_allocb(sd, off + k, mode, errp);
         if (!bp)
             goto fail;
         bp->b_rptr += off;
@@ -452,9 +475,12 @@ ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt)
         freemsg(built);
         return ust_sd_wresult(0, err, &p);
     }
+    /* Once a message went, the call has done part of its work: a signal
+     * ends it with the count sent, SA_RESTART or not (write(2)). */
     for (;;) {
         size_t n = total - sent < pkt ? total - sent : pkt;
-        mblk_t *mp = built ? built : sd_build(sd, &u, n, p.wroff, p.maxblk, p.nonblock, &err);
+        int mode = (p.nonblock ? SD_NB : 0) | (sent > 0 ? SD_INTR : 0);
+        mblk_t *mp = built ? built : sd_build(sd, &u, n, p.wroff, p.maxblk, mode, &err);
         built = NULL;
         if (!mp)
             return ust_sd_wresult(sent, err, &p);
@@ -464,7 +490,7 @@ ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt)
             return (ssize_t)sent;
         if (!sd_canput(sd, 0)) {
             ust_lock(&sd->sd_lock);
-            err = ust_sd_wait_writable(sd, 0, p.nonblock);
+            err = wait_writable(sd, 0, (p.nonblock ? SD_NB : 0) | SD_INTR);
             ust_unlock(&sd->sd_lock);
             if (err)
                 return ust_sd_wresult(sent, err, &p);
@@ -557,12 +583,12 @@ int ust_sd_putpmsg(struct stdata *sd, const struct strbuf *ctl, const struct str
         struct ust_sd_uio u;
         struct iovec one;
         uio_single(&u, &one, dbuf, (size_t)dlen);
-        dp = sd_build(sd, &u, (size_t)dlen, wroff, maxblk, nonblock, &err);
+        dp = sd_build(sd, &u, (size_t)dlen, wroff, maxblk, nonblock ? SD_NB : 0, &err);
         if (!dp)
             return -err;
     }
     if (clen >= 0) {
-        mp = sd_allocb(sd, (size_t)clen, nonblock, &err);
+        mp = sd_allocb(sd, (size_t)clen, nonblock ? SD_NB : 0, &err);
         if (!mp) {
             freemsg(dp);
             return -err;
@@ -590,6 +616,8 @@ int ust_sd_putpmsg(struct stdata *sd, const struct strbuf *ctl, const struct str
 /* Finish a public call: release the stream, map -errno to errno/-1. */
 static ssize_t sd_ret(struct stdata *sd, ssize_t r)
 {
+    if (r >= 0)
+        ust_sd_wready_after_write(sd); /* POLLOUT withdrawn once full (sd_poll.c) */
     ust_sd_put(sd);
     if (r < 0) {
         errno = (int)-r;

@@ -261,6 +261,11 @@ void ust_lend_shutdown(struct stdata *sd);
 void ust_lend_close(struct stdata *sd);
 /* Call fn for each stream whose L saw its user end close (or hang up). */
 void ust_lend_reap(void (*fn)(struct stdata *sd));
+/* ust_lend_reports_pending -- 1 if a watch may have fired since the last
+ *   ust_lend_reap (a completion not yet consumed in the ring's shared
+ *   memory, or a report kept), else 0 (also without a ring).  Any thread, no
+ *   lock, no system call: three loads. */
+int ust_lend_reports_pending(void);
 /* 1 if L ends live in the ring (a stream costs one descriptor). */
 int ust_lend_ring_on(void);
 void ust_lend_fork_prepare(void);
@@ -310,6 +315,13 @@ void ust_sd_release_orphan(struct stdata *sd);
  * (seen as a hang-up on the library's end); called by strm_open, strm_pipe
  * and isastream.  No lock held. */
 void ust_sd_reap_orphans(void);
+/* ust_sd_notice_closes -- ust_sd_reap_orphans if the ring says a descriptor
+ *   of some stream may have been closed behind the library's back
+ *   (ust_lend_reports_pending); otherwise nothing, at the cost of three
+ *   loads.  Run at the start of every call that takes a descriptor (no lock
+ *   held), so that a close(2) the kernel has reported is seen before the
+ *   number is looked up. */
+void ust_sd_notice_closes(void);
 
 /* Readiness of the descriptor, sd_lock held.  Each call makes a system call
  * only on an edge. */
@@ -317,6 +329,7 @@ void ust_sd_ready_read(struct stdata *sd, int on);
 void ust_sd_ready_write(struct stdata *sd, int on);
 void ust_sd_ready_pri(struct stdata *sd, int on);
 void ust_sd_ready_hup(struct stdata *sd);
+void ust_sd_wready_after_write(struct stdata *sd); /* sd_poll.c: POLLOUT follows flow */
 
 /* Wait on w with sd_lock held (dropped while waiting, retaken after).
  * deadline_ns: absolute CLOCK_MONOTONIC time, or 0 for none.
@@ -347,6 +360,12 @@ void ust_sd_watch_fork_prepare(void);
 void ust_sd_watch_fork_parent(void);
 void ust_sd_watch_fork_child(void);
 int ust_sd_wait_from(struct stdata *sd, struct ust_waitq *w, unsigned seq, long long deadline_ns);
+/* ust_sd_wait_from without deadline for a call that has already done part
+ * of its work: EINTR whenever a signal handler runs during the sleep, with
+ * or without SA_RESTART (docs/STREAMHEAD.md, "Writing": a write that sent
+ * some messages returns their count).  Not on the safety net's list: the
+ * sleep itself ends every UST_WAIT_RECHECK_NS (0, as a spurious wake-up). */
+int ust_sd_wait_intr(struct stdata *sd, struct ust_waitq *w, unsigned seq);
 /* ust_sd_wait_from on sd_rwait for a reader that found the read queue and
  * the arrivals empty (untimed): its spin also watches the arrivals, which it
  * marks sleepy only before it sleeps (sd_arrive.c).  *unwoken: the wait
@@ -720,6 +739,13 @@ void ust_sd_passfp_cycle(struct stdata *sd, int left);
 /* Put mp on the read queue of sd's pipe peer (I_SENDFD): 0, ENXIO, EAGAIN
  * (mp freed on error). */
 int ust_pipe_put_peer(struct stdata *sd, mblk_t *mp);
+/* ust_pipe_peer_gone -- 1 if pipe end sd is no longer joined to its other
+ * end in this process: its peer closed (the pair was broken before the
+ * peer's M_HANGUP was sent, so a hang-up seen at sd with this 0 came from a
+ * module or driver), or the pipe is split across processes (where the hang-up
+ * is the far side's last close).  0 while the peer is connected.
+ * Context: any thread; takes pipe_lock (a leaf), so sd_lock may be held. */
+int ust_pipe_peer_gone(struct stdata *sd);
 /* A stream reference that is not a descriptor: taken unless sd has none
  * left (1 if taken); dropped from any context, the last one tearing the
  * stream down on a thread of its own. */
@@ -758,7 +784,8 @@ enum {
     UST_RULE_ERR,   /* queries and head options: either M_ERROR error */
     UST_RULE_DOWN,  /* requests acting below the head: either error, hang-up ENXIO */
     UST_RULE_READ,  /* read, getmsg: the read error (hang-up: end of file) */
-    UST_RULE_WRITE, /* write, putmsg: the write error, hang-up ENXIO (EPIPE on a pipe) */
+    UST_RULE_WRITE, /* write, putmsg: the write error, hang-up ENXIO (EPIPE: a pipe whose peer closed) */
+    UST_RULE_WOPT,  /* I_SWROPT: closing, linked and the hang-up (ENXIO), not M_ERROR */
 };
 /* The error that stops a call of `rule` on sd now, 0 if none: EBADF (being
  * closed), EINVAL (linked), the read error, the write error, ENXIO/EPIPE

@@ -43,6 +43,22 @@
  *   Any other M_IOCTL and M_IOCDATA not ours pass down unchanged; acks that
  *   answer no outstanding ioctl pass up unchanged.
  *
+ * No provider below (docs/TIMOD.md, "A stream that is not a transport").
+ * timod cannot tell from the stream whether the driver speaks TPI, so it
+ * lets the driver show it:
+ *   - the request comes back up (echo, a FIFO, any loop): the driver is no
+ *     provider; the looped request is freed and the ioctl fails ENOTTY at
+ *     once;
+ *   - a sink (nuls, sad, an unconnected loop) frees the request and never
+ *     answers: until the stream has answered one TI_* request ("proven"),
+ *     TI_CAPABILITY -- TPI's "who are you", which every provider answers
+ *     from its put procedure, T_CAPABILITY_ACK or T_ERROR_ACK, without any
+ *     remote exchange -- gets TIMOD_PROBE_MS; past it the ioctl fails
+ *     ENOTTY.  Later requests, and every request of a proven stream, wait
+ *     as the caller's ic_timout says.
+ *   ENOTTY ("inappropriate ioctl for device") is the errno only these two
+ *   give; libxnet maps it to TBADNAME (t_open) or TBADF (t_sync).
+ *
  * One ioctl is outstanding at a time (the stream head serializes them).  A
  * new TI_* ioctl arriving while one is outstanding means the head gave the
  * old one up (timeout, signal): the old one is dropped and the new one takes
@@ -62,6 +78,7 @@
 #include "modutil.h"
 
 #define TIMOD_ID 5006
+#define TIMOD_PROBE_MS 300 /* an unproven stream's TI_CAPABILITY: answer within this */
 
 /* Where an outstanding ioctl stands. */
 enum tm_stage {
@@ -83,6 +100,9 @@ struct timod {
     struct netbuf nb;     /* TI_GET*NAME: the user's netbuf */
     caddr_t nbaddr;       /* TI_GET*NAME: its address */
     t_uscalar_t qlen;     /* CONIND_number of the last T_BIND_ACK, 0 if unbound */
+    queue_t *rq;          /* our read queue (the probe's callback replies there) */
+    timeout_id_t probe;   /* TM_WAIT_ACK of an unproven TI_CAPABILITY: its limit, or 0 */
+    int proven;           /* an ack from below has answered one of our requests */
 };
 
 static int timod_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *crp);
@@ -143,14 +163,27 @@ static int timod_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *crp
     struct timod *tm = kmem_zalloc(sizeof(*tm), KM_SLEEP);
     if (tm == NULL)
         return ENOMEM;
+    tm->rq = q;
     q->q_ptr = WR(q)->q_ptr = tm;
     qprocson(q);
     return 0;
 }
 
+/* Cancel the probe limit, if one runs.  Inside the pair's perimeter (or
+ * close): quntimeout waits for a callback already running elsewhere and
+ * takes out one deferred at our perimeter. */
+static void tm_probe_cancel(struct timod *tm)
+{
+    if (tm->probe != 0) {
+        quntimeout(tm->rq, tm->probe);
+        tm->probe = 0;
+    }
+}
+
 /* Forget the outstanding ioctl (the head has given it up or it is over). */
 static void tm_forget(struct timod *tm)
 {
+    tm_probe_cancel(tm);
     freemsg(tm->ioc);
     tm->ioc = NULL;
     tm->stage = TM_IDLE;
@@ -199,6 +232,28 @@ static void tm_reply_up(queue_t *rq, mblk_t *mp, unsigned char type, size_t coun
         mp->b_cont = NULL;
     }
     putnext(rq, mp);
+}
+
+/* The stream below has shown it is no TPI provider: fail the outstanding
+ * ioctl ENOTTY.  Inside the pair's perimeter, stage TM_WAIT_ACK. */
+static void tm_notpi(struct timod *tm)
+{
+    mblk_t *ioc = tm->ioc;
+
+    tm->ioc = NULL;
+    tm_forget(tm);
+    tm_reply_up(tm->rq, ioc, M_IOCNAK, 0, 0, ENOTTY);
+}
+
+/* qtimeout callback, inside the pair's perimeter: an unproven stream left
+ * TI_CAPABILITY unanswered for TIMOD_PROBE_MS. */
+static void tm_probe_expired(void *arg)
+{
+    struct timod *tm = arg;
+
+    tm->probe = 0;
+    if (tm->stage == TM_WAIT_ACK && tm->cmd == TI_CAPABILITY && !tm->proven)
+        tm_notpi(tm);
 }
 
 /* The request each I_STR command carries, its minimum length and whether it
@@ -263,6 +318,8 @@ static void tm_send_req(queue_t *wq, struct timod *tm, mblk_t *mp, mblk_t *pp, t
     tm->ioc = mp;
     tm->req = req;
     tm->stage = TM_WAIT_ACK;
+    if (!tm->proven && tm->cmd == TI_CAPABILITY)
+        tm->probe = qtimeout(tm->rq, tm_probe_expired, tm, drv_usectohz(TIMOD_PROBE_MS * 1000L));
     putnext(wq, pp);
 }
 
@@ -561,6 +618,8 @@ static int tm_ack(queue_t *rq, struct timod *tm, mblk_t *mp)
         if (ea.ERROR_prim != tm->req)
             return 0;
         freemsg(mp);
+        tm->proven = 1;
+        tm_probe_cancel(tm);
         ioc = tm->ioc;
         tm->ioc = NULL;
         tm->stage = TM_IDLE;
@@ -583,6 +642,8 @@ static int tm_ack(queue_t *rq, struct timod *tm, mblk_t *mp)
         if (ok.CORRECT_prim != tm->req)
             return 0;
     }
+    tm->proven = 1;
+    tm_probe_cancel(tm);
     ioc = tm->ioc;
     tm->ioc = NULL;
     tm->stage = TM_IDLE;
@@ -648,6 +709,12 @@ static int timod_rput(queue_t *q, mblk_t *mp)
         if (mp->b_wptr - mp->b_rptr < (ptrdiff_t)sizeof(t_scalar_t))
             break;
         tm_track(tm, mp);
+        if (tm->stage == TM_WAIT_ACK && tm_prim(mp) == tm->req) {
+            /* our own request came back up: a loop, not a provider */
+            freemsg(mp);
+            tm_notpi(tm);
+            return 0;
+        }
         if (tm->stage == TM_WAIT_ACK && tm_ack(q, tm, mp))
             return 0;
         break;

@@ -32,4 +32,11 @@ void ust_procs_init(void);
  */
 void ust_xcross_counts(long out[3]);
 
+/*
+ * ust_xlog_init -- install the loggers across processes (xlog.c): the log
+ *   driver's claim, release and send hooks (ust_xlog_set_ops, strcore.h).
+ *   Context: ust_procs_init.
+ */
+void ust_xlog_init(void);
+
 #endif /* UST_PROCS_H */

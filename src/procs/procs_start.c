@@ -39,6 +39,7 @@ static pthread_once_t procs_once = PTHREAD_ONCE_INIT;
 static void procs_register(void)
 {
     ust_sd_set_procs(&procs_ops);
+    ust_xlog_init(); /* loggers across processes: the log driver's hooks */
     ust_fork_register(UST_FORK_XPIPE, ust_xpipe_fork_prepare, ust_xpipe_fork_parent,
                       ust_xpipe_fork_child);
     ust_fork_register(UST_FORK_FIFO_NAME, ust_fifo_name_fork_prepare, ust_fifo_name_fork_parent,

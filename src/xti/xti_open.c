@@ -76,6 +76,8 @@ static int xti_query(struct xti_ep *ep)
     u.req.PRIM_type = T_CAPABILITY_REQ;
     u.req.CAP_bits1 = TC1_INFO | TC1_ACCEPTOR_ID;
     n = xti_ti_ioctl(ep, TI_CAPABILITY, &u, sizeof(u.req), sizeof(u));
+    if (n < 0 && t_errno == TSYSERR && errno == ENOTTY)
+        return -1; /* timod: no TPI provider below (xti_not_transport) */
     if (n >= (int)sizeof(u.ack) && u.ack.PRIM_type == T_CAPABILITY_ACK &&
         (u.ack.CAP_bits1 & TC1_INFO)) {
         ia = &u.ack.INFO_ack;
@@ -153,22 +155,37 @@ static struct xti_ep *xti_ep_new(int fd, const char *name)
     return ep;
 }
 
-/* Push timod unless it is there already. */
-static int xti_timod(int fd)
+/*
+ * Did the last call fail because the stream is no transport?  timod fails
+ * the query ENOTTY when the request came back up (echo, FIFO) or an
+ * unproven stream left TI_CAPABILITY unanswered (nuls, sad): docs/XTI.md,
+ * "t_open and t_sync of a stream that is not a transport".
+ */
+static int xti_not_transport(void)
+{
+    return t_errno == TSYSERR && errno == ENOTTY;
+}
+
+/* Push timod unless it is there already; *pushed says whether we did. */
+static int xti_timod(int fd, int *pushed)
 {
     int rc = strm_ioctl(fd, I_FIND, "timod");
 
+    *pushed = 0;
     if (rc < 0)
         return xti_syserr(errno);
-    if (rc == 0 && strm_ioctl(fd, I_PUSH, "timod") < 0)
-        return xti_syserr(errno);
+    if (rc == 0) {
+        if (strm_ioctl(fd, I_PUSH, "timod") < 0)
+            return xti_syserr(errno);
+        *pushed = 1;
+    }
     return 0;
 }
 
 int t_open(const char *name, int oflag, struct t_info *info)
 {
     struct xti_ep *ep;
-    int fd, e;
+    int fd, e, te, pushed = 0;
 
     if (!name)
         return xti_err(TBADNAME);
@@ -180,8 +197,13 @@ int t_open(const char *name, int oflag, struct t_info *info)
             return xti_err(TBADNAME);
         return xti_syserr(errno);
     }
-    if (xti_timod(fd) < 0 || !(ep = xti_ep_new(fd, name)))
+    if (xti_timod(fd, &pushed) < 0)
         goto fail;
+    if (!(ep = xti_ep_new(fd, name))) {
+        if (xti_not_transport())
+            t_errno = TBADNAME; /* the name is no transport provider; errno ENOTTY */
+        goto fail;
+    }
     /* info before the entry exists: a bad one leaves no endpoint behind. */
     if ((info && xti_uwrite(info, &ep->e_info, sizeof(*info)) < 0) || xti_ep_insert(ep) < 0) {
         xti_ep_free(ep);
@@ -189,9 +211,14 @@ int t_open(const char *name, int oflag, struct t_info *info)
     }
     return fd;
 fail:
+    /* Leave the stream as found: it may be shared (a FIFO, an fattached name). */
     e = errno;
+    te = t_errno;
+    if (pushed)
+        (void)strm_ioctl(fd, I_POP, 0);
     strm_close(fd);
     errno = e;
+    t_errno = te;
     return -1;
 }
 
@@ -301,8 +328,11 @@ int t_sync(int fd)
         if (rc <= 0)
             return xti_err(TBADF);
         ep = xti_ep_new(fd, "");
-        if (!ep)
+        if (!ep) {
+            if (xti_not_transport())
+                t_errno = TBADF; /* "does not refer to a transport endpoint" */
             return -1;
+        }
         if (xti_ep_insert(ep) < 0) {
             xti_ep_free(ep);
             return -1;
@@ -316,11 +346,12 @@ int t_sync(int fd)
     return st;
 }
 
+/* XNS 5 t_sysconf: the one name is _SC_T_IOV_MAX; any other is TBADFLAG. */
 int t_sysconf(int name)
 {
     if (name == _SC_T_IOV_MAX)
         return T_IOV_MAX;
-    return xti_syserr(EINVAL);
+    return xti_err(TBADFLAG);
 }
 
 /*
@@ -425,9 +456,13 @@ int t_free(void *ptr, int struct_type)
     return 0;
 }
 
+/*
+ * XNS 5 t_alloc.  The buffer sizes come from fd's t_info, so fd must be an
+ * endpoint, except for T_INFO (no buffer): "fd may be set to any value".
+ */
 void *t_alloc(int fd, int struct_type, int fields)
 {
-    struct xti_ep *ep = xti_ep_get(fd);
+    struct xti_ep *ep;
     struct t_info in;
     size_t sz;
     void *p;
@@ -435,6 +470,13 @@ void *t_alloc(int fd, int struct_type, int fields)
     struct netbuf *addr = NULL, *opt = NULL, *udata = NULL;
     t_scalar_t uv = 0;
 
+    if (struct_type == T_INFO) {
+        p = calloc(1, sizeof(struct t_info));
+        if (!p)
+            xti_syserr(ENOMEM);
+        return p;
+    }
+    ep = xti_ep_get(fd);
     if (!ep)
         return NULL;
     in = ep->e_info;
