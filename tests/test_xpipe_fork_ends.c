@@ -23,6 +23,15 @@
  *   F.f  the reader is the parent, the child writes and keeps e1.
  *   F.g  a grandchild forked from the child writes; the child keeps both
  *        ends, uses neither, and exits; the parent reads.
+ *   F.h  the writer (the child) writes with blocking writes while the
+ *        reader (the parent) is slow (2 ms of sleep every 25 messages), so
+ *        the ring fills and writes wait for room; the last three messages
+ *        are of 70 000 bytes, so the last one meets the ring full; right after its last write returns the
+ *        child calls _exit(0), closing nothing: every message a write
+ *        reported written is in the ring (not in the child's memory) and
+ *        arrives, then end of file (items 1, 5: "A write is in the ring when
+ *        it returns", docs/STREAMHEAD.md).  F.e is the same with
+ *        non-blocking writes.
  * Each variant runs ROUNDS rounds.  At the end no doorbell was lost: the
  * write side's look again never had to rescue a writer
  * (ust_pipe_bell_rescued() is 0 in the parent, and in each child at its end).
@@ -60,8 +69,12 @@ static long long now_ms(void)
     return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
+static int big_tail; /* F.h: the last 3 messages are BIG (each fills the ring) */
+
 static size_t msg_len(unsigned i)
 {
+    if (big_tail && i >= NMSG - 3)
+        return BIG;
     if (i % 97 == 13)
         return BIG;
     if (i % 31 == 7)
@@ -78,12 +91,14 @@ static void msg_fill(char *b, unsigned i, size_t len)
 }
 
 /* Write the messages [from, to) on e[0] (non-blocking, waiting for room
- * with strm_poll up to the deadline): putmsg, or strm_write for every third
- * one of 1..300 bytes (one message each).  0 when all went. */
-static int write_range(unsigned from, unsigned to, long long until)
+ * with strm_poll up to the deadline; blocking when `blocking`): putmsg, or
+ * strm_write for every third one of 1..300 bytes (one message each).  0
+ * when all went. */
+static int write_range_how(unsigned from, unsigned to, long long until, int blocking)
 {
     int fl = strm_fcntl(e[0], F_GETFL);
-    strm_fcntl(e[0], F_SETFL, fl | O_NONBLOCK);
+    if (!blocking)
+        strm_fcntl(e[0], F_SETFL, fl | O_NONBLOCK);
     for (unsigned i = from; i < to;) {
         size_t len = msg_len(i);
         msg_fill(buf, i, len);
@@ -114,6 +129,11 @@ static int write_range(unsigned from, unsigned to, long long until)
     return 0;
 }
 
+static int write_range(unsigned from, unsigned to, long long until)
+{
+    return write_range_how(from, to, until, 0);
+}
+
 /* Wait for e[1] to show events in `want` (or a hang-up); the revents, 0 on
  * the deadline. */
 static int wait_ev(int fd, short want, long ms)
@@ -124,10 +144,16 @@ static int wait_ev(int fd, short want, long ms)
 }
 
 /* Read the messages [from, to) from e[1] in order: 0 when all came right. */
+static int slow_reader; /* F.h: 2 ms of sleep every 25 messages */
+
 static int read_range(unsigned from, unsigned to, long long until)
 {
     for (unsigned i = from; i < to; i++) {
         size_t len = msg_len(i);
+        if (slow_reader && i % 25 == 0) {
+            struct timespec ts = {0, 2 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
         long left = (long)(until - now_ms());
         if (left <= 0 || !(wait_ev(e[1], POLLIN, left) & POLLIN)) {
             fprintf(stderr, "read: message %u: nothing within the deadline (pid %d)\n", i,
@@ -183,9 +209,9 @@ static int child_done(void)
 }
 
 /* ---- the variants ------------------------------------------------------- */
-enum var { VA, VB, VC1, VC2, VC3, VD, VE, VF, VG, NVAR };
+enum var { VA, VB, VC1, VC2, VC3, VD, VE, VF, VG, VH, NVAR };
 static const char *const vname[NVAR] = {"F.a", "F.b", "F.c1", "F.c2", "F.c3",
-                                        "F.d", "F.e", "F.f", "F.g"};
+                                        "F.d", "F.e", "F.f", "F.g", "F.h"};
 static enum var cur;
 static int cur_round;
 
@@ -237,6 +263,11 @@ static int reader_child(void *arg)
 /* The child when the child writes (e, f) or its child does (g). */
 static int writer_proc(void)
 {
+    if (cur == VH) {
+        /* Blocking writes into a full ring, then _exit at once. */
+        int r = write_range_how(0, NMSG, now_ms() + STEP_MS, 1);
+        _exit(r != 0 || FK_CHILD_FAILED() ? 1 : 0);
+    }
     if (cur != VE && cur != VF)
         strm_close(e[1]);
     int r = write_range(0, NMSG, now_ms() + STEP_MS);
@@ -277,6 +308,7 @@ static void run_round(enum var v, int round)
     CHECK_EQ(strm_pipe(e), 0);
     CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sync_p), 0);
     int parent_writes = v <= VD;
+    big_tail = v == VH; /* for the child (the writer) and the parent, to read */
     pid_t pid = fk_start(parent_writes ? reader_child : writer_child, NULL);
     CHECK(pid > 0);
     close(sync_p[1]);
@@ -299,6 +331,9 @@ static void run_round(enum var v, int round)
             strm_close(e[1]); /* kept to the end */
     } else {
         strm_close(e[0]);
+        /* F.h: a slow reader, to the end: the ring is full when the
+         * writer's last write returns and it exits. */
+        slow_reader = v == VH;
         if (read_range(0, NMSG, until) == 0)
             expect_eof(until);
         strm_close(e[1]);
@@ -307,14 +342,34 @@ static void run_round(enum var v, int round)
     close(sync_p[0]);
 }
 
+/* 1 if name is one of the comma-separated names of list. */
+static int name_in(const char *name, const char *list)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p != '\0';) {
+        const char *c = strchr(p, ',');
+        size_t l = c != NULL ? (size_t)(c - p) : strlen(p);
+        if (l == n && strncmp(p, name, n) == 0)
+            return 1;
+        p += l + (c != NULL);
+    }
+    return 0;
+}
+
 int main(void)
 {
     buf = malloc(BIG + 16);
     rbuf = malloc(BIG + 16);
+    /* XPF_ONLY=F.e,F.f runs only those variants, XPF_ROUNDS=N that many
+     * rounds each (for loops by hand; ctest runs all, ROUNDS each). */
+    const char *only = getenv("XPF_ONLY");
+    int rounds = getenv("XPF_ROUNDS") != NULL ? atoi(getenv("XPF_ROUNDS")) : ROUNDS;
     for (int v = 0; v < NVAR; v++) {
         long failed = check_nfailed;
         long long t0 = now_ms();
-        for (int r = 0; r < ROUNDS && check_nfailed == failed; r++)
+        if (only != NULL && !name_in(vname[v], only))
+            continue;
+        for (int r = 0; r < rounds && check_nfailed == failed; r++)
             run_round(v, r);
         fprintf(stderr, "%s: %s, %lld ms\n", vname[v], check_nfailed == failed ? "ok" : "FAILED",
                 now_ms() - t0);

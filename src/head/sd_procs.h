@@ -145,6 +145,14 @@ struct ust_procs_ops {
     /* sd_write.c: a small write straight into the ring: 1 written, 0 not
      * taken (nothing consumed), -EFAULT. */
     int (*xpipe_write)(struct stdata *sd, struct ust_sd_uio *u, size_t n);
+    /* sd_write.c: a data message of write or putmsg on split end sd, into
+     * the ring now or not at all: 1 sent, 0 not this way (a module is
+     * pushed: putnext), -EAGAIN no room (kept; the head's write queue is
+     * enabled when there is), -EPIPE / -EIO (kept). */
+    int (*xpipe_send)(struct stdata *sd, mblk_t *mp, int nonblock);
+    /* sd_poll.c: 0 when the ring of split end sd has no room for a write
+     * (the head's write queue is then enabled when it has), else 1. */
+    int (*xpipe_room)(struct stdata *sd);
     /* sd_passfd.c: I_SENDFD on split end sd. */
     int (*xpipe_sendfd)(struct stdata *sd, int fd);
     /* sd_fattach.c: make / drop the rendezvous of the name whose node is

@@ -301,6 +301,62 @@ int ust_xpipe_write(struct stdata *sd, struct ust_sd_uio *u, size_t n)
     return 1;
 }
 
+/* The head's writers wait for room: the write service procedure arms the
+ * ring for them (ust_xpipe_wsrv), once per wait (the first asker enables
+ * it; it clears hwant when it finds room, then enables the head). */
+static void head_wants_room(struct ust_xend *xe)
+{
+    if (!atomic_exchange(&xe->hwant, 1))
+        qenable(WR(xe->rq));
+}
+
+/* The split end right below sd's head, procedures on; NULL if a module is
+ * pushed (or the end is not split). */
+static struct ust_xend *xend_below(struct stdata *sd)
+{
+    struct ust_xend *xe = __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE);
+    if (xe == NULL)
+        return NULL;
+    queue_t *wq = WR(xe->rq);
+    if (ust_qnext(sd->sd_wq) != wq || (ust_qflags(wq) & QPROCSOFF))
+        return NULL;
+    return xe;
+}
+
+int ust_xpipe_send(struct stdata *sd, mblk_t *mp, int nonblock)
+{
+    struct ust_xend *xe = xend_below(sd);
+    if (xe == NULL)
+        return 0;
+    if (atomic_load(&xe->gone))
+        return -EPIPE;
+    /* Only when nothing of this end waits before it (an M_FLUSH, an ioctl's
+     * refusal...): the order of the end's messages is the ring's. */
+    if (atomic_load(&xe->backlog) == 0) {
+        int r = record_put_any(xe, mp, nonblock);
+        if (r == 0)
+            return 1;
+        if (r != -EAGAIN) { /* broken (EIO) or shut (EPIPE): the end hangs up */
+            if (!atomic_exchange(&xe->gone, 1))
+                qenable(xe->rq);
+            return r == -EPIPE ? -EPIPE : -EIO;
+        }
+    }
+    head_wants_room(xe);
+    return -EAGAIN;
+}
+
+int ust_xpipe_room(struct stdata *sd)
+{
+    struct ust_xend *xe = xend_below(sd);
+    if (xe == NULL || atomic_load(&xe->gone))
+        return 1; /* a write then fails at once: "writable" */
+    if (atomic_load(&xe->backlog) == 0 && xring_queued(xe->xc->ch, xe->side) < XP_HIWAT)
+        return 1;
+    head_wants_room(xe);
+    return 0;
+}
+
 /*
  * The bell protocol (docs/STREAMHEAD.md "The bell"), for "room for you":
  *   writer (wsrv)  1. backlog > 0 (wput counted the message before queueing
@@ -438,6 +494,21 @@ int ust_xpipe_wsrv(queue_t *q)
         }
         atomic_fetch_sub(&xe->backlog, 1);
     }
+    /* The head's writers wait for room (hwant): the same arming for them;
+     * room -> they are woken (their write queue's enabling, sd_rput.c) and
+     * try again. */
+    if (atomic_load(&xe->hwant)) {
+        int a = atomic_load(&xe->gone) ? -1 : xring_arm_writer(xe->xc->ch, xe->side);
+        if (a == 0) {
+            atomic_store(&xe->wsleep, 1);
+            wlook_start(q, xe);
+            return 0;
+        }
+        if (a < 0 && !atomic_exchange(&xe->gone, 1))
+            qenable(xe->rq);
+        atomic_store(&xe->hwant, 0);
+        qenable(xe->hwq);
+    }
     return 0;
 }
 
@@ -464,6 +535,7 @@ void xp_end_attach(struct stdata *sd, struct ust_xend *xe)
 {
     queue_t *rq = sd->sd_pipeq;
     xe->rq = rq;
+    xe->hwq = sd->sd_wq;
     __atomic_store_n(&rq->q_ptr, xe, __ATOMIC_RELEASE);
     __atomic_store_n(&WR(rq)->q_ptr, xe, __ATOMIC_RELEASE);
     /* The largest record must fit beside a ring at its high water mark. */

@@ -551,7 +551,7 @@ static int bell_hung_up(const struct ust_xend *xe)
  * rsrv_idle -- the read service procedure of an end this process does not
  *   read (not live: "Who takes" in sd_xpipe.c).  It takes nothing, and
  *   consumes the bell's bytes only when this process's writers wait for
- *   room (backlog): then the byte may be theirs, and the write queue is
+ *   room (xp_writers_wait): then the byte may be theirs, and the write queue is
  *   enabled (the bell protocol, sd_xpipe.c, step 4).  Otherwise the bytes
  *   are left to the processes that read this end (every holder's epoll
  *   thread sees each byte: a byte is consumed by one of them).  The other
@@ -563,8 +563,8 @@ static int bell_hung_up(const struct ust_xend *xe)
 static int rsrv_idle(queue_t *q, struct ust_xend *xe)
 {
     xe->bufc = 0;
-    if (atomic_load(&xe->backlog) > 0) {
-        xp_bell_drain(xe); /* before the look at backlog below: step 4 */
+    if (xp_writers_wait(xe)) {
+        xp_bell_drain(xe);
         qenable(WR(q));
     } else if (!atomic_load(&xe->gone) && bell_hung_up(xe)) {
         atomic_store(&xe->gone, 1);
@@ -595,7 +595,7 @@ int ust_xpipe_rsrv(queue_t *q)
     xe->rtry = ust_sched_in_call();
     xe->rbusy = 0;
     xp_bell_drain(xe);
-    if (atomic_load(&xe->backlog) > 0) /* our writes wait for room: maybe there is some */
+    if (xp_writers_wait(xe)) /* our writes wait for room: maybe there is some */
         qenable(WR(q));
     for (int idle = 0;;) {
         int b = small_batch(q, xe);
