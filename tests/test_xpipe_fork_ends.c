@@ -266,13 +266,16 @@ static int writer_proc(void)
     if (cur == VH) {
         /* Blocking writes into a full ring, then _exit at once. */
         int r = write_range_how(0, NMSG, now_ms() + STEP_MS, 1);
+        CHECK_EQ(ust_pipe_bell_rescued(), 0);
         _exit(r != 0 || FK_CHILD_FAILED() ? 1 : 0);
     }
     if (cur != VE && cur != VF)
         strm_close(e[1]);
     int r = write_range(0, NMSG, now_ms() + STEP_MS);
-    if (cur == VE)
+    if (cur == VE) {
+        CHECK_EQ(ust_pipe_bell_rescued(), 0);
         return r != 0 || FK_CHILD_FAILED(); /* exits holding both ends */
+    }
     strm_close(e[0]);
     if (cur == VF)
         strm_close(e[1]); /* kept while writing */

@@ -12,10 +12,16 @@
  *   end s is held by every process that holds pipe end s.  The twist is cut
  *   and the pipe pairs' procedures are switched on:
  *     write side  ust_xpipe_wput/wsrv: each message becomes a record of the
- *                 ring (type, band, control bytes, data bytes); when the
- *                 ring is at its high water mark the message waits on the
- *                 pair's write queue, which flow-controls the head as any
- *                 driver does.  A plain write(2) on an end with no module
+ *                 ring (type, band, control bytes, data bytes).  The head's
+ *                 write and putmsg (no module pushed) put their messages in
+ *                 the ring themselves or not at all (ust_xpipe_send): a
+ *                 full ring makes them wait (hwant: wsrv arms the ring for
+ *                 them) or fail EAGAIN, so nothing a call reported written
+ *                 is left in process memory for _exit to lose.  Messages
+ *                 that come down otherwise (through a module, ioctls) and
+ *                 meet the ring at its high water mark wait on the pair's
+ *                 write queue, which flow-controls the head as any driver
+ *                 does.  A plain write(2) on an end with no module
  *                 pushed and nothing waiting goes straight from the
  *                 caller's buffer into the ring (ust_xpipe_write, from the
  *                 head's write path: no message is built, no put procedure
@@ -385,8 +391,12 @@ int ust_xpipe_room(struct stdata *sd)
  *   Now an end consumes doorbells only where step 4 says, so the byte is
  *   left to the process it is for.  What remains possible: two processes
  *   that both have a use for one bell end (readers of one end in both, or
- *   a reader of an end in one and a writer of the same end in the other):
- *   one byte reaches one of them.  The safety net below finds such a
+ *   a reader of an end in one and a writer of the same end in the other, or
+ *   two writing processes): one byte reaches one of them (an edge-triggered
+ *   event is reported only if the byte is still unread when the epoll
+ *   thread collects it).  Writers waiting are messages on the write queue
+ *   (backlog) or the head's writers that met the ring full (hwant):
+ *   xp_writers_wait.  The safety net below finds such a
  *   writer, and counts it (ust_pipe_bell_rescued, strinfo -P).
  */
 
