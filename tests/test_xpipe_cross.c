@@ -190,6 +190,11 @@ static void cmd(int fd, char c, int arg)
 static void pipe_fresh(void)
 {
     CHECK_EQ(strm_pipe(fds), 0);
+    /* The parent's end used before the fork: it takes what arrives at once
+     * (signals, M_SETOPTS act before the parent reads), docs/STREAMHEAD.md
+     * "Who takes a message". */
+    struct pollfd p = {fds[0], POLLIN, 0};
+    CHECK_EQ(strm_poll(&p, 1, 0), 0);
 }
 
 /* ---- C.1: another uid's signals ---- */

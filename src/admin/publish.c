@@ -138,6 +138,10 @@ static void answer_one(char *cmd, FILE *f)
         if (nsf > 0)
             fprintf(f, "pipes split_failed=%ld (at fork: those pipes are EIO in the child)\n",
                     nsf);
+        long nbr = ust_pipe_bell_rescued(); /* shown when it happened only */
+        if (nbr > 0)
+            fprintf(f, "pipes bell_rescued=%ld (doorbells lost, writers found by the look again)\n",
+                    nbr);
         long xc[3];
         ust_xcross_counts(xc);
         fprintf(f, "cross refused: signals=%ld messages=%ld setopts_filtered=%ld\n", xc[0], xc[1],

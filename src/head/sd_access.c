@@ -189,7 +189,13 @@ struct stdata *ust_sd_get_acc(int fd, int need, int *err)
         *err = EBADF;
         return NULL;
     }
-    if (sd && __builtin_expect(__atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE) != NULL, 0))
-        ust_sd_procs()->xpipe_touch(sd); /* a split pipe end used here (src/procs) */
+    /* A pipe end used here (a data or ioctl call): once split, this
+     * process takes what arrives for it (src/procs, "Who takes"). */
+    if (sd && sd->sd_pipeq != NULL &&
+        !__atomic_load_n(&sd->sd_xused, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&sd->sd_xused, 1, __ATOMIC_SEQ_CST); /* Dekker: the split */
+        if (__atomic_load_n(&sd->sd_xend, __ATOMIC_SEQ_CST) != NULL)
+            ust_sd_procs()->xpipe_touch(sd);
+    }
     return sd;
 }

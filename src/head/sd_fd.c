@@ -130,6 +130,7 @@ struct stdata *ust_sd_alloc(void)
      * clears the counts of the threads that are gone). */
     atomic_store(&sd->sd_refs, 0);
     __atomic_store_n(&sd->sd_forked, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&sd->sd_xused, 0, __ATOMIC_RELAXED);
     sd->sd_flag = 0;
     sd->sd_rerror = sd->sd_werror = 0;
     sd->sd_rdopt = RNORM | RPROTNORM;

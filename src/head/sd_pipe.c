@@ -442,6 +442,19 @@ long ust_pipe_split_failures(void)
     return atomic_load_explicit(&split_failures, memory_order_relaxed);
 }
 
+/* Doorbells lost and made good by the look again (ust_pipe_bell_rescued). */
+static atomic_long bell_rescued;
+
+long ust_pipe_bell_rescued(void)
+{
+    return atomic_load_explicit(&bell_rescued, memory_order_relaxed);
+}
+
+void ust_pipe_bell_rescue_count(void)
+{
+    atomic_fetch_add_explicit(&bell_rescued, 1, memory_order_relaxed);
+}
+
 void ust_pipe_split_all(void)
 {
     struct stdata *failed = NULL; /* split refused: relisted at the end */

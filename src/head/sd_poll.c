@@ -131,6 +131,9 @@ static void write_peek(struct stdata *sd, int *band0, int *anyband, int *nband)
     }
     ust_unlock(&pv->lock);
     ust_qrelease(q);
+    /* A split pipe end: band 0 is writable when its ring has room too. */
+    if (*band0 && __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE) != NULL && ust_sd_procs() != NULL)
+        *band0 = ust_sd_procs()->xpipe_room(sd);
 }
 
 /*
@@ -198,6 +201,11 @@ static int arm_band(struct stdata *sd, unsigned char band)
     atomic_fetch_add(&ust_qpv(wq)->active, 1);
     ok = bcanputnext(wq, band);
     ust_qrelease(wq);
+    /* A pipe end split across processes: a write waits for room in the ring
+     * (sd_write.c sd_send_data), which enables the head's write queue when
+     * it comes (the relief, as a back-enable). */
+    if (ok && __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE) != NULL && ust_sd_procs() != NULL)
+        ok = ust_sd_procs()->xpipe_room(sd);
     if (!ok)
         ust_sd_wfull_note(sd, band); /* its relief raises S_OUTPUT/S_WRBAND */
     return ok;
@@ -330,8 +338,13 @@ static int scan(struct pollfd *fds, nfds_t nfds, struct pollfd *kfds, char *ord,
             continue;
         }
         sd = ust_sd_get_checked(p->fd, &err);
-        if (sd != NULL && __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE) != NULL)
-            ust_sd_procs()->xpipe_touch(sd); /* a split pipe end polled here (src/procs) */
+        /* A pipe end polled here: once split, this process takes what
+         * arrives for it (src/procs, "Who takes"). */
+        if (sd != NULL && sd->sd_pipeq != NULL && !__atomic_load_n(&sd->sd_xused, __ATOMIC_RELAXED)) {
+            __atomic_store_n(&sd->sd_xused, 1, __ATOMIC_SEQ_CST); /* Dekker: the split */
+            if (__atomic_load_n(&sd->sd_xend, __ATOMIC_SEQ_CST) != NULL)
+                ust_sd_procs()->xpipe_touch(sd);
+        }
         if (sd == NULL) {
             if (err == ENOSTR) {
                 kfds[i].fd = p->fd;

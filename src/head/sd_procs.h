@@ -60,6 +60,16 @@ void ust_pipe_split_all(void);
  * its ancestors, the count being inherited) could not split: their ends
  * were detached (EIO) in the child.  Context: any thread, no lock. */
 long ust_pipe_split_failures(void);
+/* ust_pipe_bell_rescued -- how many times, since the process started (the
+ * count inherited by a child), a split pipe's writer waiting for room was
+ * found by the write side's safety net (its look again, sd_xpipe.c
+ * wsrv_again) instead of by its doorbell: the reader had reported room
+ * (the ring at its low-water mark, the writer's arming fired) and no
+ * doorbell reached this process within 40 ms.  0 while the bell protocol
+ * holds (docs/STREAMHEAD.md "The bell"); shown by strinfo -P.
+ * ust_pipe_bell_rescue_count adds one.  Context: any thread, no lock. */
+long ust_pipe_bell_rescued(void);
+void ust_pipe_bell_rescue_count(void);
 /* ust_pipe_end_new -- a fresh pipe end with no peer: head, pipe pair linked
  * below it (procedures off), pipe flags and cred set; NULL when out of
  * memory.  *drv receives the pair's read queue. */
@@ -135,6 +145,14 @@ struct ust_procs_ops {
     /* sd_write.c: a small write straight into the ring: 1 written, 0 not
      * taken (nothing consumed), -EFAULT. */
     int (*xpipe_write)(struct stdata *sd, struct ust_sd_uio *u, size_t n);
+    /* sd_write.c: a data message of write or putmsg on split end sd, into
+     * the ring now or not at all: 1 sent, 0 not this way (a module is
+     * pushed: putnext), -EAGAIN no room (kept; the head's write queue is
+     * enabled when there is), -EPIPE / -EIO (kept). */
+    int (*xpipe_send)(struct stdata *sd, mblk_t *mp, int nonblock);
+    /* sd_poll.c: 0 when the ring of split end sd has no room for a write
+     * (the head's write queue is then enabled when it has), else 1. */
+    int (*xpipe_room)(struct stdata *sd);
     /* sd_passfd.c: I_SENDFD on split end sd. */
     int (*xpipe_sendfd)(struct stdata *sd, int fd);
     /* sd_fattach.c: make / drop the rendezvous of the name whose node is

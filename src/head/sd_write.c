@@ -249,6 +249,60 @@ int ust_sd_wait_writable(struct stdata *sd, int band, int nonblock)
     return wait_writable(sd, band, nonblock ? SD_NB : 0);
 }
 
+/*
+ * sd_send_data -- send a data message of write or putmsg (mp) down sd.  On
+ *   a pipe end split across processes (no module pushed) it goes into the
+ *   ring before this returns 0, or not at all: a message the call reported
+ *   written must survive the writer's _exit, as a pipe(2) write is in the
+ *   kernel (docs/STREAMHEAD.md "Pipes cross the fork").  No room: EAGAIN
+ *   when mode has SD_NB (writable readiness withdrawn; the ring's room
+ *   restores it), else a wait on sd_wwait, read before the try: the room
+ *   enables the head's write queue (sd_xpipe.c, hwant), whose hook bumps it.
+ *   Context: a system call, no lock held.  Returns 0 (mp consumed) or an
+ *   errno (mp freed): EAGAIN, EINTR (mode SD_INTR: any handler; else one
+ *   without SA_RESTART), EPIPE (SIGPIPE with SNDPIPE), EIO, the write errors.
+ */
+static int sd_send_data(struct stdata *sd, mblk_t *mp, int mode)
+{
+    const struct ust_procs_ops *px = ust_sd_procs();
+    if (px == NULL || __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE) == NULL) {
+        ust_sd_send(sd, mp);
+        return 0;
+    }
+    for (;;) {
+        unsigned seq = ust_sd_wait_seq(&sd->sd_wwait);
+        int r = px->xpipe_send(sd, mp, (mode & SD_NB) != 0);
+        if (r == 1)
+            return 0;
+        if (r == 0) { /* a module is pushed: the usual way (documented) */
+            ust_sd_send(sd, mp);
+            return 0;
+        }
+        int err = -r;
+        if (r == -EAGAIN) {
+            ust_lock(&sd->sd_lock);
+            err = ust_sd_write_error(sd);
+            if (err == 0 && (mode & SD_NB)) {
+                ust_sd_ready_write(sd, 0);
+                ust_sd_wfull_note(sd, 0); /* its relief raises S_WRNORM */
+                err = EAGAIN;
+            } else if (err == 0) {
+                err = (mode & SD_INTR) ? ust_sd_wait_intr(sd, &sd->sd_wwait, seq)
+                                       : ust_sd_wait_from(sd, &sd->sd_wwait, seq, 0);
+            }
+            ust_unlock(&sd->sd_lock);
+            if (err == 0)
+                continue;
+        }
+        /* The ring's EPIPE (the peer gone, its M_HANGUP maybe not up yet);
+         * ust_sd_write_error raised its own. */
+        if (r == -EPIPE && (__atomic_load_n(&sd->sd_wropt, __ATOMIC_RELAXED) & SNDPIPE))
+            pthread_kill(pthread_self(), SIGPIPE);
+        freemsg(mp);
+        return err;
+    }
+}
+
 /* ------------------------------------------------------------------------ */
 /* Allocation                                                               */
 /* ------------------------------------------------------------------------ */
@@ -490,7 +544,9 @@ ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt)
         built = NULL;
         if (!mp)
             return ust_sd_wresult(sent, err, &p);
-        ust_sd_send(sd, mp);
+        err = sd_send_data(sd, mp, mode);
+        if (err)
+            return ust_sd_wresult(sent, err, &p);
         sent += n;
         if (sent >= total)
             return (ssize_t)sent;
@@ -612,8 +668,7 @@ int ust_sd_putpmsg(struct stdata *sd, const struct strbuf *ctl, const struct str
         mp = dp;
     }
     mp->b_band = flags == MSG_HIPRI ? 0 : (unsigned char)band;
-    ust_sd_send(sd, mp);
-    return 0;
+    return -sd_send_data(sd, mp, nonblock ? SD_NB : 0);
 }
 
 /* ------------------------------------------------------------------------ */

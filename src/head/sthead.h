@@ -220,6 +220,9 @@ struct stdata {
     queue_t *sd_pipeq;           /* fixed: a pipe end's pipe pair (read queue), else NULL */
     struct ust_xend *sd_xend;    /* pipe_lock: a pipe end split across processes
                                   * (sd_xpipe.c), else NULL */
+    int sd_xused;                /* atomic: this process used this pipe end (a data,
+                                  * ioctl or poll call): it takes what arrives for it
+                                  * once split (sd_xpipe.c "Who takes") */
     struct stdata *sd_xlnext;    /* pipe_lock: list of connected pipe ends (sd_pipe.c) */
     struct stdata **sd_xlprev;   /* pipe_lock: where this end is linked from, or NULL */
     struct stdata *sd_next;      /* free list / registry link */

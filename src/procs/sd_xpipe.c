@@ -12,10 +12,16 @@
  *   end s is held by every process that holds pipe end s.  The twist is cut
  *   and the pipe pairs' procedures are switched on:
  *     write side  ust_xpipe_wput/wsrv: each message becomes a record of the
- *                 ring (type, band, control bytes, data bytes); when the
- *                 ring is at its high water mark the message waits on the
- *                 pair's write queue, which flow-controls the head as any
- *                 driver does.  A plain write(2) on an end with no module
+ *                 ring (type, band, control bytes, data bytes).  The head's
+ *                 write and putmsg (no module pushed) put their messages in
+ *                 the ring themselves or not at all (ust_xpipe_send): a
+ *                 full ring makes them wait (hwant: wsrv arms the ring for
+ *                 them) or fail EAGAIN, so nothing a call reported written
+ *                 is left in process memory for _exit to lose.  Messages
+ *                 that come down otherwise (through a module, ioctls) and
+ *                 meet the ring at its high water mark wait on the pair's
+ *                 write queue, which flow-controls the head as any driver
+ *                 does.  A plain write(2) on an end with no module
  *                 pushed and nothing waiting goes straight from the
  *                 caller's buffer into the ring (ust_xpipe_write, from the
  *                 head's write path: no message is built, no put procedure
@@ -34,15 +40,18 @@
  *   M_HANGUP, exactly as when the peer of an in-process pipe closes.
  *
  *   Who takes: every process holding an end could take what arrives for it,
- *   and what one takes, the others never see.  A fork child often holds
- *   ends it never uses (it closes them late, or never, or execs): such an
- *   end must not take.  So an end in the process that split the pipe takes
- *   at once, and an end a child inherited takes only from the first data,
- *   ioctl or poll call the child makes on it (ust_xpipe_touch; not
- *   strm_close, isastream or strm_fcntl).  A child that
- *   waits for an inherited end with the kernel's poll or epoll alone must
- *   make one call first (strm_poll with timeout 0 will do).
- *
+ *   and what one takes, the others never see.  A process often holds ends
+ *   it never uses (the parent keeps the child's end, closes it late or
+ *   never; a child execs): such an end must not take.  So an end takes in
+ *   a process only once that process has used it -- a data, ioctl or poll
+ *   call (sd_xused, set by the head; ust_xpipe_touch), before the fork (the
+ *   split then makes it live) or after; not strm_close, isastream or
+ *   strm_fcntl.  An end not used here (rsrv_idle, sd_xpipe_read.c) takes
+ *   nothing and leaves the bell's bytes to the processes they are for
+ *   (the bell protocol, above wsrv_again).  A process that waits for an
+ *   end it never used with the kernel's poll or epoll alone must make one
+ *   call first (strm_poll with timeout 0 will do).
+
  *   In the child the inherited heads are never used (another thread of the
  *   parent may have been inside them at the fork, sd_fork.c): each descriptor
  *   of a split end gets a new head with the same pipe pair procedures over
@@ -71,6 +80,7 @@
  *   `gone`, `hup_sent` (read service procedure only) and `backlog` (atomic).
  */
 #include <errno.h>
+#include <sys/ioctl.h>
 #include <fcntl.h>
 #include <time.h>
 #include <stdatomic.h>
@@ -297,30 +307,169 @@ int ust_xpipe_write(struct stdata *sd, struct ust_sd_uio *u, size_t n)
     return 1;
 }
 
-/* The write service procedure's safety net (see ust_xpipe_wsrv). */
+/* The head's writers wait for room: the write service procedure arms the
+ * ring for them (ust_xpipe_wsrv), once per wait (the first asker enables
+ * it; it clears hwant when it finds room, then enables the head). */
+static void head_wants_room(struct ust_xend *xe)
+{
+    if (!atomic_exchange(&xe->hwant, 1))
+        qenable(WR(xe->rq));
+}
+
+/* The split end right below sd's head, procedures on; NULL if a module is
+ * pushed (or the end is not split). */
+static struct ust_xend *xend_below(struct stdata *sd)
+{
+    struct ust_xend *xe = __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE);
+    if (xe == NULL)
+        return NULL;
+    queue_t *wq = WR(xe->rq);
+    if (ust_qnext(sd->sd_wq) != wq || (ust_qflags(wq) & QPROCSOFF))
+        return NULL;
+    return xe;
+}
+
+int ust_xpipe_send(struct stdata *sd, mblk_t *mp, int nonblock)
+{
+    struct ust_xend *xe = xend_below(sd);
+    if (xe == NULL)
+        return 0;
+    if (atomic_load(&xe->gone))
+        return -EPIPE;
+    /* Only when nothing of this end waits before it (an M_FLUSH, an ioctl's
+     * refusal...): the order of the end's messages is the ring's. */
+    if (atomic_load(&xe->backlog) == 0) {
+        int r = record_put_any(xe, mp, nonblock);
+        if (r == 0)
+            return 1;
+        if (r != -EAGAIN) { /* broken (EIO) or shut (EPIPE): the end hangs up */
+            if (!atomic_exchange(&xe->gone, 1))
+                qenable(xe->rq);
+            return r == -EPIPE ? -EPIPE : -EIO;
+        }
+    }
+    head_wants_room(xe);
+    return -EAGAIN;
+}
+
+int ust_xpipe_room(struct stdata *sd)
+{
+    struct ust_xend *xe = xend_below(sd);
+    if (xe == NULL || atomic_load(&xe->gone))
+        return 1; /* a write then fails at once: "writable" */
+    if (atomic_load(&xe->backlog) == 0 && xring_queued(xe->xc->ch, xe->side) < XP_HIWAT)
+        return 1;
+    head_wants_room(xe);
+    return 0;
+}
+
+/*
+ * The bell protocol (docs/STREAMHEAD.md "The bell"), for "room for you":
+ *   writer (wsrv)  1. backlog > 0 (wput counted the message before queueing
+ *                     it), the message back on the queue (putbq);
+ *                  2. xring_arm_writer: add to x_wr_armed (seq_cst), then
+ *                     read head and tail (seq_cst): room below hiwat -> put
+ *                     again, else leave, wsleep set;
+ *   reader (take)  3. store head (seq_cst), then read x_wr_armed (seq_cst):
+ *                     armed and the ring at or below lowat -> clear the
+ *                     count (a CAS: one report per arming) and ring the bell;
+ *   bell           4. the byte reaches every process holding our bell end;
+ *                     in each, the epoll thread enables the read side, whose
+ *                     service procedure consumes the bell's bytes only if
+ *                     this process has a use for them: it takes from the
+ *                     ring (live) or its writers wait (backlog > 0, read
+ *                     after the drain, so a byte that came after step 1 is
+ *                     never consumed without enabling us: step 5);
+ *                  5. backlog > 0 -> qenable(the write queue): step 2 again.
+ *   Steps 2 and 3 are the two halves of a Dekker pair: either the writer
+ *   sees the room, or the reader sees the arming.  The byte is what may be
+ *   lost: before issue 21 every end of the process that split the pipe
+ *   consumed its bell's bytes, so a parent that still held the child's end
+ *   (for a moment before closing it, or for good) ate the child's writer's
+ *   "room" byte: its read side drained it, had no writer waiting, and the
+ *   child's write queue never ran again (test_xpipe_fork P.4, ~1 in 100).
+ *   Now an end consumes doorbells only where step 4 says, so the byte is
+ *   left to the process it is for.  What remains possible: two processes
+ *   that both have a use for one bell end (readers of one end in both, or
+ *   a reader of an end in one and a writer of the same end in the other, or
+ *   two writing processes): one byte reaches one of them (an edge-triggered
+ *   event is reported only if the byte is still unread when the epoll
+ *   thread collects it).  Writers waiting are messages on the write queue
+ *   (backlog) or the head's writers that met the ring full (hwant):
+ *   xp_writers_wait.  The safety net below finds such a
+ *   writer, and counts it (ust_pipe_bell_rescued, strinfo -P).
+ */
+
+/*
+ * wsrv_again -- the write side's safety net, every WSRV_RECHECK ticks while
+ *   the write service procedure sleeps armed (wsleep).  A doorbell is due
+ *   when the ring is at or below its low-water mark (the reader that took
+ *   it there saw our arming, step 3); if two looks in a row find it due and
+ *   not come (wsleep still set, neither of our queues enabled, nothing
+ *   unread on our bell), it was lost: counted, and the write queue
+ *   enabled.  A byte unread on our bell is a doorbell that came and that
+ *   our epoll thread has not read yet (a busy machine): late, not lost --
+ *   unless it stays unread WSRV_LATE_MAX looks (then counted as lost, and
+ *   enabled).  Otherwise (no room yet: a slow reader) it looks again later.
+ *   Context: the timer thread.
+ */
+#define WSRV_RECHECK 2  /* ticks (HZ 100): 20 ms */
+#define WSRV_LATE_MAX 50 /* looks (1 s) a doorbell may wait unread on our bell */
+static void wsrv_again(void *arg);
+
+/* Start a look (wsrv_again) unless one is pending: only one id is ever
+ * stored in wtid (the close cancels that one). */
+static void wlook_start(queue_t *q, struct ust_xend *xe)
+{
+    if (atomic_load(&xe->wtid) != 0 || atomic_load(&xe->wclosing))
+        return;
+    timeout_id_t id = qtimeout(q, wsrv_again, q, WSRV_RECHECK), none = 0;
+    if (id != 0 && !atomic_compare_exchange_strong(&xe->wtid, &none, id))
+        quntimeout(q, id);
+}
+
 static void wsrv_again(void *arg)
 {
     queue_t *q = arg;
     struct ust_xend *xe = xp_xend_of(q);
     if (xe == NULL)
         return; /* closed meanwhile */
+    atomic_fetch_add(&xe->win, 1); /* seq_cst: against the close's wclosing, wait */
     atomic_store(&xe->wtid, 0);
-    qenable(q);
+    if (atomic_load(&xe->wclosing) || !atomic_load(&xe->wsleep) || atomic_load(&xe->gone)) {
+        xe->wsuspect = 0; /* it ran since: it starts a new look if it sleeps again */
+        atomic_fetch_sub(&xe->win, 1);
+        return;
+    }
+    int due = xring_queued(xe->xc->ch, xe->side) <= XP_LOWAT &&
+              !(ust_qflags(q) & QENAB) && !(ust_qflags(xe->rq) & QENAB);
+    /* Bytes waiting on our bell: the doorbell came and our epoll thread
+     * has not read it yet (a busy machine) -- late, not lost, unless that
+     * lasts WSRV_LATE_MAX looks. */
+    int waiting = 0;
+    if (due && ioctl(xe->bell.fd, FIONREAD, &waiting) != 0)
+        waiting = 0;
+    if (due && xe->wsuspect >= (waiting > 0 ? WSRV_LATE_MAX : 1)) {
+        xe->wsuspect = 0;
+        ust_pipe_bell_rescue_count();
+        if (getenv("USTREAMS_VERBOSE"))
+            fprintf(stderr, "ustreams: pid %d: split pipe side %d: doorbell %s, writer rescued\n",
+                    (int)getpid(), xe->side, waiting > 0 ? "unread for 1 s" : "lost");
+        qenable(q);
+    } else {
+        xe->wsuspect = due ? xe->wsuspect + 1 : 0;
+        wlook_start(q, xe);
+    }
+    atomic_fetch_sub(&xe->win, 1);
 }
 
 /*
  * ust_xpipe_wsrv -- move queued messages into the ring until it is full;
  *   then arm the ring, so that the reader's crossing of the low water mark
- *   rings our bell (and our epoll thread enables us again).  Also, while
- *   messages wait, it looks again every WSRV_RECHECK ticks.  A writer
- *   filling the ring from a fork child (test_xpipe_fork P.4) hung about once
- *   in a hundred runs without it: the reader drained the ring and reported
- *   to the armed writer, but the writer's read side was never enabled (not
- *   QENAB, its service procedure not run), so neither was the write side --
- *   the bell's byte or its enable lost, not explained yet.  While the bell works the look finds nothing to
- *   do (or races the bell by microseconds) and costs a timer per wait.
+ *   rings our bell (and our epoll thread enables us again): the bell
+ *   protocol above.  While it sleeps armed, wsrv_again looks every
+ *   WSRV_RECHECK ticks for a doorbell that did not come (counted).
  */
-#define WSRV_RECHECK 2 /* ticks (HZ 100): 20 ms */
 int ust_xpipe_wsrv(queue_t *q)
 {
     struct ust_xend *xe = xp_xend_of(q);
@@ -328,6 +477,7 @@ int ust_xpipe_wsrv(queue_t *q)
 
     if (xe == NULL)
         return 0;
+    atomic_store(&xe->wsleep, 0);
     while ((mp = getq(q)) != NULL) {
         int r = atomic_load(&xe->gone) ? -EPIPE : record_put_any(xe, mp, 0);
         if (r == -EAGAIN) {
@@ -335,10 +485,14 @@ int ust_xpipe_wsrv(queue_t *q)
             int a = xring_arm_writer(xe->xc->ch, xe->side);
             if (a == 1)
                 continue; /* room came meanwhile */
-            if (a < 0)
+            if (a < 0) {
                 atomic_store(&xe->gone, 1);
-            else if (atomic_load(&xe->wtid) == 0)
-                atomic_store(&xe->wtid, qtimeout(q, wsrv_again, q, WSRV_RECHECK));
+                qenable(q); /* gone: what waits is dropped, the head hangs up */
+                qenable(xe->rq);
+                return 0;
+            }
+            atomic_store(&xe->wsleep, 1);
+            wlook_start(q, xe);
             return 0;
         }
         if (r != 0) {
@@ -349,6 +503,21 @@ int ust_xpipe_wsrv(queue_t *q)
                 qenable(xe->rq);
         }
         atomic_fetch_sub(&xe->backlog, 1);
+    }
+    /* The head's writers wait for room (hwant): the same arming for them;
+     * room -> they are woken (their write queue's enabling, sd_rput.c) and
+     * try again. */
+    if (atomic_load(&xe->hwant)) {
+        int a = atomic_load(&xe->gone) ? -1 : xring_arm_writer(xe->xc->ch, xe->side);
+        if (a == 0) {
+            atomic_store(&xe->wsleep, 1);
+            wlook_start(q, xe);
+            return 0;
+        }
+        if (a < 0 && !atomic_exchange(&xe->gone, 1))
+            qenable(xe->rq);
+        atomic_store(&xe->hwant, 0);
+        qenable(xe->hwq);
     }
     return 0;
 }
@@ -376,6 +545,7 @@ void xp_end_attach(struct stdata *sd, struct ust_xend *xe)
 {
     queue_t *rq = sd->sd_pipeq;
     xe->rq = rq;
+    xe->hwq = sd->sd_wq;
     __atomic_store_n(&rq->q_ptr, xe, __ATOMIC_RELEASE);
     __atomic_store_n(&WR(rq)->q_ptr, xe, __ATOMIC_RELEASE);
     /* The largest record must fit beside a ring at its high water mark. */
@@ -392,7 +562,7 @@ void xp_end_attach(struct stdata *sd, struct ust_xend *xe)
      * gone (xring.h, xring_set_peer). */
     xring_set_peer(xe->xc->ch, xe->side, xe->bell.fd);
     qprocson(rq);
-    __atomic_store_n(&sd->sd_xend, xe, __ATOMIC_RELEASE);
+    __atomic_store_n(&sd->sd_xend, xe, __ATOMIC_SEQ_CST); /* Dekker: ust_xpipe_split */
 }
 
 /* Watch the bell; then look at the ring once (something may be there). */
@@ -476,8 +646,14 @@ int ust_xpipe_split(struct stdata *sd[2])
      * cut point still finds its way (rput passes it up).  This process's
      * ends take at once. */
     for (int i = 0; i < 2; i++) {
-        atomic_store(&xe[i]->live, 1);
         xp_end_attach(sd[i], xe[i]);
+        /* An end this process has used takes; one it never used leaves
+         * what arrives to the processes that do ("Who takes").  Dekker with
+         * the head's first use (sd_access.c): it stores sd_xused then loads
+         * sd_xend, we store sd_xend (end_attach, seq_cst) then load
+         * sd_xused: one of the two makes the end live. */
+        if (__atomic_load_n(&sd[i]->sd_xused, __ATOMIC_SEQ_CST))
+            atomic_store(&xe[i]->live, 1);
     }
     /* A writer that found a pair's write queue still off passes through it
      * to q_next with a claim on it (ust_pass_on): wait those out before the
@@ -611,9 +787,18 @@ void ust_xpipe_end_close(struct stdata *sd)
     qprocsoff(rq); /* no procedure of ours runs any more */
     if (xe->bufc != 0)
         qunbufcall(rq, xe->bufc);
-    timeout_id_t wt = atomic_exchange(&xe->wtid, 0);
-    if (wt != 0)
-        quntimeout(WR(rq), wt);
+    /* The look: none starts once wclosing is seen; one running is waited
+     * out (it may have started another, cancelled in the next round). */
+    atomic_store(&xe->wclosing, 1);
+    for (;;) {
+        timeout_id_t wt = atomic_exchange(&xe->wtid, 0);
+        if (wt != 0)
+            quntimeout(WR(rq), wt);
+        if (wt == 0 && atomic_load(&xe->win) == 0 && atomic_load(&xe->wtid) == 0)
+            break;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
     timeout_id_t rt = atomic_exchange(&xe->rtid, 0);
     if (rt != 0)
         quntimeout(rq, rt);

@@ -71,10 +71,22 @@ struct ust_xend {
                                     * was last counted (hold_full): a bound on what it holds
                                     * besides band-0 small data */
     atomic_int backlog;            /* messages on the write queue or being written */
+    atomic_int hwant;              /* the head's writers wait for room in the ring (a write
+                                    * or putmsg met it full: ust_xpipe_send, ust_xpipe_room);
+                                    * the write service procedure arms the ring for them and
+                                    * clears it when there is room, enabling hwq */
+    queue_t *hwq;                  /* the head's write queue (fixed from the attach): its
+                                    * enabling wakes the head's writers (sd_write_enable) */
     bufcall_id_t bufc;             /* read service procedure (and the close): a qbufcall waits */
     _Atomic timeout_id_t wtid;     /* a look again at the ring's room is pending (wsrv_again):
-                                    * set by the write service procedure, cleared by the
-                                    * timeout or the close */
+                                    * set by the write service procedure or the look, cleared
+                                    * by the timeout or the close */
+    atomic_int wsleep;             /* the write service procedure armed the ring and left,
+                                    * waiting for its doorbell; cleared by its next run */
+    int wsuspect;                  /* wsrv_again only: looks in a row that saw the doorbell
+                                    * due (room reported) and not come */
+    atomic_int wclosing;           /* the close began: wsrv_again sets no new look */
+    atomic_int win;                /* wsrv_again runs (the close waits it out) */
     _Atomic timeout_id_t rtid;     /* the read service procedure's look again after a run
                                     * that hit its bound (sd_xpipe_read.c): set by it,
                                     * cleared by the timeout or the close */
@@ -95,6 +107,13 @@ static inline void xp_bell_drain(struct ust_xend *xe)
 {
     if (ust_xbell_drain(&xe->bell))
         atomic_store(&xe->gone, 1);
+}
+
+/* This process's writers on xe wait for room in the ring: messages on the
+ * write queue (backlog) or the head's writers (hwant). */
+static inline int xp_writers_wait(struct ust_xend *xe)
+{
+    return atomic_load(&xe->backlog) > 0 || atomic_load(&xe->hwant);
 }
 
 /* The end whose pipe pair q belongs to: set before the procedures are
@@ -138,9 +157,10 @@ int ust_xpipe_rsrv(queue_t *q);
 /* Split the connected pipe (sd[0], sd[1]) (already unlinked from each other
  * by the caller: sd_peer cleared, breaks filed): 0 or a positive errno. */
 int ust_xpipe_split(struct stdata *sd[2]);
-/* A data, ioctl or poll call on split end sd (ust_sd_get_acc, strm_poll; a
- * call counted): from now on this process takes what arrives for it (see
- * "Who takes" in sd_xpipe.c).  strm_close, isastream, fcntl do not count. */
+/* The first data, ioctl or poll call of this process on split end sd
+ * (ust_sd_get_acc, strm_poll, once sd_xused is set): from now on this
+ * process takes what arrives for it (see "Who takes" in sd_xpipe.c).
+ * strm_close, isastream, fcntl do not count. */
 void ust_xpipe_touch(struct stdata *sd);
 /* A reader about to sleep on split end sd's empty head (wait_common, no
  * lock held, inside a call): run the read service procedure on this thread
@@ -170,6 +190,27 @@ int ust_xpipe_reader(struct stdata *sd, int how);
  *   ring), -EAGAIN (non-blocking, and the ring's lock is held: xring.h).
  */
 int ust_xpipe_write(struct stdata *sd, struct ust_sd_uio *u, size_t n);
+/*
+ * ust_xpipe_send -- a data message (mp, of write, writev, putmsg, putpmsg)
+ *   on split end sd, straight into the ring or not at all: a write on a
+ *   split end never returns while its message is only in this process's
+ *   memory (docs/STREAMHEAD.md "A write is in the ring when it returns").
+ *   Taken when the pipe pair is right below the head (no module pushed).
+ *   Context: the writer's thread, inside a call, no lock held; nonblock:
+ *   never sleep on the ring's lock.
+ *   Returns 1 sent (mp consumed); 0 not taken (a module is pushed, or the
+ *   end is not split: the caller sends mp down as usual); -EAGAIN no room
+ *   now, or messages of this end wait before it (mp kept: the write service
+ *   procedure arms the ring, and its room enables the head's write queue,
+ *   which wakes the writers); -EPIPE (the other side is gone), -EIO (the
+ *   ring is broken): mp kept, the end hangs up.
+ */
+int ust_xpipe_send(struct stdata *sd, mblk_t *mp, int nonblock);
+/* ust_xpipe_room -- 0 when split end sd (no module pushed) has no room in
+ *   its ring for a write now (or messages of this end wait): the head's
+ *   write queue is then enabled once it has (as ust_xpipe_send's -EAGAIN);
+ *   1 otherwise.  For poll's POLLOUT: it follows the ring. */
+int ust_xpipe_room(struct stdata *sd);
 /* A split end's last close (ust_pipe_teardown, sd_plumb held). */
 void ust_xpipe_end_close(struct stdata *sd);
 /* ust_xpipe_new_end -- a pipe end of this process whose peer end is for

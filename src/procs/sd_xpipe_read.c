@@ -12,6 +12,7 @@
  * and bufc (besides the close, after qprocsoff).
  */
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -527,6 +528,52 @@ static int record_take(queue_t *q, struct ust_xend *xe, mblk_t **out)
     return 0;
 }
 
+/* Send M_HANGUP up, once (a bufcall retries when out of memory). */
+static void hangup_up(queue_t *q, struct ust_xend *xe)
+{
+    if (xe->hup_sent)
+        return;
+    if (putnextctl(q, M_HANGUP))
+        xe->hup_sent = 1;
+    else if (xe->bufc == 0)
+        xe->bufc = qbufcall(q, 0, BPRI_HI, rsrv_again, q);
+}
+
+/* 1 if the bell shows every process of the other side gone (hang-up),
+ * without reading it: the bytes stay for the processes they are for. */
+static int bell_hung_up(const struct ust_xend *xe)
+{
+    struct pollfd p = {xe->bell.fd, POLLRDHUP, 0};
+    return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR)) != 0;
+}
+
+/*
+ * rsrv_idle -- the read service procedure of an end this process does not
+ *   read (not live: "Who takes" in sd_xpipe.c).  It takes nothing, and
+ *   consumes the bell's bytes only when this process's writers wait for
+ *   room (xp_writers_wait): then the byte may be theirs, and the write queue is
+ *   enabled (the bell protocol, sd_xpipe.c, step 4).  Otherwise the bytes
+ *   are left to the processes that read this end (every holder's epoll
+ *   thread sees each byte: a byte is consumed by one of them).  The other
+ *   side gone (the bell hung up, the ring broken): writes fail from now
+ *   on, and M_HANGUP goes up once nothing is left in the ring for us (what
+ *   is there is for whoever reads it; this end, if it is read later, takes
+ *   it first and then hangs up).
+ */
+static int rsrv_idle(queue_t *q, struct ust_xend *xe)
+{
+    xe->bufc = 0;
+    if (xp_writers_wait(xe)) {
+        xp_bell_drain(xe);
+        qenable(WR(q));
+    } else if (!atomic_load(&xe->gone) && bell_hung_up(xe)) {
+        atomic_store(&xe->gone, 1);
+    }
+    if (atomic_load(&xe->gone) && xring_queued(xe->xc->ch, !xe->side) == 0)
+        hangup_up(q, xe);
+    return 0;
+}
+
 /*
  * ust_xpipe_rsrv -- the pipe pair's read service procedure (split ends):
  *   enabled by the bell (epoll thread), by back-enabling, and after the
@@ -540,13 +587,15 @@ int ust_xpipe_rsrv(queue_t *q)
     struct ust_xend *xe = xp_xend_of(q);
     mblk_t *mp;
 
-    if (xe == NULL || !atomic_load(&xe->live))
-        return 0; /* untouched in this process: the others take (or it later) */
+    if (xe == NULL)
+        return 0;
+    if (!atomic_load(&xe->live))
+        return rsrv_idle(q, xe);
     xe->bufc = 0; /* a bufcall that was pending has fired, or this run does its work */
     xe->rtry = ust_sched_in_call();
     xe->rbusy = 0;
     xp_bell_drain(xe);
-    if (atomic_load(&xe->backlog) > 0) /* our writes wait for room: maybe there is some */
+    if (xp_writers_wait(xe)) /* our writes wait for room: maybe there is some */
         qenable(WR(q));
     for (int idle = 0;;) {
         int b = small_batch(q, xe);
@@ -592,11 +641,6 @@ int ust_xpipe_rsrv(queue_t *q)
         rsrv_tick(q, xe);
         return 0;
     }
-    if (!xe->hup_sent) {
-        if (putnextctl(q, M_HANGUP))
-            xe->hup_sent = 1;
-        else if (xe->bufc == 0)
-            xe->bufc = qbufcall(q, 0, BPRI_HI, rsrv_again, q);
-    }
+    hangup_up(q, xe);
     return 0;
 }
