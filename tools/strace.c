@@ -12,8 +12,11 @@
  * per message (ust_log_format):
  *   SEQ HH:MM:SS TICKS LEVEL FLAGS MID SID TEXT
  * Runs until interrupted, or until COUNT messages (-n) or SECONDS (-t).
- * --demo logs demonstration messages from a thread of this process (see
- * logtool.h), since ustreams loggers see their own process's strlog calls.
+ * The logger receives the trace messages of every process of this user
+ * (root's too) that uses ustreams, not only its own (docs/ADMIN.md,
+ * "Logging"); one trace logger at a time per user (EBUSY otherwise).
+ * --demo also logs demonstration messages from a thread of this process
+ * (see logtool.h).
  * Exit status: 0, 1 (open, ioctl or read failed), 2 (usage).
  */
 #include <limits.h>
@@ -24,6 +27,8 @@
 void ust_usage_strace(FILE *f)
 {
     fprintf(f, "usage: ustreams strace [-n COUNT] [-t SECONDS] [--demo] [mid sid level] ...\n");
+    fprintf(f, "Prints the trace messages of every process of this user that uses ustreams\n"
+               "(one trace logger per user at a time).\n");
 }
 
 /* A filter field: "all" gives all_value, else a number in [lo, hi]. */

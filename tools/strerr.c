@@ -5,7 +5,8 @@
  *   ustreams strerr [-n COUNT] [-t SECONDS] [--demo]
  *
  * Opens /dev/streams/log, makes the stream the error logger (I_ERRLOG; only
- * one stream may be) and prints every error message, one line each
+ * one stream of this user may be: it receives the error messages of every
+ * process of the user, docs/ADMIN.md "Logging") and prints each, one line
  * (ust_log_format):
  *   SEQ HH:MM:SS TICKS LEVEL FLAGS MID SID TEXT
  * FLAGS shows T for a message also sent to the trace loggers, F for
@@ -23,6 +24,8 @@
 void ust_usage_strerr(FILE *f)
 {
     fprintf(f, "usage: ustreams strerr [-n COUNT] [-t SECONDS] [--demo]\n");
+    fprintf(f, "Prints the error messages of every process of this user that uses ustreams\n"
+               "(one error logger per user at a time).\n");
 }
 
 int ust_cmd_strerr(int argc, char **argv)
