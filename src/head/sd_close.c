@@ -28,24 +28,92 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "sthead.h"
 
-/* Sleep about a millisecond (the close-time drain polls at this rate).
- * Returns EINTR if a signal handler ran meanwhile, else 0. */
-static int nap_1ms(void)
+/*
+ * The close-time drain and signals.  SVR4 (Solaris strclose) waits for each
+ * queue to drain only while no signal is posted to the closing thread: a
+ * signal caught at any moment of the close ends that wait and every wait
+ * after it; the close goes on and returns 0, what is still queued is
+ * discarded.  In user space a handler that runs between two looks at the
+ * queue leaves no trace, so the close blocks the catchable signals from the
+ * start of the teardown (close_block) and naps in ppoll with the caller's
+ * own mask: a signal that came while blocked is delivered the moment the
+ * nap starts and ends it with EINTR, one that comes during the nap ends it
+ * too.  The mask is the caller's again when the teardown ends
+ * (close_unblock), and signals still pending are delivered then.  Nothing
+ * of this is done when the drain cannot wait (close time 0, O_NONBLOCK,
+ * hung up), so those closes make no extra system call.
+ *   Signals that report a fault of the thread (SIGSEGV, SIGBUS, SIGFPE,
+ *   SIGILL, SIGTRAP, SIGSYS) are never blocked: the protected copy
+ *   (sd_ucopy.c) and the sanitizers need them, and a blocked fault kills.
+ *   Module and driver close routines run with the rest blocked (none here
+ *   waits for a signal; a signal during one ends the drain that follows).
+ */
+struct close_sig {
+    sigset_t old; /* the caller's mask */
+    int blocked;  /* signals are blocked: the drain may wait */
+    int caught;   /* a handler ran during a drain: no more draining */
+};
+
+/* Block the catchable signals if the drain of sd may wait. */
+static void close_block(struct stdata *sd, struct close_sig *cs)
 {
-    struct timespec ts = {0, 1000000};
-    return nanosleep(&ts, NULL) == -1 && errno == EINTR ? EINTR : 0;
+    static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
+    sigset_t all;
+    int drain;
+
+    cs->blocked = cs->caught = 0;
+    ust_lock(&sd->sd_lock);
+    drain = sd->sd_closetime > 0 && !(sd->sd_oflag & (O_NONBLOCK | O_NDELAY)) &&
+            !(sd->sd_flag & STRHUP);
+    ust_unlock(&sd->sd_lock);
+    if (!drain)
+        return;
+    sigfillset(&all);
+    for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+        sigdelset(&all, faults[i]);
+    int e = errno;
+    cs->blocked = pthread_sigmask(SIG_BLOCK, &all, &cs->old) == 0;
+    errno = e;
+}
+
+/* The caller's mask back; what came meanwhile is delivered now. */
+static void close_unblock(struct close_sig *cs)
+{
+    if (cs->blocked) {
+        int e = errno;
+        pthread_sigmask(SIG_SETMASK, &cs->old, NULL);
+        errno = e;
+        cs->blocked = 0;
+    }
+}
+
+/* Nap up to ns (at most a millisecond) with the caller's mask.  Returns
+ * EINTR if a signal handler ran (now or pending since close_block), else 0;
+ * errno is kept. */
+static int close_nap(struct close_sig *cs, long long ns)
+{
+    struct timespec ts = {0, ns < 1000000 ? (long)ns : 1000000};
+    int e = errno;
+    int r = ppoll(NULL, 0, &ts, &cs->old);
+    int intr = r < 0 && errno == EINTR;
+    errno = e;
+    return intr ? EINTR : 0;
 }
 
 /*
  * Wait up to the close time for write queue wq to drain (streamio(7),
  * I_SETCLTIME: "before closing each module and driver"), unless the stream is
- * non-blocking, hung up, or the close time is 0.
+ * non-blocking, hung up, the close time is 0 (close_block did not block:
+ * cs->blocked 0), or a signal was caught in an earlier drain.
  *   What drains wq is usually a service procedure this very close enabled (a
  *   module's close routine sends its last message down: tirdwr's
  *   T_ORDREL_REQ, queued by the driver).  An enable made inside a library
@@ -53,21 +121,19 @@ static int nap_1ms(void)
  *   (sched.c), so each round hands that list to the scheduler threads first
  *   (ust_sched_handoff), as every other wait of the head does; without it
  *   the close waited the whole close time for itself.
- *   A signal caught during the wait ends it (SVR4: the close goes on and
- *   what is still queued is discarded); errno is kept.
+ *   A signal caught at any moment since close_block ends this wait and the
+ *   ones after (cs->caught; see above).
  */
-static void drain_wait(struct stdata *sd, queue_t *wq)
+static void drain_wait(struct stdata *sd, queue_t *wq, struct close_sig *cs)
 {
-    long long deadline;
+    long long deadline, left;
     long ms;
-    int skip;
 
+    if (!cs->blocked || cs->caught)
+        return;
     ust_lock(&sd->sd_lock);
     ms = sd->sd_closetime;
-    skip = ms <= 0 || (sd->sd_oflag & (O_NONBLOCK | O_NDELAY)) || (sd->sd_flag & STRHUP);
     ust_unlock(&sd->sd_lock);
-    if (skip)
-        return;
     deadline = ust_now_ns() + ms * 1000000LL;
     for (;;) {
         struct ust_qpriv *pv = ust_qpv(wq);
@@ -79,22 +145,34 @@ static void drain_wait(struct stdata *sd, queue_t *wq)
         ust_lock(&sd->sd_lock);
         hup = (sd->sd_flag & STRHUP) != 0;
         ust_unlock(&sd->sd_lock);
-        if (empty || hup || ust_now_ns() >= deadline)
+        left = deadline - ust_now_ns();
+        if (empty || hup || left <= 0)
             return;
         ust_sched_handoff();
-        int e = errno;
-        int intr = nap_1ms();
-        errno = e;
-        if (intr)
+        if (close_nap(cs, left)) {
+            cs->caught = 1;
             return;
+        }
     }
+}
+
+/* Sleep about a millisecond (errno kept). */
+static void nap_1ms(void)
+{
+    struct timespec ts = {0, 1000000};
+    int e = errno;
+    (void)nanosleep(&ts, NULL);
+    errno = e;
 }
 
 /* Wait until no system call is inside the stream; keep waking the waits, so
  * that a thread that went to sleep just before STRCLOSE was set leaves.
  * A wait that does not look at STRCLOSE is made to return by a hang-up
  * (every blocking call of the head honours STRHUP); the flag is taken back
- * once nobody is inside, so that the close-time drain still happens. */
+ * once nobody is inside, so that the close-time drain still happens.  Each
+ * round hands this thread's run list to the scheduler threads first, so
+ * that a call inside waiting on something this close enabled is not stuck
+ * behind it (ust_sched_handoff, as drain_wait). */
 static void wait_calls(struct stdata *sd)
 {
     long long hup_at = ust_now_ns() + 50 * 1000000LL;
@@ -112,10 +190,11 @@ static void wait_calls(struct stdata *sd)
             }
             ust_unlock(&sd->sd_lock);
         }
+        ust_sched_handoff();
         if (spins < 50)
             sched_yield();
         else
-            (void)nap_1ms();
+            nap_1ms();
     }
     if (forced) {
         ust_lock(&sd->sd_lock);
@@ -140,6 +219,7 @@ void ust_sd_teardown(struct stdata *sd)
     struct share_ent *se;
     queue_t *q;
     cred_t cr;
+    struct close_sig cs;
     int oflag, pipe_end, claimed;
 
     /* Claim the teardown (see the contract above). */
@@ -155,6 +235,7 @@ void ust_sd_teardown(struct stdata *sd)
     ust_sd_tab_unlock();
     if (!claimed)
         return;
+    close_block(sd, &cs); /* from here a signal ends the drain (see above) */
     wait_calls(sd);
     ust_sd_flush_hold(sd);
     ust_sd_unlink_all(sd); /* its ordinary links under a multiplexer (sd_link.c) */
@@ -163,7 +244,7 @@ void ust_sd_teardown(struct stdata *sd)
     ust_lock(&sd->sd_plumb);
     while (sd->sd_pushcnt > 0) {
         q = ust_sd_top(sd);
-        drain_wait(sd, q);
+        drain_wait(sd, q, &cs);
         ust_qclose(RD(q), oflag, &cr);
         ust_sd_pair_remove(RD(q));
         sd->sd_pushcnt--;
@@ -174,7 +255,7 @@ void ust_sd_teardown(struct stdata *sd)
             ust_fifo_teardown(sd); /* its key goes (sd_fifo.c) */
         ust_pipe_teardown(sd);
     } else if ((q = ust_sd_top(sd)) != NULL) {
-        drain_wait(sd, q);
+        drain_wait(sd, q, &cs);
         ust_qclose(RD(q), oflag, &cr);
         ust_sd_pair_remove(RD(q));
     }
@@ -183,6 +264,7 @@ void ust_sd_teardown(struct stdata *sd)
         sd->sd_driver = NULL;
     }
     ust_unlock(&sd->sd_plumb);
+    close_unblock(&cs);
 
     ust_sd_tab_lock();
     ust_sd_unregister_locked(sd);

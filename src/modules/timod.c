@@ -46,7 +46,10 @@
  * No provider below (docs/TIMOD.md, "A stream that is not a transport").
  * timod cannot tell from the stream whether the driver speaks TPI, so it
  * lets the driver show it:
- *   - the request comes back up (echo, a FIFO, any loop): the driver is no
+ *   - a pipe end or a FIFO (the write side ends in a twist, tm_twisted): no
+ *     request is sent at all, so none reaches the peer's reader; the ioctl
+ *     fails ENOTTY at once;
+ *   - the request comes back up (echo, any loop): the driver is no
  *     provider; the looped request is freed and the ioctl fails ENOTTY at
  *     once;
  *   - a sink (nuls, sad, an unconnected loop) frees the request and never
@@ -307,8 +310,29 @@ static mblk_t *tm_protomsg(unsigned char type, const void *src, size_t len)
     return mp;
 }
 
+/*
+ * Does the write side below wq end in a pipe's twist -- a pipe end (the
+ * other end's read side comes next) or a FIFO (its own read side)?  Walks
+ * down with SAMESTR(9F), as a module may; the bottom write queue of a driver
+ * has no q_next, the one of a pipe or FIFO has the twist.  Inside the pair's
+ * perimeter: the queues below timod stay while it is pushed (push and pop
+ * work above it); only the twist link changes (cut when the pipe breaks),
+ * and it is written and read atomically.
+ */
+static int tm_twisted(queue_t *wq)
+{
+    queue_t *q = wq;
+
+    while (SAMESTR(q))
+        q = __atomic_load_n(&q->q_next, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&q->q_next, __ATOMIC_ACQUIRE) != NULL;
+}
+
 /* Take mp (an M_IOCTL or M_IOCDATA) as the outstanding ioctl waiting for the
- * ack of req, and send the request pp down. */
+ * ack of req, and send the request pp down.  An unproven stream that ends
+ * in a twist is no transport: its "provider" is a reader (the peer of a
+ * pipe) or timod itself (a FIFO), so nothing is sent and the ioctl fails
+ * ENOTTY at once (docs/TIMOD.md, "A stream that is not a transport"). */
 static void tm_send_req(queue_t *wq, struct timod *tm, mblk_t *mp, mblk_t *pp, t_scalar_t req)
 {
     if (mp->b_cont != NULL) {
@@ -318,6 +342,11 @@ static void tm_send_req(queue_t *wq, struct timod *tm, mblk_t *mp, mblk_t *pp, t
     tm->ioc = mp;
     tm->req = req;
     tm->stage = TM_WAIT_ACK;
+    if (!tm->proven && tm_twisted(wq)) {
+        freemsg(pp);
+        tm_notpi(tm);
+        return;
+    }
     if (!tm->proven && tm->cmd == TI_CAPABILITY)
         tm->probe = qtimeout(tm->rq, tm_probe_expired, tm, drv_usectohz(TIMOD_PROBE_MS * 1000L));
     putnext(wq, pp);

@@ -317,30 +317,53 @@ static int xti_resync(struct xti_ep *ep)
     return st;
 }
 
+/*
+ * A descriptor libxnet has no entry for (inherited across exec, opened with
+ * strm_open, dup'ed): make it an endpoint, as XNS 5 t_sync says ("a
+ * transport endpoint ... not yet ... used by t_open"; Solaris' libnsl does
+ * the same for XTI).  timod is pushed when I_FIND shows it absent and the
+ * provider asked for its state; a stream that is no transport (timod fails
+ * the query ENOTTY: docs/TIMOD.md) fails TBADF and gets back the modules it
+ * had.  A descriptor that is no stream fails TBADF.  Returns the new entry,
+ * held (xti_ep_get), or NULL with t_errno set.
+ */
+static struct xti_ep *xti_adopt(int fd)
+{
+    struct xti_ep *ep;
+    int pushed, e, te;
+
+    if (strm_ioctl(fd, I_FIND, "timod") < 0) {
+        xti_err(TBADF); /* not a stream: no transport endpoint */
+        return NULL;
+    }
+    if (xti_timod(fd, &pushed) < 0)
+        return NULL;
+    ep = xti_ep_new(fd, "");
+    if (ep && xti_ep_insert(ep) < 0) {
+        xti_ep_free(ep);
+        ep = NULL;
+    }
+    if (!ep) {
+        if (xti_not_transport())
+            t_errno = TBADF; /* "does not refer to a transport endpoint" */
+        e = errno;
+        te = t_errno;
+        if (pushed)
+            (void)strm_ioctl(fd, I_POP, 0); /* leave the stream as found */
+        errno = e;
+        t_errno = te;
+        return NULL;
+    }
+    return xti_ep_get(fd);
+}
+
 int t_sync(int fd)
 {
     struct xti_ep *ep = xti_ep_get(fd);
     int st;
 
-    if (!ep) {
-        /* A descriptor inherited (exec) or opened without t_open. */
-        int rc = strm_ioctl(fd, I_FIND, "timod");
-        if (rc <= 0)
-            return xti_err(TBADF);
-        ep = xti_ep_new(fd, "");
-        if (!ep) {
-            if (xti_not_transport())
-                t_errno = TBADF; /* "does not refer to a transport endpoint" */
-            return -1;
-        }
-        if (xti_ep_insert(ep) < 0) {
-            xti_ep_free(ep);
-            return -1;
-        }
-        ep = xti_ep_get(fd);
-        if (!ep)
-            return -1;
-    }
+    if (!ep && !(ep = xti_adopt(fd)))
+        return -1;
     st = xti_resync(ep);
     xti_ep_put(ep);
     return st;
