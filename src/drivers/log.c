@@ -53,6 +53,7 @@
  * and counted as ls_badmsg.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,9 +100,21 @@ static struct log_strm *log_streams; /* log_lock: every open stream */
 static struct log_strm *log_errq;    /* log_lock + log_slot_lock: the error logger or NULL */
 static struct log_strm *log_trcq;    /* log_lock + log_slot_lock: the trace logger or NULL */
 static struct log_strm *log_consq;   /* log_lock + log_slot_lock: the console logger or NULL */
+/* The next sequence number of each class, 0 .. INT_MAX, wrapping to 0 (a
+ * far sender's gap may add up to 2^24 at a time): log_lock. */
 static int log_errseq;               /* log_lock: next error sequence number */
 static int log_trcseq;               /* log_lock: next trace sequence number */
 static int log_conseq;               /* log_lock: next console sequence number */
+
+/* Take the number of a class whose next one is *next, after skipping skip
+ * (>= 0) lost by the sender; *next moves past it.  Wraps at INT_MAX, as
+ * seq_no is an int.  log_lock held. */
+static int log_seq_take(int *next, int skip)
+{
+    unsigned v = ((unsigned)*next + (unsigned)skip) & (unsigned)INT_MAX;
+    *next = (int)((v + 1u) & (unsigned)INT_MAX);
+    return (int)v;
+}
 
 /* The logger pointer of class c (LR_*). */
 static struct log_strm **log_slot_of(int c)
@@ -360,8 +373,7 @@ int ust_log_route(struct log_ctl *lc, const char *text, size_t len, int *had_con
         *had_console = log_consq != NULL;
     if ((allow & LR_ERR) && (lc->flags & SL_ERROR)) {
         if (log_errq) {
-            log_errseq += skip;
-            err_seq = log_errseq++;
+            err_seq = log_seq_take(&log_errseq, skip);
             (void)log_add_target(&t, log_errq->rq, err_seq);
         } else {
             elsewhere |= LR_ERR;
@@ -371,15 +383,13 @@ int ust_log_route(struct log_ctl *lc, const char *text, size_t len, int *had_con
         if (log_trcq == NULL) {
             elsewhere |= LR_TRC;
         } else if (log_trace_match(log_trcq, lc)) {
-            log_trcseq += skip;
-            trc_seq = log_trcseq++;
+            trc_seq = log_seq_take(&log_trcseq, skip);
             (void)log_add_target(&t, log_trcq->rq, trc_seq);
         }
     }
     if ((allow & LR_CONS) && (lc->flags & SL_CONSOLE)) {
         if (log_consq) {
-            log_conseq += skip;
-            cons_seq = log_conseq++;
+            cons_seq = log_seq_take(&log_conseq, skip);
             (void)log_add_target(&t, log_consq->rq, cons_seq);
         } else {
             elsewhere |= LR_CONS;

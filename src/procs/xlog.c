@@ -23,7 +23,7 @@
  *     period.
  *   - The holder's receiving thread (one per process, started by the first
  *     claim, gone when no slot is held) polls the bound sockets and hands
- *     each record, once checked (xlog_check), to the log driver through
+ *     each record, once checked (ust_xlog_check), to the log driver through
  *     ust_strlog_far: the local logger of that class numbers it and passes
  *     it up, with the sender's pid (from the kernel's SCM_CREDENTIALS) in
  *     log_ctl.pid.  A full logger stream drops it there (ls_dropped).
@@ -63,9 +63,6 @@
 #define XLOG_ABSENT_MS 100 /* how long "no logger of the class" is believed */
 #define XLOG_POLL_MS   100 /* the thread looks at its table this often */
 #define XLOG_DEAD      8   /* released sockets waiting for the thread to close */
-#define XLOG_NCLASS    3
-#define XLOG_MAXLOST   (1u << 24) /* a larger "lost" count is refused */
-#define XLOG_FLAGS     (SL_FATAL | SL_NOTIFY | SL_ERROR | SL_TRACE | SL_CONSOLE | SL_WARN | SL_NOTE)
 
 static const char *const xlog_names[XLOG_NCLASS] = {"log-error", "log-trace", "log-console"};
 static const short xlog_flag[XLOG_NCLASS] = {SL_ERROR, SL_TRACE, SL_CONSOLE};
@@ -123,13 +120,11 @@ static int xlog_addr(int i, struct sockaddr_un *sa, const char *suffix)
 /* Receiving                                                                 */
 /* ------------------------------------------------------------------------ */
 
-/*
- * xlog_check -- validate one datagram received on class index i's socket.
- *   Fills lc, *text and *len from it.  Returns 0, or -1 (refuse it).
- */
-static int xlog_check(int i, const unsigned char *buf, size_t n, struct log_ctl *lc,
-                      const char **text, size_t *len)
+int ust_xlog_check(int i, const unsigned char *buf, size_t n, struct log_ctl *lc,
+                   const char **text, size_t *len)
 {
+    if (i < 0 || i >= XLOG_NCLASS)
+        return -1;
     struct xlog_rec r;
     const char *t;
 
@@ -207,7 +202,7 @@ static void xlog_drain(int i, int fd)
         struct log_ctl lc;
         const char *text;
         size_t len;
-        if (bad || xlog_check(i, buf, (size_t)n, &lc, &text, &len) != 0) {
+        if (bad || ust_xlog_check(i, buf, (size_t)n, &lc, &text, &len) != 0) {
             ust_xlog_count(UST_XLOG_REJECTED);
             continue;
         }

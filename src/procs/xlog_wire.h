@@ -8,7 +8,9 @@
 #ifndef UST_XLOG_WIRE_H
 #define UST_XLOG_WIRE_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/strlog.h>
 
 #define XLOG_MAGIC   0x55534c47u /* "USLG" */
 #define XLOG_VERSION 1
@@ -26,5 +28,23 @@ struct xlog_rec {
     uint32_t lost;        /* records of this class the sender dropped since its last one */
     int64_t ltime, ttime; /* >= 0 */
 };
+
+#define XLOG_NCLASS  3          /* error, trace, console: the socket's index */
+#define XLOG_MAXLOST (1u << 24) /* a larger "lost" count is refused */
+#define XLOG_FLAGS   (SL_FATAL | SL_NOTIFY | SL_ERROR | SL_TRACE | SL_CONSOLE | SL_WARN | SL_NOTE)
+
+/*
+ * ust_xlog_check -- validate one datagram of n bytes received on class index
+ *   i's socket (0 error, 1 trace, 2 console), hostile input: the magic and
+ *   version, the class, the exact length (header + textlen, textlen <
+ *   LOGMSGSZ), flags (SL_* only, the class's among them), priority, times,
+ *   the lost count.  On success fills lc (pid left 0: the receiver takes it
+ *   from the kernel's credentials; seq_no = the sender's lost count), *text
+ *   (inside buf, right after the header) and *len (the text up to its first
+ *   NUL).  Returns 0, or -1 (refuse it).  Any thread; no state.
+ *   Fuzzed by tests/fuzz/fuzz_xlog.c.
+ */
+int ust_xlog_check(int i, const unsigned char *buf, size_t n, struct log_ctl *lc,
+                   const char **text, size_t *len);
 
 #endif /* UST_XLOG_WIRE_H */
