@@ -29,6 +29,7 @@
 #include <poll.h>
 #include <stropts.h>
 #include <sys/loop.h>
+#include <sys/sc.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <ustreams.h>
@@ -45,7 +46,7 @@ struct fz_fds {
 };
 
 static const char *const fz_modules[] = {"nullmod",  "srvmod", "pipemod",
-                                         "nosuchmd", "",       "nullmodX"};
+                                         "nosuchmd", "",       "nullmodX", "sc"};
 #define FZ_NMODULES ((unsigned)(sizeof(fz_modules) / sizeof(fz_modules[0])))
 
 static char fz_buf[FZ_BUF];  /* data handed to the library */
@@ -201,8 +202,9 @@ static inline void fz_recvfd(struct fz_fds *f, int fd)
 
 static inline void fz_ioctl_str(struct fz *z, int fd)
 {
-    static const int cmds[] = {I_NREAD,  I_PUSH,  I_POP,   I_LINK,  I_UNLINK, I_STR,
-                               LOOP_SET, SAD_SAP, SAD_GAP, SAD_VML, I_FLUSH,  0};
+    static const int cmds[] = {I_NREAD,  I_PUSH,  I_POP,   I_LINK,  I_UNLINK,    I_STR,
+                               LOOP_SET, SAD_SAP, SAD_GAP, SAD_VML, I_FLUSH,     0,
+                               SC_IOC_LIST};
     struct strioctl sio;
     unsigned k = fz_u8(z);
     sio.ic_cmd = k < 128 ? cmds[k % (sizeof(cmds) / sizeof(cmds[0]))] : (int)fz_u32(z);

@@ -15,6 +15,8 @@ static const char *const devs[] = {
     "/dev/streams/echo",       "/dev/streams/nuls",       "/dev/streams/log",
     "/dev/streams/mux",        "/dev/streams/clone/loop", "/dev/streams/sad",
     "/dev/streams/clone/echo", "/dev/streams/clone/nuls", "/dev/streams/nosuch",
+    "/dev/streams/echo/3",     "/dev/streams/loop/2",     "/dev/streams/fifo/0",
+    "/dev/streams/sfx/1",      "/dev/streams/pipe",       "/dev/streams/echo/999",
 };
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
