@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sd_xpipe.h -- private to sd_xpipe.c (split, write side, close, fork) and
- * sd_xpipe_read.c (read side): the state of a pipe end split across
- * processes.  The picture is at the top of sd_xpipe.c.
+ * sd_xpipe.h -- private to sd_xpipe.c (split, close, fork),
+ * sd_xpipe_write.c (write side), sd_xpipe_read.c (read side) and
+ * sd_xpipe_far.c (ends for another process): the state of a pipe end split
+ * across processes.  The picture is at the top of sd_xpipe.c.
  */
 #ifndef UST_SD_XPIPE_H
 #define UST_SD_XPIPE_H

@@ -552,7 +552,7 @@ static int bell_hung_up(const struct ust_xend *xe)
  *   read (not live: "Who takes" in sd_xpipe.c).  It takes nothing, and
  *   consumes the bell's bytes only when this process's writers wait for
  *   room (xp_writers_wait): then the byte may be theirs, and the write queue is
- *   enabled (the bell protocol, sd_xpipe.c, step 4).  Otherwise the bytes
+ *   enabled (the bell protocol, sd_xpipe_write.c, step 4).  Otherwise the bytes
  *   are left to the processes that read this end (every holder's epoll
  *   thread sees each byte: a byte is consumed by one of them).  The other
  *   side gone (the bell hung up, the ring broken): writes fail from now
