@@ -123,6 +123,9 @@ static void ends_del(struct ust_xend *xe)
 void xp_xchan_rele(struct xchan *xc)
 {
     if (atomic_fetch_sub(&xc->refs, 1) == 1) {
+        for (int i = 0; i < 2; i++)
+            if (xc->wake[i] >= 0)
+                close(xc->wake[i]);
         xring_destroy(xc->ch);
         free(xc);
     }
@@ -171,7 +174,23 @@ void xp_end_attach(struct stdata *sd, struct ust_xend *xe)
     __atomic_store_n(&sd->sd_xend, xe, __ATOMIC_SEQ_CST); /* Dekker: ust_xpipe_split */
 }
 
-/* Watch the bell; then look at the ring once (something may be there). */
+/* Register the bell and the wake pair's end of our side (if the channel
+ * has one) with the epoll thread; `watched` set when both are (before
+ * anyone can find xe on `ends`).  0 or an errno (nothing left watched). */
+static int iow_both(struct ust_xend *xe)
+{
+    xe->wiow.inherit = 1; /* a fork child decides itself (ust_xpipe_fork_child) */
+    int rc = ust_iow_add(&xe->iow, xe->bell.fd, xe->rq);
+    if (rc != 0 || !xp_has_wake(xe))
+        goto out;
+    rc = ust_iow_add(&xe->wiow, xe->xc->wake[xe->side], xe->rq);
+    if (rc != 0)
+        ust_iow_del(&xe->iow);
+out:
+    xe->watched = rc == 0;
+    return rc;
+}
+
 /* Watch the bell (the epoll thread qenables the pair's read queue on it);
  * then look at the ring once (something may be there already).  Just
  * before a fork (kick_now 0) both wait for ust_xpipe_fork_parent: no library
@@ -186,22 +205,33 @@ int xp_end_watch(struct ust_xend *xe, int kick_now)
         ends_add(xe);
         return 0;
     }
-    int rc = ust_iow_add(&xe->iow, xe->bell.fd, xe->rq);
+    int rc = iow_both(xe);
     if (rc == 0) {
-        xe->watched = 1; /* before anyone can find it on `ends` */
         ends_add(xe);
         qenable(xe->rq);
     }
     return rc;
 }
 
-struct xchan *xp_xchan_new(void)
+struct xchan *xp_xchan_new(int wake)
 {
     struct xchan *xc = calloc(1, sizeof(*xc));
     if (xc == NULL)
         return NULL;
+    xc->wake[0] = xc->wake[1] = -1;
+    if (wake) {
+        int e = xp_wake_pair(xc->wake);
+        if (e != 0) {
+            free(xc);
+            errno = e;
+            return NULL;
+        }
+    }
     int r = xring_create(XP_RING_BYTES, XP_HIWAT, XP_LOWAT, &xc->ch);
     if (r != 0) {
+        for (int i = 0; i < 2; i++)
+            if (xc->wake[i] >= 0)
+                close(xc->wake[i]);
         free(xc);
         errno = -r; /* why, for ust_xpipe_split's caller (EMFILE, ENOMEM...) */
         return NULL;
@@ -222,11 +252,21 @@ int xp_bell_pair(int b[2])
     return 0;
 }
 
+/* A wake pair: a stream socket pair, both ends non-blocking (every send
+ * and receive also says MSG_DONTWAIT: another holder may clear O_NONBLOCK
+ * on the shared descriptions).  0 or an errno. */
+int xp_wake_pair(int w[2])
+{
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, w) < 0)
+        return errno;
+    return 0;
+}
+
 int ust_xpipe_split(struct stdata *sd[2])
 {
     struct ust_xend *xe[2] = {NULL, NULL};
     int bell[2];
-    struct xchan *xc = xp_xchan_new();
+    struct xchan *xc = xp_xchan_new(1);
 
     if (xc == NULL)
         return errno != 0 ? errno : ENOMEM;
@@ -388,8 +428,11 @@ void ust_xpipe_end_close(struct stdata *sd)
     xring_cancel(xe->xc->ch, xe->side);
 
     ends_del(xe); /* after a fork's parent hook, if one is running: `watched` is final */
-    if (xe->watched)
+    if (xe->watched) {
         ust_iow_del(&xe->iow);
+        if (xp_has_wake(xe))
+            ust_iow_del(&xe->wiow);
+    }
     qprocsoff(rq); /* no procedure of ours runs any more */
     if (xe->bufc != 0)
         qunbufcall(rq, xe->bufc);
@@ -436,9 +479,7 @@ void ust_xpipe_fork_parent(void)
         if (!xe->kick)
             continue;
         xe->kick = 0;
-        if (ust_iow_add(&xe->iow, xe->bell.fd, xe->rq) == 0)
-            xe->watched = 1;
-        else
+        if (iow_both(xe) != 0)
             atomic_store(&xe->gone, 1); /* no epoll: the end hangs up */
         qenable(xe->rq);
     }
@@ -500,11 +541,16 @@ static void rebuild_fd(int fd, struct stdata *old, void *arg)
             if (xc == NULL)
                 return;
             xc->ch = oxe->xc->ch; /* the parent's handle, copied: immutable */
+            xc->wake[0] = oxe->xc->wake[0]; /* inherited descriptors */
+            xc->wake[1] = oxe->xc->wake[1];
             atomic_store(&xc->refs, 0);
         }
         atomic_fetch_add(&xc->refs, 1); /* held while this end is built */
         rb->sd = ust_pipe_end_new(&old->sd_cred, &drv);
         rb->xe = rb->sd != NULL ? xp_end_new(xc, oxe->side, oxe->bell.fd) : NULL;
+        if (rb->xe == NULL && atomic_load(&xc->refs) == 1)
+            xc->wake[0] = xc->wake[1] = -1; /* the copy goes; its descriptors are
+                                             * the old channel's, closed below */
         xp_xchan_rele(xc);
         if (rb->xe == NULL) {
             ust_sd_free(rb->sd); /* never entered anywhere */
@@ -538,6 +584,18 @@ void ust_xpipe_fork_child(void)
             xring_set_peer(xe->xc->ch, xe->side, -1); /* the handle is shared */
             close(xe->bell.fd);
         }
+    }
+    /* The wake pairs of channels the child holds no end of: closed, once
+     * (the parent's xchan copies are the child's memory: marked). */
+    for (struct ust_xend *xe = old; xe != NULL; xe = xe->next) {
+        int held = 0;
+        for (int i = 0; i < set.n && !held; i++)
+            held = set.r[i].old->xc == xe->xc;
+        for (int i = 0; !held && i < 2; i++)
+            if (xe->xc->wake[i] >= 0) {
+                close(xe->xc->wake[i]);
+                xe->xc->wake[i] = -1;
+            }
     }
     for (int i = 0; i < set.n; i++) {
         struct rebuild *rb = &set.r[i];

@@ -269,31 +269,29 @@ int ust_xpipe_room(struct stdata *sd)
  *   reader (take)  3. store head (seq_cst), then read x_wr_armed (seq_cst):
  *                     armed and the ring at or below lowat -> clear the
  *                     count (a CAS: one report per arming) and ring the bell;
- *   bell           4. the byte reaches every process holding our bell end;
- *                     in each, the epoll thread enables the read side, whose
- *                     service procedure consumes the bell's bytes only if
- *                     this process has a use for them: it takes from the
- *                     ring (live) or its writers wait (backlog > 0, read
- *                     after the drain, so a byte that came after step 1 is
- *                     never consumed without enabling us: step 5);
+ *   bell           4. the byte reaches every process holding our pipe end
+ *                     (sd_xbell.c "Doorbells": on the wake pair, which no
+ *                     waiter reads, so every holder's epoll thread sees
+ *                     it); in each, the epoll thread enables the read side,
+ *                     whose service procedure takes from the ring (live)
+ *                     and, if this process's writers wait (backlog > 0 or
+ *                     hwant), enables their write queue: step 5;
  *                  5. backlog > 0 -> qenable(the write queue): step 2 again.
  *   Steps 2 and 3 are the two halves of a Dekker pair: either the writer
- *   sees the room, or the reader sees the arming.  The byte is what may be
- *   lost: before issue 21 every end of the process that split the pipe
+ *   sees the room, or the reader sees the arming.  The byte was what could
+ *   be lost: before issue 21 every end of the process that split the pipe
  *   consumed its bell's bytes, so a parent that still held the child's end
- *   (for a moment before closing it, or for good) ate the child's writer's
- *   "room" byte: its read side drained it, had no writer waiting, and the
- *   child's write queue never ran again (test_xpipe_fork P.4, ~1 in 100).
- *   Now an end consumes doorbells only where step 4 says, so the byte is
- *   left to the process it is for.  What remains possible: two processes
- *   that both have a use for one bell end (readers of one end in both, or
- *   a reader of an end in one and a writer of the same end in the other, or
- *   two writing processes): one byte reaches one of them (an edge-triggered
- *   event is reported only if the byte is still unread when the epoll
- *   thread collects it).  Writers waiting are messages on the write queue
- *   (backlog) or the head's writers that met the ring full (hwant):
- *   xp_writers_wait.  The safety net below finds such a
- *   writer, and counts it (ust_pipe_bell_rescued, strinfo -P).
+ *   ate the child's writer's "room" byte (test_xpipe_fork P.4, ~1 in 100);
+ *   then an end consumed them only when it had a use, yet two processes
+ *   that both had one (a reader of an end in one and a writer of it in the
+ *   other, two writing processes) still raced for one byte: an
+ *   edge-triggered event is reported only if the byte is still unread when
+ *   the epoll thread collects it.  Now nobody consumes a doorbell (the wake
+ *   pair), so none is lost between holders.  Writers waiting are messages
+ *   on the write queue (backlog) or the head's writers that met the ring
+ *   full (hwant): xp_writers_wait.  The safety net below stays, counted
+ *   (ust_pipe_bell_rescued, strinfo -P): a hostile holder can still read
+ *   the pair, and channels made for another process ring on the bell.
  */
 
 /*
@@ -324,6 +322,22 @@ static void wlook_start(queue_t *q, struct ust_xend *xe)
         quntimeout(q, id);
 }
 
+/* Bytes unread on our end of the wake pair (-1 if unknown). */
+static int wake_count(struct ust_xend *xe)
+{
+    int n = 0;
+    return ioctl(xe->xc->wake[xe->side], FIONREAD, &n) == 0 ? n : -1;
+}
+
+/* Arm the ring for our writers (bell protocol step 2), noting the wake
+ * pair's count first (wsrv_again: a change is a doorbell that came). */
+static int arm_writer(struct ust_xend *xe)
+{
+    if (xp_has_wake(xe))
+        atomic_store(&xe->warmn, wake_count(xe));
+    return xring_arm_writer(xe->xc->ch, xe->side);
+}
+
 static void wsrv_again(void *arg)
 {
     queue_t *q = arg;
@@ -339,12 +353,16 @@ static void wsrv_again(void *arg)
     }
     int due = xring_queued(xe->xc->ch, xe->side) <= XP_LOWAT &&
               !(ust_qflags(q) & QENAB) && !(ust_qflags(xe->rq) & QENAB);
-    /* Bytes waiting on our bell: the doorbell came and our epoll thread
-     * has not read it yet (a busy machine) -- late, not lost, unless that
-     * lasts WSRV_LATE_MAX looks. */
+    /* A doorbell that came and that our epoll thread has not acted on yet
+     * (a busy machine) is late, not lost, unless that lasts WSRV_LATE_MAX
+     * looks: bytes unread on our bell, or, with a wake pair (never read by
+     * a waiter), a count there other than at our arming. */
     int waiting = 0;
-    if (due && ioctl(xe->bell.fd, FIONREAD, &waiting) != 0)
+    if (due && xp_has_wake(xe)) {
+        waiting = wake_count(xe) != atomic_load(&xe->warmn);
+    } else if (due && ioctl(xe->bell.fd, FIONREAD, &waiting) != 0) {
         waiting = 0;
+    }
     if (due && xe->wsuspect >= (waiting > 0 ? WSRV_LATE_MAX : 1)) {
         xe->wsuspect = 0;
         ust_pipe_bell_rescue_count();
@@ -378,7 +396,7 @@ int ust_xpipe_wsrv(queue_t *q)
         int r = atomic_load(&xe->gone) ? -EPIPE : record_put_any(xe, mp, 0);
         if (r == -EAGAIN) {
             putbq(q, mp);
-            int a = xring_arm_writer(xe->xc->ch, xe->side);
+            int a = arm_writer(xe);
             if (a == 1)
                 continue; /* room came meanwhile */
             if (a < 0) {
@@ -404,7 +422,7 @@ int ust_xpipe_wsrv(queue_t *q)
      * room -> they are woken (their write queue's enabling, sd_rput.c) and
      * try again. */
     if (atomic_load(&xe->hwant)) {
-        int a = atomic_load(&xe->gone) ? -1 : xring_arm_writer(xe->xc->ch, xe->side);
+        int a = atomic_load(&xe->gone) ? -1 : arm_writer(xe);
         if (a == 0) {
             atomic_store(&xe->wsleep, 1);
             wlook_start(q, xe);
