@@ -26,6 +26,30 @@
  *   End of file (or a reset) on the bell: every process holding the other
  *   end has closed it or died.
  *
+ * Doorbells (the wake pair)
+ *   A doorbell read by one process is not seen by another: the kernel tells
+ *   every epoll instance watching a socket of each byte, but reports the
+ *   edge only if the byte is still unread when that epoll_wait collects it.
+ *   So a byte on the bell, read by whichever holder of the end ran first,
+ *   could miss the holder it was for (a reader in one process and a writer
+ *   in another on the same end; two writing processes).  Doorbells of a
+ *   channel split at fork therefore go on its *wake pair*, a socket pair
+ *   both of whose ends every holder of the pipe keeps: holders of pipe end
+ *   s watch wake[s] (edge-triggered) and never read it; whoever wakes side s
+ *   sends a byte on wake[!s] (ust_xbell_knock).  Every send is an edge that
+ *   every watcher's epoll collects with the socket readable (nothing reads
+ *   it but a knock that found the pair full, which drains it and sends at
+ *   once), so every holder of end s is woken by every doorbell, whatever
+ *   role it waits in; it then looks whether it has a use for it (its
+ *   reader, its writers: sd_xpipe_read.c), at the cost of a run of a
+ *   service procedure in a process that had none.  A holder that reads the
+ *   pair (hostile, or a knock racing) costs a doorbell at most, as a peer
+ *   that never rings does: the writers' counted look again
+ *   (sd_xpipe_write.c, wsrv_again) stays the bound.  Channels made for
+ *   another process (sd_xpipe_far.c) have no wake pair: their doorbells are
+ *   'b' bytes on the bell, and an end consumes them only when it has a use
+ *   for them (sd_xpipe_read.c, rsrv_idle).
+ *
  * Locking: a bell's receive state is used only by its end's read service
  * procedure (one at a time) and by the close after qprocsoff; sends need no
  * lock (each is one sendmsg).
@@ -47,6 +71,21 @@ int ust_xbell_ring(struct ust_xbell *b)
     if (send(b->fd, "b", 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno != EAGAIN && errno != EINTR)
         return -1;
     return 0;
+}
+
+void ust_xbell_knock(int tx, int rx)
+{
+    char junk[256];
+    if (send(tx, "b", 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1)
+        return;
+    if (errno != EAGAIN && errno != EWOULDBLOCK)
+        return;
+    /* Full: a legitimate side leaves hundreds of bytes there (every knock
+     * adds one, no watcher reads); a bounded drain, then the byte. */
+    for (int i = 0; i < XBELL_READS; i++)
+        if (recv(rx, junk, sizeof(junk), MSG_DONTWAIT) <= 0)
+            break;
+    (void)send(tx, "b", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
 /* Send 'F' + token on the bell with one control message (type, len bytes

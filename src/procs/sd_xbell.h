@@ -31,6 +31,12 @@ struct ust_xbell {
 void ust_xbell_init(struct ust_xbell *b, int fd);
 /* A doorbell byte to the other side: 0, or -1 if the other side is gone. */
 int ust_xbell_ring(struct ust_xbell *b);
+/* ust_xbell_knock -- a doorbell on a wake pair (sd_xbell.c "Doorbells"):
+ *   one byte sent on tx (never blocks: MSG_DONTWAIT), so that every process
+ *   watching rx is told.  When tx is full, rx (the receiving end, which
+ *   the caller also holds) is drained first, bounded, and the byte sent
+ *   again: rx is never left empty by a knock.  Context: any thread. */
+void ust_xbell_knock(int tx, int rx);
 /* Pass fd (SCM_RIGHTS, with the kernel's credentials) under token, or
  * with fd -1 cancel token (its record is dropped): 0 or an errno (EAGAIN:
  * the bell stayed full for a second). */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sd_xpipe.h -- private to sd_xpipe.c (split, write side, close, fork) and
- * sd_xpipe_read.c (read side): the state of a pipe end split across
- * processes.  The picture is at the top of sd_xpipe.c.
+ * sd_xpipe.h -- private to sd_xpipe.c (split, close, fork),
+ * sd_xpipe_write.c (write side), sd_xpipe_read.c (read side) and
+ * sd_xpipe_far.c (ends for another process): the state of a pipe end split
+ * across processes.  The picture is at the top of sd_xpipe.c.
  */
 #ifndef UST_SD_XPIPE_H
 #define UST_SD_XPIPE_H
@@ -47,6 +48,12 @@ enum {
 struct xchan {
     struct xring_chan *ch;
     atomic_int refs; /* local ends */
+    int wake[2];     /* fixed: the wake pair (sd_xbell.c "Doorbells"), a socket pair
+                      * whose two ends every holder of either pipe end keeps:
+                      * holders of end s watch wake[s] and never read it; a byte
+                      * sent on wake[s] wakes every holder of end !s.  -1, -1: a
+                      * channel made for another process (sd_xpipe_far.c), whose
+                      * doorbells go on the bell instead */
 };
 
 struct ust_xend {
@@ -56,6 +63,11 @@ struct ust_xend {
     struct ust_xbell bell;         /* this process's bell end `side` (sd_xbell.c) */
     queue_t *rq;                   /* the pipe pair's read queue */
     struct ust_iow iow;            /* bell watched: qenable(rq) */
+    struct ust_iow wiow;           /* wake[side] watched: qenable(rq) (none without a
+                                    * wake pair) */
+    atomic_int warmn;              /* bytes unread on wake[side] when the write service
+                                    * procedure last armed the ring (wsrv_again: a change
+                                    * is a doorbell that came) */
     atomic_int gone;               /* the peer side's bell read end-of-file */
     atomic_int live;               /* this process takes from the ring (see "Who takes") */
     atomic_int readers;            /* readers of this process spinning on the empty head:
@@ -94,11 +106,22 @@ struct ust_xend {
     int watched;                   /* xp_lock: the bell is registered with the epoll thread */
 };
 
-/* Ring the other side's bell (a byte; a full bell already rings). */
+/* A doorbell for the other side (data in our ring, or room in theirs):
+ * a byte on the wake pair, which every holder of the other end sees, or,
+ * on a channel without one, on the bell (a full bell already rings). */
 static inline void xp_bell_ring(struct ust_xend *xe)
 {
-    if (ust_xbell_ring(&xe->bell) != 0)
+    if (xe->xc->wake[0] >= 0)
+        ust_xbell_knock(xe->xc->wake[xe->side], xe->xc->wake[!xe->side]);
+    else if (ust_xbell_ring(&xe->bell) != 0)
         atomic_store(&xe->gone, 1);
+}
+
+/* 1 when the channel has a wake pair (doorbells are never consumed by a
+ * waiter: no end needs to leave them to another process). */
+static inline int xp_has_wake(const struct ust_xend *xe)
+{
+    return xe->xc->wake[0] >= 0;
 }
 
 /* Take what rang our bell; end of file means the peer side is held by no
@@ -125,13 +148,17 @@ static inline struct ust_xend *xp_xend_of(queue_t *q)
 }
 
 /* ---- shared by sd_xpipe.c and sd_xpipe_far.c ---- */
-/* A channel with new rings (one reference, the maker's); NULL with errno
- * set (ENOMEM, EMFILE: no descriptor for the memfd...). */
-struct xchan *xp_xchan_new(void);
+/* A channel with new rings (one reference, the maker's), with a wake pair
+ * when `wake` (a pipe split at fork; not for one made for another process,
+ * which would have no way to get it); NULL with errno set (ENOMEM, EMFILE:
+ * no descriptor for the memfd...). */
+struct xchan *xp_xchan_new(int wake);
 /* Drop a reference; the last unmaps the channel. */
 void xp_xchan_rele(struct xchan *xc);
 /* A bell socket pair with SO_PASSCRED: 0 or an errno. */
 int xp_bell_pair(int b[2]);
+/* A wake pair (non-blocking, close-on-exec stream sockets): 0 or an errno. */
+int xp_wake_pair(int w[2]);
 /* A split end's state for side `side` of xc, bell end `bell` (not yet in
  * use); NULL when out of memory. */
 struct ust_xend *xp_end_new(struct xchan *xc, int side, int bell);

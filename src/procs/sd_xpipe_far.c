@@ -54,7 +54,7 @@ static int end_open(struct xchan *xc, int side, int bell, const cred_t *cr)
 int ust_xpipe_new_end(const cred_t *cr, int *fd, int *memfd, int *bell)
 {
     int b[2];
-    struct xchan *xc = xp_xchan_new();
+    struct xchan *xc = xp_xchan_new(0);
     if (xc == NULL)
         return ENOMEM;
     int e = xp_bell_pair(b);
@@ -91,6 +91,7 @@ int ust_xpipe_adopt(int memfd, int bell, int side, const cred_t *cr)
         close(bell);
         return xc == NULL ? -ENOMEM : -EINVAL;
     }
+    xc->wake[0] = xc->wake[1] = -1; /* doorbells on the bell (sd_xbell.c) */
     r = xring_attach(memfd, &xc->ch); /* checks everything it maps */
     if (r != 0) {
         free(xc);

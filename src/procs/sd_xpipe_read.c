@@ -441,6 +441,35 @@ static void rsrv_tick(queue_t *q, struct ust_xend *xe)
         atomic_store(&xe->rtid, qtimeout(q, rsrv_later, q, 1));
 }
 
+/* mp was built for a record peeked, and the take got another (got), whose
+ * bytes are in mp's blocks c (control) and d (data): the message of got,
+ * its bytes copied (write pointers not yet past them: the caller's
+ * advance does it, as for the one peeked; mp freed); NULL for an
+ * M_PASSFP (its descriptor is the process's that sent for it to take).
+ * Waits for memory rather than lose a record taken. */
+static mblk_t *record_other(mblk_t *mp, mblk_t *c, mblk_t *d, const struct xring_msg *got)
+{
+    mblk_t *g;
+    if (got->type == M_PASSFP) {
+        freemsg(mp);
+        return NULL;
+    }
+    while ((g = record_msg(got)) == NULL) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    mblk_t *gc = g->b_datap->db_type != M_DATA || got->ctl_len > 0 ? g : NULL;
+    mblk_t *gd = gc != NULL ? g->b_cont : g;
+    if (gc != NULL && got->ctl_len > 0 && c != NULL) {
+        memcpy(gc->b_wptr, c->b_wptr, got->ctl_len);
+    }
+    if (gd != NULL && got->data_len > 0 && d != NULL) {
+        memcpy(gd->b_wptr, d->b_wptr, got->data_len);
+    }
+    freemsg(mp);
+    return g;
+}
+
 /* Take the next record into a message: 1 taken (*out), 0 none now, -1
  * blocked upstream or out of memory (the caller stops). */
 static int record_take(queue_t *q, struct ust_xend *xe, mblk_t **out)
@@ -496,13 +525,24 @@ static int record_take(queue_t *q, struct ust_xend *xe, mblk_t **out)
         mblk_t *d = c != NULL ? mp->b_cont : mp;
         r = rd_take(xe, &got, c ? c->b_wptr : NULL, m.ctl_len, d ? d->b_wptr : NULL,
                     d ? m.data_len : 0);
-        if (r == -EAGAIN || r == -ENODATA ||
-            (r >= 0 && (got.ctl_len != m.ctl_len || got.data_len != m.data_len ||
-                        got.type != m.type || got.flags != m.flags))) {
+        if (r == -EAGAIN || r == -ENODATA) {
             freemsg(mp); /* another process took or changed it: look again */
-            if (r >= 0 && (r & XRING_WAKE_WRITER))
-                xp_bell_ring(xe);
             continue;
+        }
+        if (r >= 0 && (got.ctl_len != m.ctl_len || got.data_len != m.data_len ||
+                       got.type != m.type || got.flags != m.flags)) {
+            /* Another process took the one peeked, and we took the next,
+             * which fitted our buffers: it is ours now, made a message as
+             * it is (dropping it would lose it for every reader). */
+            mp = record_other(mp, c, d, &got);
+            if (mp == NULL) {
+                if (r & XRING_WAKE_WRITER)
+                    xp_bell_ring(xe);
+                continue; /* an M_PASSFP of another process's sender: dropped */
+            }
+            m = got;
+            c = mp->b_datap->db_type != M_DATA || m.ctl_len > 0 ? mp : NULL;
+            d = c != NULL ? mp->b_cont : mp;
         }
         if (r < 0) {
             freemsg(mp);
@@ -549,12 +589,14 @@ static int bell_hung_up(const struct ust_xend *xe)
 
 /*
  * rsrv_idle -- the read service procedure of an end this process does not
- *   read (not live: "Who takes" in sd_xpipe.c).  It takes nothing, and
- *   consumes the bell's bytes only when this process's writers wait for
- *   room (xp_writers_wait): then the byte may be theirs, and the write queue is
- *   enabled (the bell protocol, sd_xpipe.c, step 4).  Otherwise the bytes
- *   are left to the processes that read this end (every holder's epoll
- *   thread sees each byte: a byte is consumed by one of them).  The other
+ *   read (not live: "Who takes" in sd_xpipe.c).  It takes nothing; when
+ *   this process's writers wait for room (xp_writers_wait) the write queue
+ *   is enabled (the bell protocol, sd_xpipe_write.c, step 4).  A channel
+ *   with a wake pair has its doorbells there, where nobody consumes them
+ *   (sd_xbell.c "Doorbells"): the bell is left alone.  One without (made
+ *   for another process) has them on the bell: they are consumed only when
+ *   this process's writers wait (then the byte may be theirs); otherwise
+ *   left to the processes that read this end.  The other
  *   side gone (the bell hung up, the ring broken): writes fail from now
  *   on, and M_HANGUP goes up once nothing is left in the ring for us (what
  *   is there is for whoever reads it; this end, if it is read later, takes
@@ -563,9 +605,15 @@ static int bell_hung_up(const struct ust_xend *xe)
 static int rsrv_idle(queue_t *q, struct ust_xend *xe)
 {
     xe->bufc = 0;
-    if (xp_writers_wait(xe)) {
+    if (xp_writers_wait(xe) && !xp_has_wake(xe)) {
         xp_bell_drain(xe);
         qenable(WR(q));
+    } else if (xp_writers_wait(xe)) {
+        /* A wake pair: doorbells are not on the bell, nobody consumes them;
+         * the bell is left to this end's readers (its 'F' messages). */
+        qenable(WR(q));
+        if (!atomic_load(&xe->gone) && bell_hung_up(xe))
+            atomic_store(&xe->gone, 1);
     } else if (!atomic_load(&xe->gone) && bell_hung_up(xe)) {
         atomic_store(&xe->gone, 1);
     }
