@@ -88,8 +88,11 @@ static inline int pt_bind(struct pair *p, int fd, unsigned qlen, char *abuf, uns
     memset(&a, 0, sizeof(a));
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (strcmp(p->name, "/dev/rawip") == 0)
+    if (strcmp(p->name, "/dev/rawip") == 0) {
         a.sin_port = htons(PT_RAWPROTO); /* the port names the protocol */
+        if (fd == p->snd) /* a raw socket gets what is sent to its address */
+            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK + 1);
+    }
     struct t_bind req, ret;
     memset(&req, 0, sizeof(req));
     memset(&ret, 0, sizeof(ret));

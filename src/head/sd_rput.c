@@ -611,14 +611,20 @@ static void sd_error(struct stdata *sd, mblk_t *mp)
             flush |= FLUSHW;
         }
     }
-    if (flush) {
-        ust_sd_ready_read(sd, 1);
+    /* Readiness follows the errors both ways: a read error makes the stream
+     * readable (a read fails at once), a write error writable; clearing one
+     * withdraws what it alone gave (ust_sd_rready: readable while a message
+     * waits; POLLOUT: flow control again, below). */
+    if (rerr != SD_NOERROR)
+        ust_sd_rready(sd);
+    if (werr != SD_NOERROR && werr != 0)
         ust_sd_ready_write(sd, 1);
-        if (sd->sd_sigflags & S_ERROR)
-            ust_sd_sendsig(sd, S_ERROR, 0, SIGPOLL);
-    }
+    if (flush && (sd->sd_sigflags & S_ERROR))
+        ust_sd_sendsig(sd, S_ERROR, 0, SIGPOLL);
     sd_wake_all(sd);
     ust_unlock(&sd->sd_lock);
+    if (werr == 0)
+        ust_sd_wready_after_write(sd); /* band 0 full: no POLLOUT */
 
     if (flush) {
         mblk_t *fm = ust_allocb_type(1, M_FLUSH);
