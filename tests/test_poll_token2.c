@@ -18,8 +18,9 @@
  *   W.3  the receiver takes everything: POLLOUT again;
  *   W.4  an edge-triggered epoll writer loop (write until EAGAIN, then
  *        epoll_wait) with a reader thread: every message goes (no stall:
- *        each wait ends within 2 s) and the loop does not spin (no run of
- *        wake-ups that find the stream still full).
+ *        each wait ends within 2 s) and the loop does not spin (at most
+ *        one wake-up per message, no long run of wake-ups that find the
+ *        stream still full).
  *   For udp and rawip the kernel socket under the provider never refuses
  *   a datagram to the loopback address (it is delivered or dropped at
  *   once), so the provider's queue fills only while the writer outpaces
@@ -117,24 +118,27 @@ static void t_w_fill(struct pair *p)
     set_nonblock(p->rcv, 1);
     CHECK_EQ(kpoll(p->snd), POLLOUT); /* W.1 */
     long sent = 0;
-    int r = 1, rounds = 0;
-    long long end = now_ms() + 5000;
-    /* W.2: until EAGAIN; a relief that finds it full again: write again */
-    while (rounds < 50 && now_ms() < end) {
+    int r = 1, rounds = 0, quiet = 0;
+    long long end = now_ms() + 10000;
+    /* W.2: until EAGAIN; a relief that finds it full again (tcp: the kernel
+     * buffers between the two sockets still grow): write again */
+    while (now_ms() < end) {
         while (sent < MAXW && (r = try_send(p, (int)sent)) == 1)
             sent++;
         if (r != 0)
             break;
         struct pollfd pf = {p->snd, POLLOUT, 0};
-        if (poll(&pf, 1, 100) == 0)
-            break; /* stayed unwritable for 100 ms */
+        if (poll(&pf, 1, 100) == 0) {
+            quiet = 1; /* stayed unwritable for 100 ms */
+            break;
+        }
         rounds++;
     }
     if (r == 0 && reliable(p)) {
+        CHECK(quiet);
         if (!CHECK_EQ(kpoll(p->snd), 0))
             fprintf(stderr, "  %s: POLLOUT after EAGAIN (%ld sent, %d rounds)\n", p->name, sent,
                     rounds);
-        CHECK(rounds < 50);
     } else if (r == 0) {
         /* udp, rawip: the provider's queue drains into the socket, which
          * takes every datagram to the loopback address: POLLOUT comes back
@@ -223,7 +227,13 @@ static void t_w_loop(struct pair *p, int total)
     }
     if (!CHECK_EQ(sent, total) || !CHECK_EQ(stalls, 0))
         fprintf(stderr, "  %s: ET writer: %d of %d sent, stalled\n", p->name, sent, total);
-    if (!CHECK(maxempty <= 3))
+    /* A spinning loop wakes thousands of times without progress.  A few
+     * wake-ups that find it full again are the provider's: tcp's and udp's
+     * write service take the queue off (getq, which back-enables the head
+     * at low water) before the socket refuses the rest and it is put back
+     * (putbq): a POLLOUT edge per socket EPOLLOUT, which needs the reader's
+     * progress (docs/STREAMHEAD.md, "Readiness"). */
+    if (!CHECK(maxempty <= 20 && wakes <= total))
         fprintf(stderr, "  %s: ET writer: %d wake-ups in a row found it full (%d wakes)\n",
                 p->name, maxempty, wakes);
     if (reliable(p)) {
