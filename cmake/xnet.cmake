@@ -4,7 +4,8 @@
 # libxnet.so + libxnet.a (target xnet_static), linking ustreams, with the
 # pkg-config module xnet (xnet.pc.in; Requires: ustreams).  Included from
 # CMakeLists.txt after the library, the tests and the tools are defined:
-#   tests/test_xti_*.c    -> linked with xnet_static as well (and test_tirdwr_close.c)
+#   tests/test_xti_*.c    -> linked with xnet_static as well (and test_tirdwr_close.c,
+#                            test_poll_token.c, test_poll_token2.c)
 #   test_xti_compile      -> builds tests/xti_plain_prog.c as an unmodified XTI
 #                            program: -I include, <xti.h> only, linked with libxnet
 #   test_xti_compile_shared -> the same, linked with the shared libxnet (--as-needed)
@@ -33,7 +34,7 @@ endforeach()
 
 foreach(_src IN LISTS USTREAMS_TEST_SOURCES)
     get_filename_component(_name "${_src}" NAME_WE)
-    if(_name MATCHES "^test_(xti_|tirdwr_close$|poll_token$)" AND TARGET ${_name})
+    if(_name MATCHES "^test_(xti_|tirdwr_close$|poll_token2?$)" AND TARGET ${_name})
         target_link_libraries(${_name} PRIVATE xnet_static)
         set_tests_properties(${_name} PROPERTIES SKIP_RETURN_CODE 77)
     endif()

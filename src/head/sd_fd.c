@@ -617,8 +617,15 @@ void ust_sd_ready_pri(struct stdata *sd, int on)
     } else {
         char c;
         int ufd = ufd_checked(sd);
-        if (ufd >= 0)
+        if (ufd >= 0) {
             recv(ufd, &c, 1, MSG_DONTWAIT | MSG_OOB);
+            /* The kernel keeps the emptied out-of-band segment queued, and
+             * shows POLLIN for it, until a normal recv passes it.  With no
+             * readable token there is no token byte to lose (both are sent
+             * and withdrawn under sd_lock): that recv finds nothing else. */
+            if (!__atomic_load_n(&sd->sd_rtoken, __ATOMIC_RELAXED))
+                recv(ufd, &c, 1, MSG_DONTWAIT);
+        }
         sd->sd_ptoken = 0;
     }
 }

@@ -75,6 +75,7 @@ int ust_sd_state_error(struct stdata *sd, int rule, int consume)
         if (consume && (sd->sd_erropt & RERRNONPERSIST)) {
             sd->sd_rerror = 0;
             sd->sd_flag &= ~STRDERR;
+            ust_sd_rready(sd); /* readable no more unless a message waits */
         }
         return e;
     }

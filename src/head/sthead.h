@@ -8,9 +8,11 @@
  * descriptor.  Files of src/head/ each own one concern:
  *   sd_fd.c     descriptor table, readiness socket, lookup/reference
  *   sd_wait.c   waiting on a wait point (futex), spinning first
- *   sd_open.c   strm_open, name resolution, push/pop, fcntl, isastream
+ *   sd_open.c   strm_open, name resolution, sharing, the table of streams
+ *   sd_plumb.c  I_PUSH/I_POP: pushing and popping modules
  *   sd_close.c  strm_close, teardown: close-time drain, waiting for calls
- *   sd_rput.c   the head's read put procedure (messages arriving at the head)
+ *   sd_rput.c   the head's queue pair and read put procedure (what arrives)
+ *   sd_ready.c  readiness tokens, the write side's relief, ust_sd_lockq
  *   sd_read.c   reading: read/readv, getmsg/getpmsg, I_PEEK/I_NREAD at the head
  *   sd_readcalls.c  strm_read/readv, getmsg/getpmsg: the system-call entry points
  *   sd_write.c  strm_write/writev, putmsg/putpmsg, packetization, flow control
@@ -383,6 +385,13 @@ int ust_sd_headinit(struct stdata *sd);
 /* The stream head of a head queue, or NULL if q is not one. */
 struct stdata *ust_sd_of(queue_t *q);
 
+/* ---- sd_ready.c ---- */
+
+/* The head write queue's head_enable hook: the stream below drained to its
+ * low-water mark (back-enable).  Wakes writers at once; POLLOUT and the
+ * S_OUTPUT/S_WRBAND signals under this head's sd_lock now, or owed to the
+ * current ust_sd_lockq section.  Any thread. */
+void ust_sd_write_enable(queue_t *q);
 /* Take / drop sd_lock around work that may back-enable: getq, rmvq, flushq,
  * flushband on the head read queue.  When the queue drains, the executive
  * back-enables the queue behind it, which for a pipe without modules is the
@@ -406,7 +415,7 @@ void ust_sd_wfull_note(struct stdata *sd, int band);
  * while a normal message waits (or a read error / hang-up), priority while a
  * high-priority message is at the front.  sd_lock held.  Call after removing
  * messages from the head read queue (read, getmsg, I_FLUSH, ...). */
-void ust_sd_rready_after_read(struct stdata *sd); /* sd_rput.c: rready unless moot */
+void ust_sd_rready_after_read(struct stdata *sd); /* rready unless moot */
 void ust_sd_rready(struct stdata *sd);
 /* An ioctl reply (M_IOCACK, M_IOCNAK, M_COPYIN, M_COPYOUT) for this head:
  * if the ioctl in progress (sd_iocbusy) has the reply's id and no reply is
@@ -423,7 +432,7 @@ int ust_sd_open(const char *path, int oflag, cred_t *cr);
  * a shared reopen does: 0 or an errno (EINVAL linked, EIO hung up or in
  * error, an open routine's).  Takes sd_plumb. */
 int ust_sd_reopen(struct stdata *sd, int oflag, cred_t *cr);
-/* Push module `name` below the head (I_PUSH); 0 or errno (EINVAL unknown or
+/* sd_plumb.c: push module `name` below the head (I_PUSH); 0 or errno (EINVAL unknown or
  * a driver name or past UST_NSTRPUSH, ENXIO open failed / hung up, ...). */
 int ust_sd_push(struct stdata *sd, const char *name, cred_t *cr);
 /* Pop the topmost module (I_POP); 0 or errno (EINVAL none/anchored). */
