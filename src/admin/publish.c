@@ -41,11 +41,12 @@
  *
  *   Descriptors.  A program may close descriptors it did not open
  *   (closefrom, a loop over /proc/self/fd) and reuse their numbers.  The
- *   thread checks, before each accept, that its descriptor is still the
- *   socket it made (fstat: device and inode); if not, it stops without
- *   touching the number, removes the name, and the next strm_open or
- *   strm_pipe publishes again.  The fork child hook closes the numbers
- *   only if they still are our sockets, for the same reason.
+ *   thread checks, before each accept and every PUB_CHECK_MS while idle
+ *   (a close does not wake a poll already waiting on the descriptor), that
+ *   its descriptor is still the socket it made (fstat: device and inode);
+ *   if not, it stops without touching the number, removes the name, and
+ *   the next strm_open or strm_pipe publishes again.  The fork child hook closes the numbers only if they still are our
+ *   sockets, for the same reason.
  *
  *   Ending.  An atexit handler removes the name (only in the process that
  *   bound it).  A process that dies otherwise leaves it behind: the tools
@@ -94,6 +95,7 @@
 #define PUB_READ_MS 1000  /* for the request line */
 #define PUB_WRITE_MS 5000 /* for the whole answer */
 #define PUB_MAXNAMES 64   /* names of one "modules" command */
+#define PUB_CHECK_MS 500  /* the idle thread looks whether its socket is still its own */
 
 static ust_lock_t pub_lock = UST_LOCK_INIT; /* leaf; guards the fields below */
 static atomic_int pub_done;    /* pub_lock to write: this process has tried to publish */
@@ -299,11 +301,14 @@ static void serve(int cfd)
 /* pub_lock held: stop publishing on lfd (not closed: see "Descriptors"). */
 static void stop_locked(void)
 {
+    /* "Publish again" before the name goes: a stream opened by someone who
+     * saw the name gone must find pub_done clear (then waits for pub_lock
+     * and publishes anew), never the stale 1. */
+    atomic_store_explicit(&pub_done, 0, memory_order_release);
     if (pub_path[0] != '\0' && pub_pid == getpid())
         unlink(pub_path);
     pub_path[0] = '\0';
     pub_lfd = -1;
-    atomic_store_explicit(&pub_done, 0, memory_order_release); /* publish again */
 }
 
 static void *pub_thread(void *arg)
@@ -311,7 +316,10 @@ static void *pub_thread(void *arg)
     int lfd = (int)(intptr_t)arg;
     for (;;) {
         struct pollfd p = {.fd = lfd, .events = POLLIN};
-        if (poll(&p, 1, -1) < 0 && errno != EINTR) {
+        /* Not for ever: a close(2) of lfd by the program (closefrom) need
+         * not wake a poll already waiting on it (the file stays referenced
+         * while polled), so look again every PUB_CHECK_MS. */
+        if (poll(&p, 1, PUB_CHECK_MS) < 0 && errno != EINTR) {
             struct timespec ts = {0, 100000000L};
             nanosleep(&ts, NULL);
             continue;
@@ -326,6 +334,10 @@ static void *pub_thread(void *arg)
             stop_locked(); /* closed behind our back, maybe reused */
             ust_unlock(&pub_lock);
             break;
+        }
+        if (p.revents == 0) { /* the periodic look: nothing to accept */
+            ust_unlock(&pub_lock);
+            continue;
         }
         int cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (cfd >= 0 && fstat(cfd, &st) != 0) {
