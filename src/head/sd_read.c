@@ -408,6 +408,7 @@ ssize_t ust_sd_read(struct stdata *sd, const struct iovec *iov, int iovcnt)
     mblk_t *dead = NULL;
     size_t n = 0;
     int err = 0, mread_sent = 0, unwoken = 0;
+    unsigned slept = 0; /* the sequence of the last wait */
 
     ust_sd_lockq(sd); /* sd_lock: the whole read (dropped only to wait or send M_READ) */
     for (;;) {
@@ -438,12 +439,12 @@ ssize_t ust_sd_read(struct stdata *sd, const struct iovec *iov, int iovcnt)
         mblk_t *mp = getq(q);
         if (!mp && ust_sd_absorb_some(sd)) { /* a pipe's arrivals (sd_arrive.c) */
             if (unwoken)
-                ust_sd_note_lost_wakeup();
+                ust_sd_note_lost_wakeup(&sd->sd_rwait, slept);
             unwoken = 0;
             continue;
         }
         if (mp && unwoken)
-            ust_sd_note_lost_wakeup();
+            ust_sd_note_lost_wakeup(&sd->sd_rwait, slept);
         unwoken = 0;
         if (mp && mode != RNORM && first_write(q, mp) != 0) {
             put_back(q, mp);
@@ -483,6 +484,7 @@ ssize_t ust_sd_read(struct stdata *sd, const struct iovec *iov, int iovcnt)
                 continue;
             }
             e = ust_sd_wait_data(sd, rseq, &unwoken);
+            slept = rseq;
             if (e) {
                 if (n == 0)
                     err = e;

@@ -13,7 +13,9 @@
  *   registered on the same sequence at its previous look.  The woken caller
  *   looks again, as after any wake-up: if what it waits for has come although
  *   the sequence did not move, nobody woke it, and it reports a lost wake-up
- *   (ust_sd_note_lost_wakeup); if not, it sleeps again.  A legitimately long
+ *   (ust_sd_note_lost_wakeup, which first gives a waker preempted between
+ *   its change and its wake UST_WAKE_GRACE_NS to show up: late is not
+ *   lost); if not, it sleeps again.  A legitimately long
  *   sleep costs one spurious wake-up per interval.
  *
  *   The net is not a timeout: the futex wait itself stays untimed, so a
@@ -30,6 +32,7 @@
  *   a wait registers).  The lost wake-up count is atomic.
  */
 #include <errno.h>
+#include <sched.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdatomic.h>
@@ -59,8 +62,23 @@ long ust_sd_lost_wakeups(void)
     return atomic_load(&lost);
 }
 
-void ust_sd_note_lost_wakeup(void)
+void ust_sd_note_lost_wakeup(struct ust_waitq *w, unsigned slept)
 {
+    /* Late is not lost: a waker changes the state, then bumps the sequence
+     * (ust_sd_wake); one preempted between the two looks like a loss to a
+     * sleeper the net (or a timed wait) ended in that window.  Counted only
+     * if the sequence stays put for UST_WAKE_GRACE_NS more. */
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (atomic_load(&w->seq) == slept) {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) * 1000000000LL + (t.tv_nsec - t0.tv_nsec) >=
+            UST_WAKE_GRACE_NS)
+            break;
+        sched_yield();
+    }
+    if (atomic_load(&w->seq) != slept)
+        return;
     atomic_fetch_add(&lost, 1);
 #ifdef USTREAMS_DEBUG
     fprintf(stderr, "ustreams: lost wake-up rescued by the wait safety net\n");

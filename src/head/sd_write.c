@@ -216,7 +216,8 @@ int ust_sd_write_error(struct stdata *sd)
 static int wait_writable(struct stdata *sd, int band, int mode)
 {
     UST_ASSERT_HELD(&sd->sd_lock);
-    int unwoken = 0; /* the last wait ended with nobody's wake-up */
+    int unwoken = 0;  /* the last wait ended with nobody's wake-up */
+    unsigned slept = 0; /* the sequence it slept on */
     for (;;) {
         int err = ust_sd_write_error(sd);
         if (err)
@@ -224,7 +225,7 @@ static int wait_writable(struct stdata *sd, int band, int mode)
         unsigned seq = ust_sd_wait_seq(&sd->sd_wwait);
         if (sd_canput(sd, (unsigned char)band)) {
             if (unwoken)
-                ust_sd_note_lost_wakeup();
+                ust_sd_note_lost_wakeup(&sd->sd_wwait, slept);
             if (band == 0)
                 ust_sd_ready_write(sd, 1); /* no system call unless it was withdrawn */
             return 0;
@@ -241,6 +242,7 @@ static int wait_writable(struct stdata *sd, int band, int mode)
         if (err)
             return err;
         unwoken = ust_sd_wait_seq(&sd->sd_wwait) == seq;
+        slept = seq;
     }
 }
 

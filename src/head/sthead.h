@@ -356,7 +356,12 @@ unsigned ust_sd_wait_seq(struct ust_waitq *w);
 #define UST_WAIT_RECHECK_NS 200000000LL
 int ust_sd_watch_enter(struct ust_waitq *w, unsigned seq); /* slot or -1 */
 void ust_sd_watch_leave(int slot);
-void ust_sd_note_lost_wakeup(void);
+/* A caller woken with nothing changed (its sequence still `slept`) that
+ * then finds what it waited for: counted as a lost wake-up unless the
+ * sequence moves within UST_WAKE_GRACE_NS (a waker preempted between its
+ * change and its wake is late, not lost).  May yield the CPU meanwhile. */
+#define UST_WAKE_GRACE_NS 20000000LL
+void ust_sd_note_lost_wakeup(struct ust_waitq *w, unsigned slept);
 long ust_sd_lost_wakeups(void);
 void ust_sd_watch_fork_prepare(void);
 void ust_sd_watch_fork_parent(void);
