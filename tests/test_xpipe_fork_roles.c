@@ -28,22 +28,31 @@
  *        read, strm_poll(0) shows no POLLIN; a ring filled by non-blocking
  *        writes shows no POLLOUT; once the reader drains, POLLOUT comes.
  *   R.5  a module pushed on the split end (pipemod): blocking writes into a
- *        slow reader's full ring, then _exit(0) closing nothing: every
- *        message arrives, then end of file.  NOT YET TRUE (docs/STREAMHEAD.md
- *        "A write is in the ring when it returns", "Not covered": a message
- *        that met the full ring waits in the writer's memory): run only when
- *        named (XPR_ONLY=R.5), it fails today (398 of 400 arrive).
+ *        slow reader's full ring (putmsg, strm_write, strm_writev, putpmsg
+ *        in turn), then _exit(0) closing nothing: every message arrives,
+ *        then end of file (issue 21 item 1: a blocking write through a
+ *        module returns once nothing of it is left in process memory below
+ *        the head, docs/STREAMHEAD.md "A write is in the ring when it
+ *        returns"; before, 398 of 400 arrived).
+ *   R.5n as R.5 with nullmod.
+ *   R.5s a signal ends such a wait: the ring full (the reader waits), a
+ *        blocking putmsg through pipemod is interrupted by SIGALRM (with
+ *        SA_RESTART): it returns 0 (the message was sent), and once the
+ *        reader drains, it arrives, after the others.
  *
  * XPR_ONLY=R.1,R.2 picks layouts, XPR_ROUNDS=N rounds (default ROUNDS).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stropts.h>
 #include <sys/mman.h>
+#include <sys/time.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 #include <ustreams.h>
@@ -394,28 +403,60 @@ static void r4b_round(void)
     CHECK_EQ(fk_wait(c, STEP_MS), 0);
 }
 
-/* ---- R.5: pipemod pushed, blocking writes, _exit ------------------------ */
+/* ---- R.5: a module pushed, blocking writes, _exit ------------------------ */
+/* Message i of writer w by the call i % 4 picks: putmsg, strm_write,
+ * strm_writev (two pieces), putpmsg (band 0).  0, or -1. */
+static int put_any(int fd, unsigned w, unsigned i)
+{
+    size_t len = msg_len(i);
+    msg_fill(buf, w, i, len);
+    struct strbuf d = {0, (int)len, buf};
+    switch (i % 4) {
+    case 0: return putmsg(fd, NULL, &d, 0);
+    case 1: return strm_write(fd, buf, len) == (ssize_t)len ? 0 : -1;
+    case 2: {
+        struct iovec v[2] = {{buf, 5}, {buf + 5, len - 5}};
+        return strm_writev(fd, v, 2) == (ssize_t)len ? 0 : -1;
+    }
+    default: return putpmsg(fd, NULL, &d, 0, MSG_BAND);
+    }
+}
+
+static const char *r5_module;
+
 static int r5_writer(void *arg)
 {
     (void)arg;
     strm_close(e[1]);
-    if (!CHECK_EQ(strm_ioctl(e[0], I_PUSH, "pipemod"), 0))
+    if (!CHECK_EQ(strm_ioctl(e[0], I_PUSH, r5_module), 0))
         _exit(1);
-    for (unsigned k = 0; k < N; k++)
-        if (!CHECK_EQ(put_one(e[0], 0, k), 0))
+    unsigned k = 0;
+    while (k < N) {
+        if (!CHECK_EQ(put_any(e[0], 0, k), 0))
             _exit(1);
+        sh->got[0] = (int)++k;
+        /* No POLLOUT right after a blocking write: something of this end
+         * waits below the head (the message that met the full ring, which
+         * the write used to leave in process memory): _exit now. */
+        struct pollfd p = {e[0], POLLOUT, 0};
+        if (strm_poll(&p, 1, 0) == 0)
+            break;
+    }
     CHECK_EQ(ust_pipe_bell_rescued(), 0);
     _exit(FK_CHILD_FAILED() ? 1 : 0); /* nothing closed: what is written is in the ring */
 }
 
-static void r5_round(void)
+static void r5_round(const char *module)
 {
     long long until = now_ms() + STEP_MS;
+    memset(sh, 0, sizeof(*sh));
+    r5_module = module;
     CHECK_EQ(strm_pipe(e), 0);
     pid_t c = fk_start(r5_writer, NULL);
     strm_close(e[0]);
     unsigned w, i, n = 0;
     int r;
+    fk_sleep_ms(30); /* the ring fills */
     while ((r = get_one(e[1], &w, &i, until)) == 1) {
         slow(n);
         if (!CHECK_EQ(i, n))
@@ -423,7 +464,82 @@ static void r5_round(void)
         n++;
     }
     CHECK_EQ(r, 0);
-    CHECK_EQ(n, N);
+    CHECK_EQ(n, (unsigned)sh->got[0]); /* every message written */
+    CHECK_EQ(sh->got[0], N);             /* no write left anything below the head */
+    strm_close(e[1]);
+    CHECK_EQ(fk_wait(c, STEP_MS), 0);
+}
+
+/* ---- R.5s: a signal ends the wait for the backlog ---------------------- */
+static volatile sig_atomic_t r5s_rang;
+
+static void r5s_alarm(int sig)
+{
+    (void)sig;
+    r5s_rang = 1;
+}
+
+/* Arm (ms > 0) or disarm (0) a one-shot SIGALRM. */
+static void r5s_timer(long ms)
+{
+    struct itimerval t = {{0, 0}, {ms / 1000, (ms % 1000) * 1000}};
+    setitimer(ITIMER_REAL, &t, NULL);
+}
+
+static int r5s_writer(void *arg)
+{
+    int tell = *(int *)arg;
+    strm_close(e[1]);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = r5s_alarm;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGALRM, &sa, NULL);
+    if (!CHECK_EQ(strm_ioctl(e[0], I_PUSH, "pipemod"), 0))
+        _exit(1);
+    unsigned k = 0;
+    for (; k < N; k++) {
+        r5s_rang = 0;
+        r5s_timer(300);
+        long long t0 = now_ms();
+        int r = put_one(e[0], 0, k);
+        r5s_timer(0);
+        if (!CHECK_EQ(r, 0)) /* a signal once the message went: 0, not EINTR */
+            _exit(1);
+        if (r5s_rang && now_ms() - t0 >= 250)
+            break; /* it waited for the ring, and the signal ended the wait */
+    }
+    CHECK(k < N);
+    unsigned n = k + 2; /* the interrupted one and one more (blocking) */
+    if (!CHECK_EQ(write(tell, &n, sizeof(n)), (ssize_t)sizeof(n)))
+        _exit(1);
+    CHECK_EQ(put_one(e[0], 0, k + 1), 0);
+    CHECK_EQ(ust_pipe_bell_rescued(), 0);
+    _exit(FK_CHILD_FAILED() ? 1 : 0);
+}
+
+static void r5s_round(void)
+{
+    long long until = now_ms() + STEP_MS;
+    int sp[2];
+    CHECK_EQ(pipe(sp), 0);
+    CHECK_EQ(strm_pipe(e), 0);
+    pid_t c = fk_start(r5s_writer, &sp[1]);
+    close(sp[1]);
+    strm_close(e[0]);
+    unsigned want = 0, w, i, n = 0;
+    struct pollfd p = {sp[0], POLLIN, 0};
+    CHECK(poll(&p, 1, STEP_MS) == 1 && read(sp[0], &want, sizeof(want)) == sizeof(want));
+    close(sp[0]);
+    int r;
+    while ((r = get_one(e[1], &w, &i, until)) == 1) {
+        if (!CHECK_EQ(i, n))
+            break;
+        n++;
+    }
+    CHECK_EQ(r, 0);
+    CHECK(want > 1);
+    CHECK_EQ(n, want);
     strm_close(e[1]);
     CHECK_EQ(fk_wait(c, STEP_MS), 0);
 }
@@ -444,18 +560,19 @@ static int name_in(const char *name, const char *list)
 
 int main(void)
 {
-    static const char *const names[] = {"R.1", "R.2", "R.3", "R.4", "R.4b", "R.5"};
+    static const char *const names[] = {"R.1", "R.2", "R.3", "R.4", "R.4b", "R.5", "R.5n",
+                                        "R.5s"};
     buf = malloc(BIG + 16);
     rbuf = malloc(BIG + 16);
     sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     CHECK(sh != MAP_FAILED);
     const char *only = getenv("XPR_ONLY");
     int rounds = getenv("XPR_ROUNDS") != NULL ? atoi(getenv("XPR_ROUNDS")) : ROUNDS;
-    for (int v = 0; v < 6; v++) {
+    for (int v = 0; v < 8; v++) {
         long failed = check_nfailed;
         long long t0 = now_ms();
-        if (only != NULL ? !name_in(names[v], only) : v == 5)
-            continue; /* R.5 only when named: not yet fixed (above) */
+        if (only != NULL && !name_in(names[v], only))
+            continue;
         for (int r = 0; r < rounds && check_nfailed == failed; r++) {
             switch (v) {
             case 0: r1_round(); break;
@@ -463,7 +580,12 @@ int main(void)
             case 2: r2_round(1); break;
             case 3: r4_round(); break;
             case 4: r4b_round(); break;
-            default: r5_round(); break;
+            case 5: r5_round("pipemod"); break;
+            case 6: r5_round("nullmod"); break;
+            default:
+                if (r < 3) /* each round waits for a timer */
+                    r5s_round();
+                break;
             }
         }
         fprintf(stderr, "%s: %s, %lld ms, rescued %lu\n", names[v],

@@ -150,6 +150,11 @@ struct ust_procs_ops {
      * pushed: putnext), -EAGAIN no room (kept; the head's write queue is
      * enabled when there is), -EPIPE / -EIO (kept). */
     int (*xpipe_send)(struct stdata *sd, mblk_t *mp, int nonblock);
+    /* sd_write.c: after a message went through a module (xpipe_send said
+     * 0): 1 nothing of split end sd waits below the head in this process,
+     * 0 something does (the head's write queue is enabled once it went),
+     * -EPIPE / -EIO. */
+    int (*xpipe_sent)(struct stdata *sd);
     /* sd_poll.c: 0 when the ring of split end sd has no room for a write
      * (the head's write queue is then enabled when it has), else 1. */
     int (*xpipe_room)(struct stdata *sd);

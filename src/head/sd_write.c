@@ -251,6 +251,54 @@ int ust_sd_wait_writable(struct stdata *sd, int band, int nonblock)
     return wait_writable(sd, band, nonblock ? SD_NB : 0);
 }
 
+/* The ring's EPIPE (the peer gone, its M_HANGUP maybe not up yet) raises
+ * SIGPIPE as ust_sd_write_error does for the head's own. */
+static void sd_xpipe_sigpipe(struct stdata *sd, int err)
+{
+    if (err == EPIPE && (__atomic_load_n(&sd->sd_wropt, __ATOMIC_RELAXED) & SNDPIPE))
+        pthread_kill(pthread_self(), SIGPIPE);
+}
+
+/*
+ * sd_xsent_wait -- a message went down split end sd through a module:
+ *   wait until nothing of this end is left in this process's memory below
+ *   the head (px->xpipe_sent), so that the writer's _exit loses nothing
+ *   (docs/STREAMHEAD.md "A write is in the ring when it returns").  The
+ *   message was sent: a signal ends the wait with *stop set (the call
+ *   returns what it sent; the message stays queued and goes when room
+ *   comes), SA_RESTART or not, as any wait once part of a call is done.
+ *   Non-blocking (SD_NB): no wait (the message may wait in process memory;
+ *   documented).
+ *   Context: a system call, no lock held.  Returns 0, EPIPE (SIGPIPE with
+ *   SNDPIPE), EIO, or a write error of ust_sd_write_error.
+ */
+static int sd_xsent_wait(struct stdata *sd, const struct ust_procs_ops *px, int mode, int *stop)
+{
+    for (;;) {
+        unsigned seq = ust_sd_wait_seq(&sd->sd_wwait);
+        int r = px->xpipe_sent(sd);
+        if (r == 1)
+            return 0;
+        if (r < 0) {
+            sd_xpipe_sigpipe(sd, -r);
+            return -r;
+        }
+        if (mode & SD_NB)
+            return 0;
+        ust_lock(&sd->sd_lock);
+        int err = ust_sd_write_error(sd);
+        if (err == 0)
+            err = ust_sd_wait_intr(sd, &sd->sd_wwait, seq);
+        ust_unlock(&sd->sd_lock);
+        if (err == EINTR) {
+            *stop = 1;
+            return 0;
+        }
+        if (err != 0)
+            return err;
+    }
+}
+
 /*
  * sd_send_data -- send a data message of write or putmsg (mp) down sd.  On
  *   a pipe end split across processes (no module pushed) it goes into the
@@ -260,13 +308,18 @@ int ust_sd_wait_writable(struct stdata *sd, int band, int nonblock)
  *   when mode has SD_NB (writable readiness withdrawn; the ring's room
  *   restores it), else a wait on sd_wwait, read before the try: the room
  *   enables the head's write queue (sd_xpipe.c, hwant), whose hook bumps it.
- *   Context: a system call, no lock held.  Returns 0 (mp consumed) or an
- *   errno (mp freed): EAGAIN, EINTR (mode SD_INTR: any handler; else one
- *   without SA_RESTART), EPIPE (SIGPIPE with SNDPIPE), EIO, the write errors.
+ *   With a module pushed it goes down through it, and a blocking call then
+ *   waits until it left this process's memory (sd_xsent_wait).
+ *   Context: a system call, no lock held.  Returns 0 (mp consumed; *stop
+ *   set when the call must end now, a signal having come once mp went) or
+ *   an errno (mp freed, or sent and lost with the other side): EAGAIN,
+ *   EINTR (mode SD_INTR: any handler; else one without SA_RESTART), EPIPE
+ *   (SIGPIPE with SNDPIPE), EIO, the write errors.
  */
-static int sd_send_data(struct stdata *sd, mblk_t *mp, int mode)
+static int sd_send_data(struct stdata *sd, mblk_t *mp, int mode, int *stop)
 {
     const struct ust_procs_ops *px = ust_sd_procs();
+    *stop = 0;
     if (px == NULL || __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE) == NULL) {
         ust_sd_send(sd, mp);
         return 0;
@@ -276,9 +329,9 @@ static int sd_send_data(struct stdata *sd, mblk_t *mp, int mode)
         int r = px->xpipe_send(sd, mp, (mode & SD_NB) != 0);
         if (r == 1)
             return 0;
-        if (r == 0) { /* a module is pushed: the usual way (documented) */
+        if (r == 0) { /* a module is pushed: through it, then wait (documented) */
             ust_sd_send(sd, mp);
-            return 0;
+            return sd_xsent_wait(sd, px, mode, stop);
         }
         int err = -r;
         if (r == -EAGAIN) {
@@ -296,10 +349,9 @@ static int sd_send_data(struct stdata *sd, mblk_t *mp, int mode)
             if (err == 0)
                 continue;
         }
-        /* The ring's EPIPE (the peer gone, its M_HANGUP maybe not up yet);
-         * ust_sd_write_error raised its own. */
-        if (r == -EPIPE && (__atomic_load_n(&sd->sd_wropt, __ATOMIC_RELAXED) & SNDPIPE))
-            pthread_kill(pthread_self(), SIGPIPE);
+        /* ust_sd_write_error raised its own SIGPIPE. */
+        if (r == -EPIPE)
+            sd_xpipe_sigpipe(sd, EPIPE);
         freemsg(mp);
         return err;
     }
@@ -546,11 +598,12 @@ ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt)
         built = NULL;
         if (!mp)
             return ust_sd_wresult(sent, err, &p);
-        err = sd_send_data(sd, mp, mode);
+        int stop;
+        err = sd_send_data(sd, mp, mode, &stop);
         if (err)
             return ust_sd_wresult(sent, err, &p);
         sent += n;
-        if (sent >= total)
+        if (sent >= total || stop)
             return (ssize_t)sent;
         if (!sd_canput(sd, 0)) {
             ust_lock(&sd->sd_lock);
@@ -670,7 +723,8 @@ int ust_sd_putpmsg(struct stdata *sd, const struct strbuf *ctl, const struct str
         mp = dp;
     }
     mp->b_band = flags == MSG_HIPRI ? 0 : (unsigned char)band;
-    return -sd_send_data(sd, mp, nonblock ? SD_NB : 0);
+    int stop; /* a signal once it went: putmsg returns 0, it was sent */
+    return -sd_send_data(sd, mp, nonblock ? SD_NB : 0, &stop);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -27,6 +27,7 @@ static const struct ust_procs_ops procs_ops = {
     .xpipe_reader = ust_xpipe_reader,
     .xpipe_write = ust_xpipe_write,
     .xpipe_send = ust_xpipe_send,
+    .xpipe_sent = ust_xpipe_sent,
     .xpipe_room = ust_xpipe_room,
     .xpipe_sendfd = ust_xpipe_sendfd,
     .name_listen = name_listen,

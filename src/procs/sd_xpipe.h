@@ -87,6 +87,10 @@ struct ust_xend {
                                     * or putmsg met it full: ust_xpipe_send, ust_xpipe_room);
                                     * the write service procedure arms the ring for them and
                                     * clears it when there is room, enabling hwq */
+    atomic_int hdrain;             /* a head's writer that sent through a module waits for
+                                    * this end's backlog to reach 0 (ust_xpipe_sent); the
+                                    * write service procedure clears it once its queue is
+                                    * empty, enabling hwq */
     queue_t *hwq;                  /* the head's write queue (fixed from the attach): its
                                     * enabling wakes the head's writers (sd_write_enable) */
     bufcall_id_t bufc;             /* read service procedure (and the close): a qbufcall waits */
@@ -238,6 +242,20 @@ int ust_xpipe_send(struct stdata *sd, mblk_t *mp, int nonblock);
  *   write queue is then enabled once it has (as ust_xpipe_send's -EAGAIN);
  *   1 otherwise.  For poll's POLLOUT: it follows the ring. */
 int ust_xpipe_room(struct stdata *sd);
+/*
+ * ust_xpipe_sent -- after a data message of write, writev, putmsg or putpmsg
+ *   went down split end sd through a module (ust_xpipe_send said 0): is
+ *   anything of this end still in this process's memory below the head
+ *   (the pipe pair's write queue: backlog)?  A message held by a module's
+ *   own queue or perimeter is the module's and not counted
+ *   (docs/STREAMHEAD.md "A write is in the ring when it returns").
+ *   Context: the writer's thread, inside a call, no lock held.
+ *   Returns 1 nothing waits (or sd is not split); 0 something waits: the
+ *   write service procedure enables the head's write queue once the
+ *   backlog is 0 (hdrain), which wakes sd_wwait; -EPIPE the other side is
+ *   gone (what waits is dropped), -EIO the ring is broken.
+ */
+int ust_xpipe_sent(struct stdata *sd);
 /* A split end's last close (ust_pipe_teardown, sd_plumb held). */
 void ust_xpipe_end_close(struct stdata *sd);
 /* ust_xpipe_new_end -- a pipe end of this process whose peer end is for

@@ -76,11 +76,49 @@ static int rd_peek(struct ust_xend *xe, struct xring_msg *m)
                     : xring_peek(xe->xc->ch, !xe->side, m);
 }
 
-static int rd_take(struct ust_xend *xe, struct xring_msg *m, void *ctl, size_t ctl_cap,
-                   void *data, size_t data_cap)
+/* An M_PASSFP record as this library writes it: no bytes, its token in aux
+ * (one with bytes is malformed, judged and dropped by sd_xcross.c). */
+static int passfp_record(const struct xring_msg *m)
 {
-    return xe->rtry ? xring_take_try(xe->xc->ch, !xe->side, m, ctl, ctl_cap, data, data_cap)
-                    : xring_take(xe->xc->ch, !xe->side, m, ctl, ctl_cap, data, data_cap);
+    return m->type == M_PASSFP && m->ctl_len == 0 && m->data_len == 0;
+}
+
+/* What a take may take when the record peeked (arg) may be gone to
+ * another process reading this end (xring_take_batch's filter, under the
+ * ring's consumer lock): after an M_PASSFP peeked, only that one (its
+ * token), whose descriptor came to this process; after anything else,
+ * anything but an M_PASSFP, which is made a message as it is.  An
+ * M_PASSFP is taken only by a process that peeked it with its descriptor
+ * in hand: taken by another it would be lost (its descriptor is not
+ * there), and a record taken by the M_PASSFP's taker would be dropped. */
+static int take_same_kind(const struct xring_msg *r, void *arg)
+{
+    const struct xring_msg *m = arg;
+    if (passfp_record(m))
+        return passfp_record(r) && r->aux == m->aux;
+    return !passfp_record(r);
+}
+
+/*
+ * rd_take -- take the front record of our ring if take_same_kind allows it
+ *   against `want` (the one peeked), its control then data bytes back to
+ *   back at buf (cap bytes: a larger record is not taken).
+ *   Returns 1 (*got; a doorbell for the writer rung when due), 0 nothing
+ *   taken (empty, or the front is another process's to take, or too large:
+ *   look again), or what rd_fail takes (-EBUSY, -EIO).
+ */
+static int rd_take(struct ust_xend *xe, const struct xring_msg *want, struct xring_msg *got,
+                   void *buf, size_t cap)
+{
+    int wake = 0;
+    void *w = (void *)(uintptr_t)want;
+    int n = xe->rtry ? xring_take_batch_try(xe->xc->ch, !xe->side, got, 1, buf, cap,
+                                            take_same_kind, w, &wake)
+                     : xring_take_batch(xe->xc->ch, !xe->side, got, 1, buf, cap,
+                                        take_same_kind, w, &wake);
+    if (n > 0 && wake)
+        xp_bell_ring(xe);
+    return n;
 }
 
 /* A take or peek failed with r (< 0, not "empty" nor "raced"): -EBUSY
@@ -193,6 +231,36 @@ static mblk_t *record_msg(const struct xring_msg *m)
     return c;
 }
 
+/* mp = record_msg(got): its bytes copied from raw, where a take put them
+ * back to back (control, then data), its write pointers past them. */
+static void record_fill(mblk_t *mp, const struct xring_msg *got, const unsigned char *raw)
+{
+    int has_c = got->ctl_len > 0 || got->type != M_DATA; /* as record_msg */
+    mblk_t *c = has_c ? mp : NULL;
+    mblk_t *d = has_c ? mp->b_cont : mp;
+    if (c != NULL && got->ctl_len > 0) {
+        memcpy(c->b_wptr, raw, got->ctl_len);
+        c->b_wptr += got->ctl_len;
+    }
+    if (d != NULL && got->data_len > 0) {
+        memcpy(d->b_wptr, raw + got->ctl_len, got->data_len);
+        d->b_wptr += got->data_len;
+    }
+}
+
+/* The message of a record taken (got, its bytes at raw), made now: it is
+ * this process's, and waits for memory rather than be lost. */
+static mblk_t *record_made(const struct xring_msg *got, const unsigned char *raw)
+{
+    mblk_t *mp;
+    while ((mp = record_msg(got)) == NULL) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    record_fill(mp, got, raw);
+    return mp;
+}
+
 /* The next record, an M_PASSFP described by m: its descriptor comes on the
  * bell (sd_xbell.c) under the token m->aux.  1 taken (*out), 2 dropped (the
  * sender could not pass it, or it will never come), -1 not yet (the bell
@@ -259,10 +327,11 @@ static int passfp_take(queue_t *q, struct ust_xend *xe, const struct xring_msg *
             xe->bufc = qbufcall(q, 64, BPRI_MED, rsrv_again, q);
         return -1;
     }
-    int r = rd_take(xe, &got, NULL, 0, NULL, 0);
-    if (r < 0 || got.type != M_PASSFP || got.aux != m->aux) {
-        /* Another process took it, or the ring changed: the descriptors
-         * wait for the record that names them (or the close). */
+    int r = rd_take(xe, m, &got, NULL, 0);
+    if (r <= 0) {
+        /* Another process took it, or the ring changed: nothing taken (a
+         * zero-length record behind it stays for its reader); the
+         * descriptors wait for the record that names them (or the close). */
         if (mp != NULL)
             fd = ust_passfp_release_fd(mp);
         if (fd >= 0)
@@ -273,12 +342,10 @@ static int passfp_take(queue_t *q, struct ust_xend *xe, const struct xring_msg *
             xe->rbusy = 1; /* nothing taken: the descriptors wait, as above */
             return -1;
         }
-        if (r < 0 && r != -ENODATA && r != -EAGAIN)
+        if (r < 0)
             atomic_store(&xe->gone, 1);
-        return r == -ENODATA || r == -EAGAIN ? 2 : 0;
+        return r == 0 ? 2 : 0;
     }
-    if (r & XRING_WAKE_WRITER)
-        xp_bell_ring(xe);
     if (stream && fd >= 0)
         mp = stream_received(m, fd, bfd, uid, gid); /* out of memory: lost, said above */
     if (mp == NULL)
@@ -312,19 +379,9 @@ static int small_up(struct ust_xend *xe, const struct ust_sd_dpath *dp,
             return 1;
         }
     }
-    if (got->type == M_PASSFP)
-        return 2; /* raced in from another process's sender: its descriptor is
-                   * that process's to receive (docs: several receivers) */
-    /* Taken already: this one waits for memory rather than be lost. */
-    while ((mp = record_msg(got)) == NULL) {
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
-    }
-    mblk_t *d = mp->b_datap->db_type == M_DATA ? mp : mp->b_cont;
-    if (d != NULL) {
-        memcpy(d->b_wptr, buf, got->data_len);
-        d->b_wptr += got->data_len;
-    }
+    /* Taken already (its control bytes, if any, before its data in buf):
+     * it waits for memory rather than be lost. */
+    mp = record_made(got, buf);
     if (got->type != M_DATA && (mp = ust_xcross_in(xe, got, mp)) == NULL)
         return 2; /* refused (sd_xcross.c) */
     *out = mp;
@@ -352,21 +409,19 @@ static void head_path(queue_t *q, struct ust_sd_dpath *dp)
  * nothing taken: look again), 0 trouble (gone set).  The record taken may
  * not be the one peeked when another process takes from the ring too: it
  * is then made a message as it is. */
-static int small_take(queue_t *q, struct ust_xend *xe, mblk_t **out)
+static int small_take(queue_t *q, struct ust_xend *xe, const struct xring_msg *m, mblk_t **out)
 {
     unsigned char buf[XP_SMALL];
     struct xring_msg got;
     struct ust_sd_dpath dp;
 
-    int r = rd_take(xe, &got, NULL, 0, buf, sizeof(buf));
-    if (r == -ENODATA || r == -EAGAIN)
+    int r = rd_take(xe, m, &got, buf, sizeof(buf));
+    if (r == 0)
         return 2; /* another process took the one peeked: look again */
     if (r < 0) {
         rd_fail(xe, r);
         return 0;
     }
-    if (r & XRING_WAKE_WRITER)
-        xp_bell_ring(xe);
     head_path(q, &dp);
     return small_up(xe, &dp, &got, buf, out);
 }
@@ -441,33 +496,56 @@ static void rsrv_tick(queue_t *q, struct ust_xend *xe)
         atomic_store(&xe->rtid, qtimeout(q, rsrv_later, q, 1));
 }
 
-/* mp was built for a record peeked, and the take got another (got), whose
- * bytes are in mp's blocks c (control) and d (data): the message of got,
- * its bytes copied (write pointers not yet past them: the caller's
- * advance does it, as for the one peeked; mp freed); NULL for an
- * M_PASSFP (its descriptor is the process's that sent for it to take).
- * Waits for memory rather than lose a record taken. */
-static mblk_t *record_other(mblk_t *mp, mblk_t *c, mblk_t *d, const struct xring_msg *got)
+/*
+ * record_msg_raw -- record_msg for a take of m: the bytes land back to
+ *   back at *raw (control, then data: rd_take), in place when the message
+ *   has one block; with both a control and a data block, the data block
+ *   has room for the control bytes in front of its read pointer, whence
+ *   raw_done copies them: the data, the large part, is copied once.
+ *   NULL when out of memory.
+ */
+static mblk_t *record_msg_raw(const struct xring_msg *m, unsigned char **raw)
 {
-    mblk_t *g;
-    if (got->type == M_PASSFP) {
-        freemsg(mp);
-        return NULL;
+    int has_c = m->ctl_len > 0 || m->type != M_DATA; /* as record_msg */
+    int has_d = (m->flags & XF_DATA) || !has_c;
+    mblk_t *c = NULL, *d = NULL;
+    if (has_d) {
+        d = allocb((size_t)m->ctl_len + m->data_len, BPRI_MED);
+        if (d == NULL)
+            return NULL;
+        *raw = d->b_wptr;
+        d->b_rptr += m->ctl_len;
+        d->b_wptr = d->b_rptr;
     }
-    while ((g = record_msg(got)) == NULL) {
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
+    if (has_c) {
+        c = allocb(m->ctl_len, BPRI_MED);
+        if (c == NULL) {
+            freeb(d);
+            return NULL;
+        }
+        c->b_datap->db_type = m->type;
+        c->b_cont = d;
+        if (d == NULL)
+            *raw = c->b_wptr;
     }
-    mblk_t *gc = g->b_datap->db_type != M_DATA || got->ctl_len > 0 ? g : NULL;
-    mblk_t *gd = gc != NULL ? g->b_cont : g;
-    if (gc != NULL && got->ctl_len > 0 && c != NULL) {
-        memcpy(gc->b_wptr, c->b_wptr, got->ctl_len);
-    }
-    if (gd != NULL && got->data_len > 0 && d != NULL) {
-        memcpy(gd->b_wptr, d->b_wptr, got->data_len);
-    }
-    freemsg(mp);
-    return g;
+    mblk_t *mp = c != NULL ? c : d;
+    mp->b_band = m->band;
+    return mp;
+}
+
+/* The take of m into record_msg_raw's mp is done: pointers past the bytes
+ * (the control bytes copied from the data block's front, if both). */
+static void raw_done(mblk_t *mp, const struct xring_msg *m, const unsigned char *raw)
+{
+    int has_c = m->ctl_len > 0 || m->type != M_DATA;
+    mblk_t *c = has_c ? mp : NULL;
+    mblk_t *d = has_c ? mp->b_cont : mp;
+    if (c != NULL && d != NULL && m->ctl_len > 0)
+        memcpy(c->b_wptr, raw, m->ctl_len);
+    if (c != NULL)
+        c->b_wptr += m->ctl_len;
+    if (d != NULL)
+        d->b_wptr += m->data_len;
 }
 
 /* Take the next record into a message: 1 taken (*out), 0 none now, -1
@@ -508,53 +586,41 @@ static int record_take(queue_t *q, struct ust_xend *xe, mblk_t **out)
         }
         if (m.type == M_DATA && m.ctl_len == 0 && m.band == 0 && m.flags == XF_DATA &&
             m.data_len > 0 && m.data_len <= XP_SMALL) {
-            r = small_take(q, xe, out);
+            r = small_take(q, xe, &m, out);
             if (r == 1)
                 hold_add(xe, &m);
             if (r != 2)
                 return r;
             continue;
         }
-        mblk_t *mp = record_msg(&m);
+        unsigned char *raw = NULL;
+        mblk_t *mp = record_msg_raw(&m, &raw);
         if (mp == NULL) {
             if (xe->bufc == 0)
                 xe->bufc = qbufcall(q, m.ctl_len + m.data_len, BPRI_MED, rsrv_again, q);
             return -1;
         }
-        mblk_t *c = mp->b_datap->db_type != M_DATA || m.ctl_len > 0 ? mp : NULL;
-        mblk_t *d = c != NULL ? mp->b_cont : mp;
-        r = rd_take(xe, &got, c ? c->b_wptr : NULL, m.ctl_len, d ? d->b_wptr : NULL,
-                    d ? m.data_len : 0);
-        if (r == -EAGAIN || r == -ENODATA) {
-            freemsg(mp); /* another process took or changed it: look again */
-            continue;
-        }
-        if (r >= 0 && (got.ctl_len != m.ctl_len || got.data_len != m.data_len ||
-                       got.type != m.type || got.flags != m.flags)) {
-            /* Another process took the one peeked, and we took the next,
-             * which fitted our buffers: it is ours now, made a message as
-             * it is (dropping it would lose it for every reader). */
-            mp = record_other(mp, c, d, &got);
-            if (mp == NULL) {
-                if (r & XRING_WAKE_WRITER)
-                    xp_bell_ring(xe);
-                continue; /* an M_PASSFP of another process's sender: dropped */
-            }
-            m = got;
-            c = mp->b_datap->db_type != M_DATA || m.ctl_len > 0 ? mp : NULL;
-            d = c != NULL ? mp->b_cont : mp;
-        }
-        if (r < 0) {
-            freemsg(mp);
+        r = rd_take(xe, &m, &got, raw, (size_t)m.ctl_len + m.data_len);
+        if (r <= 0) {
+            freemsg(mp); /* nothing taken */
+            if (r == 0)
+                continue; /* another process took or changed it: look again */
             rd_fail(xe, r);
             return 0;
         }
-        if (c != NULL)
-            c->b_wptr += m.ctl_len;
-        if (d != NULL)
-            d->b_wptr += m.data_len;
-        if (r & XRING_WAKE_WRITER)
-            xp_bell_ring(xe);
+        if (got.ctl_len != m.ctl_len || got.data_len != m.data_len || got.type != m.type ||
+            got.flags != m.flags || got.band != m.band) {
+            /* Another process took the one peeked, and we took the next
+             * (never an M_PASSFP: rd_take), which fitted our buffer: it is
+             * ours now, made a message as it is (dropping it would lose it
+             * for every reader). */
+            mblk_t *g = record_made(&got, raw);
+            freemsg(mp);
+            mp = g;
+            m = got;
+        } else {
+            raw_done(mp, &m, raw);
+        }
         /* The one look at what the far side may cause here: data passes
          * at the cost of this test (sd_xcross.c has the table). */
         if ((m.type != M_DATA || m.ctl_len + m.data_len > XC_MSG_MAX) &&

@@ -93,6 +93,33 @@ static void ioctl_refuse(queue_t *q, mblk_t *mp)
     miocnak(q, mp, 0, EINVAL);
 }
 
+/* The data messages waiting on the write queue q (FLUSHW) freed, and
+ * uncounted from backlog (flushq would leave the count up: the writers
+ * waiting for it to drain, ust_xpipe_sent, and the close would wait for
+ * messages that are gone).  Other types stay, in their order.  A message
+ * the write service procedure holds meanwhile is its own to count. */
+static void backlog_flush(queue_t *q, struct ust_xend *xe)
+{
+    mblk_t *mp, *keep = NULL;
+    while ((mp = getq(q)) != NULL) {
+        unsigned char t = mp->b_datap->db_type;
+        if (t == M_DATA || t == M_PROTO || t == M_PCPROTO || t == M_DELAY) {
+            freemsg(mp);
+            atomic_fetch_sub(&xe->backlog, 1);
+        } else {
+            mp->b_next = keep; /* most recent first: put back in reverse */
+            keep = mp;
+        }
+    }
+    while ((mp = keep) != NULL) {
+        keep = mp->b_next;
+        mp->b_next = NULL;
+        putbq(q, mp);
+    }
+    if (atomic_exchange(&xe->hdrain, 0))
+        qenable(xe->hwq); /* its waiters look again */
+}
+
 /*
  * ust_xpipe_wput -- the pipe pair's write put procedure (split ends only).
  *   Context: the writer's thread; D_MP, several at once.
@@ -114,7 +141,7 @@ int ust_xpipe_wput(queue_t *q, mblk_t *mp)
         return 0;
     case M_FLUSH:
         if (*mp->b_rptr & FLUSHW)
-            flushq(q, FLUSHDATA);
+            backlog_flush(q, xe);
         break;
     default:
         break;
@@ -246,6 +273,24 @@ int ust_xpipe_send(struct stdata *sd, mblk_t *mp, int nonblock)
     }
     head_wants_room(xe);
     return -EAGAIN;
+}
+
+int ust_xpipe_sent(struct stdata *sd)
+{
+    struct ust_xend *xe = __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE);
+    if (xe == NULL)
+        return 1;
+    /* Gone first: the write service procedure drops what waits once the
+     * other side is gone, and a backlog of 0 then proves nothing went. */
+    if (atomic_load(&xe->gone))
+        return xring_broken(xe->xc->ch, xe->side) ? -EIO : -EPIPE;
+    if (atomic_load(&xe->backlog) == 0)
+        return 1;
+    /* Dekker with ust_xpipe_wsrv: we store hdrain then load backlog, it
+     * lowers backlog then exchanges hdrain (all seq_cst): either we see
+     * 0, or it sees us and enables the head's write queue. */
+    atomic_store(&xe->hdrain, 1);
+    return atomic_load(&xe->backlog) == 0;
 }
 
 int ust_xpipe_room(struct stdata *sd)
@@ -418,6 +463,11 @@ int ust_xpipe_wsrv(queue_t *q)
         }
         atomic_fetch_sub(&xe->backlog, 1);
     }
+    /* The queue is empty: a head's writer that sent through a module and
+     * waits for its message to leave this process's memory (hdrain,
+     * ust_xpipe_sent) is woken.  After the backlog was lowered (Dekker). */
+    if (atomic_load(&xe->hdrain) && atomic_exchange(&xe->hdrain, 0))
+        qenable(xe->hwq);
     /* The head's writers wait for room (hwant): the same arming for them;
      * room -> they are woken (their write queue's enabling, sd_rput.c) and
      * try again. */
