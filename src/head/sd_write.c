@@ -494,6 +494,13 @@ ssize_t ust_sd_wresult(size_t sent, int err, const struct ust_sd_wparams *p)
  * for POLLOUT.  Set on the way down, cleared by sd_ret. */
 static _Thread_local unsigned char tls_wsent;
 
+int ust_sd_wsent_take(void)
+{
+    int w = tls_wsent;
+    tls_wsent = 0;
+    return w;
+}
+
 ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt)
 {
     struct ust_sd_uio u;
@@ -725,129 +732,4 @@ int ust_sd_putpmsg(struct stdata *sd, const struct strbuf *ctl, const struct str
     mp->b_band = flags == MSG_HIPRI ? 0 : (unsigned char)band;
     int stop; /* a signal once it went: putmsg returns 0, it was sent */
     return -sd_send_data(sd, mp, nonblock ? SD_NB : 0, &stop);
-}
-
-/* ------------------------------------------------------------------------ */
-/* The system calls                                                         */
-/* ------------------------------------------------------------------------ */
-
-/* Finish a public call: release the stream, map -errno to errno/-1.  A call
- * that may have filled band 0 below the head (it sent the normal way, or its
- * deposit used the pipe's room up) withdraws POLLOUT if it did (sd_poll.c);
- * a deposit that left room cannot have, and skips the flow peek, whose cache
- * line the reader writes at every read. */
-static ssize_t sd_ret(struct stdata *sd, ssize_t r)
-{
-    if (r >= 0 && (tls_wsent || ust_sd_deposit_filled()))
-        ust_sd_wready_after_write(sd);
-    tls_wsent = 0;
-    ust_sd_put(sd);
-    if (r < 0) {
-        errno = (int)-r;
-        return -1;
-    }
-    return r;
-}
-
-/*
- * strm_write -- write(2) for streams.  See ust_sd_write; also EBADF (not
- * open), ENOSTR (not a stream), EINVAL (count above SSIZE_MAX).
- */
-static ssize_t strm_write_call(int fd, const void *buf, size_t count)
-{
-    struct iovec one;
-    int err;
-    struct stdata *sd = ust_sd_get_acc(fd, UST_ACC_NOWRITE, &err);
-    if (!sd) {
-        errno = err;
-        return -1;
-    }
-    if (count > SSIZE_MAX)
-        return sd_ret(sd, -EINVAL);
-    if (!buf && count > 0)
-        return sd_ret(sd, -EFAULT);
-    one.iov_base = (void *)(uintptr_t)buf;
-    one.iov_len = count;
-    return sd_ret(sd, ust_sd_write(sd, &one, 1));
-}
-
-ssize_t strm_write(int fd, const void *buf, size_t count)
-{
-    ust_call_begin();
-    ssize_t r = strm_write_call(fd, buf, count);
-    ust_call_end();
-    return r;
-}
-
-/*
- * strm_writev -- writev(2) for streams: the iovecs' bytes as if one write.
- * EINVAL for iovcnt below 0 or above IOV_MAX or a total above SSIZE_MAX;
- * EFAULT for a bad array or buffer.
- */
-static ssize_t strm_writev_call(int fd, const struct iovec *iov, int iovcnt)
-{
-    int err;
-    struct stdata *sd = ust_sd_get_acc(fd, UST_ACC_NOWRITE, &err);
-    if (!sd) {
-        errno = err;
-        return -1;
-    }
-    return sd_ret(sd, ust_sd_write(sd, iov, iovcnt));
-}
-
-ssize_t strm_writev(int fd, const struct iovec *iov, int iovcnt)
-{
-    ust_call_begin();
-    ssize_t r = strm_writev_call(fd, iov, iovcnt);
-    ust_call_end();
-    return r;
-}
-
-/*
- * putmsg -- putmsg(2): flags 0 (a normal message, band 0) or RS_HIPRI;
- * anything else is EINVAL.  Errors otherwise as ust_sd_putpmsg.
- */
-static int putmsg_call(int fd, const struct strbuf *ctlptr, const struct strbuf *dataptr, int flags)
-{
-    int err;
-    struct stdata *sd = ust_sd_get_acc(fd, UST_ACC_NOWRITE, &err);
-    if (!sd) {
-        errno = err;
-        return -1;
-    }
-    if (flags != 0 && flags != RS_HIPRI)
-        return (int)sd_ret(sd, -EINVAL);
-    return (int)sd_ret(
-        sd, ust_sd_putpmsg(sd, ctlptr, dataptr, 0, flags == RS_HIPRI ? MSG_HIPRI : MSG_BAND));
-}
-
-int putmsg(int fd, const struct strbuf *ctlptr, const struct strbuf *dataptr, int flags)
-{
-    ust_call_begin();
-    int r = putmsg_call(fd, ctlptr, dataptr, flags);
-    ust_call_end();
-    return r;
-}
-
-/*
- * putpmsg -- putpmsg(2): flags MSG_HIPRI (band 0) or MSG_BAND (band 0..255);
- * anything else is EINVAL.  Errors otherwise as ust_sd_putpmsg.
- */
-static int putpmsg_call(int fd, const struct strbuf *ctlptr, const struct strbuf *dataptr, int band, int flags)
-{
-    int err;
-    struct stdata *sd = ust_sd_get_acc(fd, UST_ACC_NOWRITE, &err);
-    if (!sd) {
-        errno = err;
-        return -1;
-    }
-    return (int)sd_ret(sd, ust_sd_putpmsg(sd, ctlptr, dataptr, band, flags));
-}
-
-int putpmsg(int fd, const struct strbuf *ctlptr, const struct strbuf *dataptr, int band, int flags)
-{
-    ust_call_begin();
-    int r = putpmsg_call(fd, ctlptr, dataptr, band, flags);
-    ust_call_end();
-    return r;
 }

@@ -15,7 +15,8 @@
  *   sd_ready.c  readiness tokens, the write side's relief, ust_sd_lockq
  *   sd_read.c   reading: read/readv, getmsg/getpmsg, I_PEEK/I_NREAD at the head
  *   sd_readcalls.c  strm_read/readv, getmsg/getpmsg: the system-call entry points
- *   sd_write.c  strm_write/writev, putmsg/putpmsg, packetization, flow control
+ *   sd_write.c  writing: packetization, flow control, the split pipe's ring
+ *   sd_writecalls.c  strm_write/writev, putmsg/putpmsg: the system-call entry points
  *   sd_hold.c   write holding (SNDHOLD): the held block and its timer
  *   sd_ioctl.c  strm_ioctl: the dispatcher and the I_* done at the head
  *   sd_iocproto.c  the M_IOCTL/M_COPY* protocol: I_STR, transparent ioctls
@@ -577,6 +578,11 @@ int ust_sd_deposit_many(const struct ust_sd_dpath *dp, const struct iovec *w, in
  * queue may now be full (then cleared): the writer looks at flow control for
  * POLLOUT only then (sd_write.c, sd_ret). */
 int ust_sd_deposit_filled(void);
+/* sd_write.c: 1 if this thread's current write, putmsg or putpmsg sent a
+ * message the normal way (below the head), then cleared; sd_writecalls.c's
+ * sd_ret looks at flow control for POLLOUT only after such a call or a
+ * deposit that filled the pipe. */
+int ust_sd_wsent_take(void);
 /* Move sd's arrivals onto its read queue, in order, and recompute the room.
  * Any lock but the arrival and queue locks may be held. */
 void ust_sd_absorb(struct stdata *sd);
