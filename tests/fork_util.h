@@ -33,6 +33,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -125,6 +126,21 @@ static inline int fk_run(int (*fn)(void *), void *arg, long ms)
     if (WIFSIGNALED(status))
         return FK_DIED;
     return WEXITSTATUS(status);
+}
+
+/* 1 if name is one of the comma-separated names of list (a test's
+ * environment variable picking its variants). */
+static inline int fk_name_in(const char *name, const char *list)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p != '\0';) {
+        const char *c = strchr(p, ',');
+        size_t l = c != NULL ? (size_t)(c - p) : strlen(p);
+        if (l == n && strncmp(p, name, n) == 0)
+            return 1;
+        p += l + (c != NULL);
+    }
+    return 0;
 }
 
 #endif /* UST_TEST_FORK_UTIL_H */

@@ -345,20 +345,6 @@ static void run_round(enum var v, int round)
     close(sync_p[0]);
 }
 
-/* 1 if name is one of the comma-separated names of list. */
-static int name_in(const char *name, const char *list)
-{
-    size_t n = strlen(name);
-    for (const char *p = list; *p != '\0';) {
-        const char *c = strchr(p, ',');
-        size_t l = c != NULL ? (size_t)(c - p) : strlen(p);
-        if (l == n && strncmp(p, name, n) == 0)
-            return 1;
-        p += l + (c != NULL);
-    }
-    return 0;
-}
-
 int main(void)
 {
     buf = malloc(BIG + 16);
@@ -370,7 +356,7 @@ int main(void)
     for (int v = 0; v < NVAR; v++) {
         long failed = check_nfailed;
         long long t0 = now_ms();
-        if (only != NULL && !name_in(vname[v], only))
+        if (only != NULL && !fk_name_in(vname[v], only))
             continue;
         for (int r = 0; r < rounds && check_nfailed == failed; r++)
             run_round(v, r);

@@ -545,19 +545,6 @@ static void r5s_round(void)
 }
 
 /* ---- main ---------------------------------------------------------------- */
-static int name_in(const char *name, const char *list)
-{
-    size_t n = strlen(name);
-    for (const char *p = list; *p != '\0';) {
-        const char *c = strchr(p, ',');
-        size_t l = c != NULL ? (size_t)(c - p) : strlen(p);
-        if (l == n && strncmp(p, name, n) == 0)
-            return 1;
-        p += l + (c != NULL);
-    }
-    return 0;
-}
-
 int main(void)
 {
     static const char *const names[] = {"R.1", "R.2", "R.3", "R.4", "R.4b", "R.5", "R.5n",
@@ -571,7 +558,7 @@ int main(void)
     for (int v = 0; v < 8; v++) {
         long failed = check_nfailed;
         long long t0 = now_ms();
-        if (only != NULL && !name_in(names[v], only))
+        if (only != NULL && !fk_name_in(names[v], only))
             continue;
         for (int r = 0; r < rounds && check_nfailed == failed; r++) {
             switch (v) {
