@@ -145,7 +145,12 @@ static int scls_table(struct ustreams_modinfo **vp)
     for (int i = 0; i < n; i++) {
         const struct sc_mlist *m = &ml[i];
         struct ustreams_modinfo *mi = &v[i];
-        snprintf(mi->name, sizeof(mi->name), "%s", m->name);
+        /* sc's names are longer than the registry's (which fit modinfo) */
+        size_t nl = strnlen(m->name, sizeof(m->name));
+        if (nl >= sizeof(mi->name))
+            nl = sizeof(mi->name) - 1;
+        memcpy(mi->name, m->name, nl);
+        mi->name[nl] = '\0';
         mi->kind = m->major > 0 ? USTREAMS_DRIVER : USTREAMS_MODULE;
         mi->major = m->major > 0 ? (int)m->major : -1;
         mi->idnum = m->mi[0].mi_idnum;
