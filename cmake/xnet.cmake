@@ -15,6 +15,7 @@ file(GLOB XNET_SOURCES CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/src/xti/*.c")
 
 add_library(xnet_obj OBJECT ${XNET_SOURCES})
 set_target_properties(xnet_obj PROPERTIES POSITION_INDEPENDENT_CODE ON)
+target_compile_options(xnet_obj PRIVATE ${USTREAMS_TLS_FLAGS}) # dlopen()-able: CMakeLists.txt
 # Public headers only: libxnet sits above the library's layers.
 target_include_directories(xnet_obj PRIVATE "${PROJECT_SOURCE_DIR}/include")
 target_link_libraries(xnet_obj PUBLIC Threads::Threads ${CMAKE_DL_LIBS})
@@ -100,3 +101,12 @@ install(CODE "
     configure_file(\"${_xnet_pc_in}\" \"${_xnet_pc_out}\" @ONLY)
 ")
 install(FILES "${_xnet_pc_out}" DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# test_dlopen: both shared libraries load with dlopen() in a program not
+# linked with them (Python ctypes, plugins): no initial-exec TLS.
+add_executable(dlopen_prog "${PROJECT_SOURCE_DIR}/tests/dlopen_prog.c")
+target_link_libraries(dlopen_prog PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
+add_dependencies(dlopen_prog ustreams xnet)
+add_test(NAME test_dlopen COMMAND dlopen_prog $<TARGET_FILE:ustreams> $<TARGET_FILE:xnet>)
+set_tests_properties(test_dlopen PROPERTIES TIMEOUT 60 LABELS unit
+    ENVIRONMENT "XDG_RUNTIME_DIR=${USTREAMS_TEST_RUNDIR}")

@@ -143,7 +143,8 @@ static atomic_int cache_on = 1;
 
 static pthread_key_t tc_key;
 static pthread_once_t tc_once = PTHREAD_ONCE_INIT;
-static _Thread_local struct ust_tcache *tc_self __attribute__((tls_model("initial-exec")));
+/* Default TLS model (dlopen()-able library: see UCOPY_TLS, sd_ucopy.c). */
+static _Thread_local struct ust_tcache *tc_self;
 
 /* ---------------------------------------------------------------- helpers */
 

@@ -114,7 +114,15 @@ typedef void *ucopy_jmp_buf[5];
 #define UCOPY_LONGJMP(b) __builtin_longjmp((b), 1)
 #endif
 
-#define UCOPY_TLS   __attribute__((tls_model("initial-exec")))
+/* The default TLS model, not initial-exec: a library with initial-exec TLS
+ * cannot be dlopen()ed once the static TLS block is used up ("cannot
+ * allocate memory in static TLS block": Python ctypes, plugins).  Linked
+ * into a program the accesses are relaxed to local-exec; in the shared
+ * library they go through TLS descriptors (-mtls-dialect=gnu2, CMakeLists)
+ * at the price of a call.  The handler reads these only after the copy
+ * that may fault has set them on this thread, so a dlopen()ed library's
+ * lazily allocated block exists by then. */
+#define UCOPY_TLS
 #define UCOPY_SLOTS 8
 #define USER_TOP    0x800000000000ULL /* end of the x86-64/AArch64 user half */
 
