@@ -47,6 +47,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/socket.h>
@@ -62,7 +63,7 @@
 
 #define XLOG_ABSENT_MS 100 /* how long "no logger of the class" is believed */
 #define XLOG_POLL_MS   100 /* the thread looks at its table this often */
-#define XLOG_DEAD      8   /* released sockets waiting for the thread to close */
+#define XLOG_DEAD      8   /* room for released sockets kept without malloc */
 
 static const char *const xlog_names[XLOG_NCLASS] = {"log-error", "log-trace", "log-console"};
 static const short xlog_flag[XLOG_NCLASS] = {SL_ERROR, SL_TRACE, SL_CONSOLE};
@@ -73,8 +74,14 @@ static struct {
     int lockfd; /* xlog_lock: the flock-ed lock file, or -1 */
     int sockfd; /* xlog_lock: the bound socket, or -1 */
 } xlog_slot[XLOG_NCLASS] = {{-1, -1}, {-1, -1}, {-1, -1}};
-static int xlog_dead[XLOG_DEAD]; /* xlog_lock: sockets for the thread to close */
-static int xlog_ndead;           /* xlog_lock */
+/* Released sockets waiting for the thread to close them (xlog_lock).  A
+ * socket the thread may be polling or draining is never closed by anyone
+ * else: its number could be reused at once (a new claim's socket) and the
+ * thread would read from that.  The list grows past XLOG_DEAD while the
+ * thread is busy (a program that takes and drops loggers quickly). */
+static int xlog_dead_fixed[XLOG_DEAD];
+static int *xlog_dead = xlog_dead_fixed;
+static int xlog_ndead, xlog_capdead = XLOG_DEAD;
 static int xlog_running;         /* xlog_lock: the thread exists */
 
 /* Sending side: no lock. */
@@ -297,6 +304,25 @@ static int xlog_claim(int c)
     return 0;
 }
 
+/* Hand fd to the thread to close.  xlog_lock held, the thread running.
+ * Without memory for a longer list the socket is kept open for good (its
+ * name is gone already): a descriptor lost, never one the thread misreads. */
+static void xlog_defer_close(int fd)
+{
+    if (xlog_ndead == xlog_capdead) {
+        int cap = xlog_capdead * 2;
+        int *v = malloc((size_t)cap * sizeof(*v));
+        if (v == NULL)
+            return;
+        memcpy(v, xlog_dead, (size_t)xlog_ndead * sizeof(*v));
+        if (xlog_dead != xlog_dead_fixed)
+            free(xlog_dead);
+        xlog_dead = v;
+        xlog_capdead = cap;
+    }
+    xlog_dead[xlog_ndead++] = fd;
+}
+
 static void xlog_release(int c)
 {
     struct sockaddr_un sa;
@@ -308,8 +334,8 @@ static void xlog_release(int c)
     if (xlog_slot[i].sockfd >= 0) {
         if (xlog_addr(i, &sa, "") == 0)
             (void)unlink(sa.sun_path); /* before the lock goes: still ours */
-        if (xlog_running && xlog_ndead < XLOG_DEAD)
-            xlog_dead[xlog_ndead++] = xlog_slot[i].sockfd; /* the thread closes it */
+        if (xlog_running)
+            xlog_defer_close(xlog_slot[i].sockfd); /* the thread closes it */
         else
             close(xlog_slot[i].sockfd);
         close(xlog_slot[i].lockfd); /* the slot is free */
