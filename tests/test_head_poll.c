@@ -586,8 +586,10 @@ static void test_pipe(void)
     /* a poller asleep for POLLOUT wakes when the reader drains */
     struct drainer d = {.fd = p[1], .ms = 100};
     pthread_t t;
-    pthread_create(&t, NULL, drain_thread, &d);
+    /* t0 before the drainer starts its 100 ms: thread creation can take
+     * tens of ms under TSan, and the drain must not seem early */
     long long t0 = now_ms();
+    pthread_create(&t, NULL, drain_thread, &d);
     CHECK_EQ(pollone(p[0], POLLOUT, SLOW_MS * 2), POLLOUT);
     CHECK(now_ms() - t0 >= 90);
     CHECK(now_ms() - t0 < SLOW_MS);
