@@ -91,8 +91,11 @@ static inline int fk_wait(pid_t pid, long ms)
 {
     int status = 0;
     for (long waited = 0; waited <= ms; waited++) {
-        if (waitpid(pid, &status, WNOHANG) == pid)
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            if (WIFSIGNALED(status)) /* which signal, for the log */
+                fprintf(stderr, "child %d killed by signal %d\n", (int)pid, WTERMSIG(status));
             return WIFEXITED(status) ? WEXITSTATUS(status) : FK_DIED;
+        }
         fk_sleep_ms(1);
     }
     fk_stacks(pid);

@@ -512,3 +512,24 @@ int ust_sd_deposit_many(const struct ust_sd_dpath *dp, const struct iovec *w, in
     unclaim(dp);
     return done;
 }
+
+int ust_sd_msg_each_write(const mblk_t *mp, int (*fn)(const unsigned char *p, size_t n, void *arg),
+                          void *arg)
+{
+    if (mp->b_tag != UST_TAG_COAL || mp->b_cont != NULL)
+        return -1;
+    const dblk_t *db = mp->b_datap;
+    unsigned char *end, *p = mp->b_rptr;
+    unsigned i = coal_find(mp, &end);
+    for (;;) {
+        int r = fn(p, (size_t)(end - p), arg);
+        if (r != 0)
+            return r;
+        if (end >= mp->b_wptr || ++i >= db->db_pad)
+            return 0;
+        p = end;
+        end = p + rec_get(db, i);
+        if (end > mp->b_wptr)
+            end = mp->b_wptr;
+    }
+}

@@ -355,3 +355,11 @@ fail_locked:
     close(fd);
     return err;
 }
+
+int ust_passfp_file(const mblk_t *mp, uid_t *uid, gid_t *gid)
+{
+    const struct passfp *pf = (const struct passfp *)(const void *)mp->b_rptr;
+    *uid = pf->uid;
+    *gid = pf->gid;
+    return pf->sd == NULL ? pf->fd : -1;
+}

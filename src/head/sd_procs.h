@@ -87,6 +87,10 @@ mblk_t *ust_passfp_received(int fd, uid_t uid, gid_t gid);
 mblk_t *ust_passfp_stream(int fd, uid_t uid, gid_t gid);
 /* Undo ust_passfp_received: the descriptor back, the message freed. */
 int ust_passfp_release_fd(mblk_t *mp);
+/* The ordinary file an M_PASSFP carries (its descriptor, still the
+ * message's) and its sender's ids; -1 when it carries a stream of this
+ * process instead. */
+int ust_passfp_file(const mblk_t *mp, uid_t *uid, gid_t *gid);
 
 /* sd_fd.c: in a fork child, point descriptor fd (a detached stream's) at sd
  * through a new readiness pair dup'ed onto fd: 0 or -errno. */

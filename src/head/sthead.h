@@ -606,6 +606,12 @@ size_t ust_sd_msg_first_len(const mblk_t *mp);
  * new message (a dupb sharing the buffer), or NULL (no memory; mp unchanged).
  * mp must not be on a queue. */
 mblk_t *ust_sd_msg_cut(mblk_t *mp);
+/* Call fn(p, n, arg) for each write of coalesced message mp in order, read
+ * only (mp may stay on its queue if the caller keeps it still).  Returns -1
+ * if mp is not a coalesced one-block message, else the first non-zero fn
+ * result or 0. */
+int ust_sd_msg_each_write(const mblk_t *mp, int (*fn)(const unsigned char *p, size_t n, void *arg),
+                          void *arg);
 
 /* ---- sd_write.c ---- */
 ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt);

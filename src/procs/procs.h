@@ -39,4 +39,31 @@ void ust_xcross_counts(long out[3]);
  */
 void ust_xlog_init(void);
 
+/*
+ * ust_exec_prepare -- just before an execve with environment envp: make the
+ *   pipe ends named by descriptors that survive the exec able to live on in
+ *   the new image (sd_xexec.c).  Returns 0 with *envp_out the environment
+ *   to pass instead of envp (USTREAMS_EXEC_STATE added), or NULL when there
+ *   is nothing to carry (pass envp); -1 with errno (ENOMEM, EMFILE, E2BIG)
+ *   when the streams cannot be carried (nothing changed: exec anyway or
+ *   not, the caller's choice).  On 0 the caller execs and, if that fails,
+ *   calls ust_exec_done(*envp_out) at once: one exec at a time (a lock is
+ *   held from here to there).  Context: no library lock held; may block
+ *   briefly (pipes split, the scheduler settled).
+ *   spawn 1: for posix_spawn (a new process execs, this one goes on): no
+ *   message is taken (the ends keep their queues here, as at fork), and
+ *   ust_exec_done is called after the spawn whatever its result.
+ */
+int ust_exec_prepare(char *const envp[], char ***envp_out, int spawn);
+/* ust_exec_done -- after an exec that failed: everything ust_exec_prepare
+ *   took is put back, the descriptors it made closed, envp_out freed. */
+void ust_exec_done(char **envp_out);
+/*
+ * ust_exec_adopt -- in the new image, before main (a constructor): the pipe
+ *   ends the old image described (sd_xexec_adopt.c) rebuilt on their
+ *   descriptor numbers, their queued messages back in place; the variable
+ *   removed from the environment.  Context: start-up, one thread.
+ */
+void ust_exec_adopt(void);
+
 #endif /* UST_PROCS_H */

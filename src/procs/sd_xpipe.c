@@ -473,8 +473,9 @@ void ust_xpipe_fork_prepare(void)
 
 /* The ends split just before the fork are watched, and look at their rings,
  * now (end_watch). */
-void ust_xpipe_fork_parent(void)
+static void kick_split_locked(void)
 {
+    UST_ASSERT_HELD(&xp_lock);
     for (struct ust_xend *xe = ends; xe != NULL; xe = xe->next) {
         if (!xe->kick)
             continue;
@@ -483,6 +484,19 @@ void ust_xpipe_fork_parent(void)
             atomic_store(&xe->gone, 1); /* no epoll: the end hangs up */
         qenable(xe->rq);
     }
+}
+
+void ust_xpipe_fork_parent(void)
+{
+    kick_split_locked();
+    ust_unlock(&xp_lock);
+}
+
+void ust_xpipe_split_now(void)
+{
+    ust_pipe_split_all();
+    ust_lock(&xp_lock);
+    kick_split_locked();
     ust_unlock(&xp_lock);
 }
 
@@ -557,6 +571,11 @@ static void rebuild_fd(int fd, struct stdata *old, void *arg)
             return;
         }
         xp_end_attach(rb->sd, rb->xe);
+        /* The same stream in the child: its read and write options too (the
+         * old head's words, copied by the fork, are read as they are). */
+        rb->sd->sd_rdopt = old->sd_rdopt;
+        rb->sd->sd_wropt = old->sd_wropt;
+        rb->sd->sd_oflag = old->sd_oflag;
         set->n++;
     }
     if (ust_sd_fork_rebind(fd, rb->sd, &rb->ufd) != 0)

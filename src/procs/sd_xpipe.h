@@ -188,6 +188,10 @@ int ust_xpipe_rsrv(queue_t *q);
 /* Split the connected pipe (sd[0], sd[1]) (already unlinked from each other
  * by the caller: sd_peer cleared, breaks filed): 0 or a positive errno. */
 int ust_xpipe_split(struct stdata *sd[2]);
+/* Split every connected pipe of the process now, outside a fork (before an
+ * exec: sd_xexec.c), and start watching the new ends at once.  Context: no
+ * library lock held; may block (claims drained). */
+void ust_xpipe_split_now(void);
 /* The first data, ioctl or poll call of this process on split end sd
  * (ust_sd_get_acc, strm_poll, once sd_xused is set): from now on this
  * process takes what arrives for it (see "Who takes" in sd_xpipe.c).
