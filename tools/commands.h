@@ -14,6 +14,7 @@
 int ust_cmd_autopush(int argc, char **argv);
 int ust_cmd_netperf(int argc, char **argv);
 int ust_cmd_perftest(int argc, char **argv);
+int ust_cmd_run(int argc, char **argv);
 int ust_cmd_scls(int argc, char **argv);
 int ust_cmd_strace(int argc, char **argv);
 int ust_cmd_strerr(int argc, char **argv);
@@ -22,6 +23,7 @@ int ust_cmd_strinfo(int argc, char **argv);
 void ust_usage_autopush(FILE *f);
 void ust_usage_netperf(FILE *f);
 void ust_usage_perftest(FILE *f);
+void ust_usage_run(FILE *f);
 void ust_usage_scls(FILE *f);
 void ust_usage_strace(FILE *f);
 void ust_usage_strerr(FILE *f);

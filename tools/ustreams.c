@@ -7,7 +7,7 @@
  *   ustreams help | --help | -h        the list of subcommands, exit 0
  *   ustreams help SUBCOMMAND           the same as SUBCOMMAND --help
  *
- * Subcommands: autopush, fattach, fdetach, netperf, perftest, scls, strace,
+ * Subcommands: autopush, fattach, fdetach, netperf, perftest, run, scls, strace,
  * strerr, strinfo (tools/NAME.c, see commands.h).  Installed under that name only, so
  * that no tool hides a system command (strace(1) above all); a few names no
  * system package uses are also installed as links to this program (scls,
@@ -86,6 +86,7 @@ static const struct subcommand subcommands[] = {
     {"fdetach", cmd_fdetach, usage_fdetach, "remove STREAMS names from files (fdetach(3))"},
     {"netperf", ust_cmd_netperf, ust_usage_netperf, "UDP/TCP benchmark, XTI against sockets"},
     {"perftest", ust_cmd_perftest, ust_usage_perftest, "pipe throughput benchmark"},
+    {"run", ust_cmd_run, ust_usage_run, "run an unmodified program with streams behind open/read/..."},
     {"scls", ust_cmd_scls, ust_usage_scls, "list the drivers and modules"},
     {"strace", ust_cmd_strace, ust_usage_strace, "print STREAMS trace messages"},
     {"strerr", ust_cmd_strerr, ust_usage_strerr, "print STREAMS error messages"},
