@@ -221,14 +221,37 @@ static int wait_fd(int fd, short events, const struct timespec *end)
 }
 
 /* Read the request line (without its newline) into buf (size n): 0 or an
- * errno (ETIMEDOUT, EMSGSIZE, EPIPE: closed before a whole line). */
-static int read_line(int fd, char *buf, size_t n)
+ * errno (ETIMEDOUT, EMSGSIZE, EPIPE: closed before a whole line).  *rfd
+ * receives the first descriptor passed with it (SCM_RIGHTS; "share"), -1
+ * if none; any other is closed. */
+static int read_line(int fd, char *buf, size_t n, int *rfd)
 {
     struct timespec end;
     size_t len = 0;
+    *rfd = -1;
     deadline_set(&end, PUB_READ_MS);
     while (len < n - 1) {
-        ssize_t k = recv(fd, buf + len, n - 1 - len, 0);
+        union {
+            struct cmsghdr h;
+            char b[CMSG_SPACE(4 * sizeof(int))];
+        } cm;
+        struct iovec iov = {buf + len, n - 1 - len};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b,
+                            .msg_controllen = sizeof(cm.b)};
+        ssize_t k = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+        for (struct cmsghdr *c = k >= 0 ? CMSG_FIRSTHDR(&mh) : NULL; c != NULL;
+             c = CMSG_NXTHDR(&mh, c)) {
+            if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+                continue;
+            for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+                int f;
+                memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+                if (*rfd < 0)
+                    *rfd = f;
+                else
+                    close(f);
+            }
+        }
         if (k > 0) {
             char *nl = memchr(buf + len, '\n', (size_t)k);
             len += (size_t)k;
@@ -249,6 +272,43 @@ static int read_line(int fd, char *buf, size_t n)
             return err;
     }
     return EMSGSIZE;
+}
+
+/* "share" (sd_xexec_share.c): the far side of a relay to the stream whose
+ * readiness socket the asker passed, or "error <errno>". */
+static void serve_share(int cfd, int rfd)
+{
+    int mfd = -1, bfd = -1, acc = 0;
+    int err = rfd < 0 ? EPERM : ust_exec_share_serve(rfd, &mfd, &bfd, &acc);
+    char line[32];
+    int len = err == 0 ? snprintf(line, sizeof(line), "ok %d\n", acc)
+                       : snprintf(line, sizeof(line), "error %d\n", err);
+    struct iovec iov = {line, (size_t)len};
+    union {
+        struct cmsghdr h;
+        char b[CMSG_SPACE(2 * sizeof(int))];
+    } cm;
+    memset(&cm, 0, sizeof(cm));
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (err == 0) {
+        int fds[2] = {mfd, bfd};
+        mh.msg_control = cm.b;
+        mh.msg_controllen = sizeof(cm.b);
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(fds));
+        memcpy(CMSG_DATA(c), fds, sizeof(fds));
+    }
+    struct timespec end;
+    deadline_set(&end, PUB_WRITE_MS);
+    while (sendmsg(cfd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
+           (errno == EINTR || ((errno == EAGAIN || errno == EWOULDBLOCK) && wait_fd(cfd, POLLOUT, &end) == 0)))
+        ;
+    if (err == 0) { /* the asker has its copies, or the relay's end hangs up */
+        close(mfd);
+        close(bfd);
+    }
 }
 
 /* Send text[0..len) on fd, all of it within PUB_WRITE_MS: 0 or an errno. */
@@ -286,8 +346,20 @@ static void serve(int cfd)
     if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &uc, &ulen) != 0 || ulen != sizeof(uc) ||
         uc.uid != geteuid())
         return; /* not our user: closed unanswered */
-    if (read_line(cfd, line, sizeof(line)) != 0)
+    int rfd;
+    if (read_line(cfd, line, sizeof(line), &rfd) != 0) {
+        if (rfd >= 0)
+            close(rfd);
         return;
+    }
+    if (strcmp(line, "share") == 0) {
+        serve_share(cfd, rfd);
+        if (rfd >= 0)
+            close(rfd);
+        return;
+    }
+    if (rfd >= 0)
+        close(rfd);
     if (answer(line, &text, &len) != 0)
         return;
     write_all(cfd, text, len);
@@ -394,7 +466,7 @@ static void start_locked(void)
                    (long)pid);
     if (len < 0 || (size_t)len >= sizeof(sa.sun_path))
         return;
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    fd = ust_fd_park(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     if (fd < 0)
         return;
     unlink(sa.sun_path); /* ours from before an exec, or stale */

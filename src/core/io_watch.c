@@ -135,7 +135,7 @@ static int io_start(void)
 
     if (io_started)
         return 0;
-    io_epfd = epoll_create1(EPOLL_CLOEXEC);
+    io_epfd = ust_fd_park(epoll_create1(EPOLL_CLOEXEC));
     if (io_epfd < 0)
         return errno;
     /* joinable, like the executive's threads: never joined (it runs until exit) */

@@ -474,6 +474,13 @@ void ust_sched_start(void);
  * thread starts with every signal blocked (thread.c), so that asynchronous
  * signals go to the application's threads.  Returns pthread_create's. */
 int ust_thread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
+
+/* fdpark.c: move one of the library's own long-lived descriptors to
+ * UST_FD_PARK_MIN or above (close-on-exec), out of the small numbers
+ * programs and shells dup2 onto; returns the descriptor to use (fd itself
+ * when it is already there or cannot move).  Context: any thread. */
+#define UST_FD_PARK_MIN 10
+int ust_fd_park(int fd);
 /* ust_threads_settle -- wait (at most max_ms) until every library thread
  *   created has started running its function (thread.c).  Context: a fork
  *   prepare hook; no lock held. */

@@ -140,7 +140,7 @@ static void ring_setup(void)
     memset(&p, 0, sizeof(p));
     p.flags = IORING_SETUP_CQSIZE;
     p.cq_entries = RING_CQ;
-    rg.fd = (int)syscall(__NR_io_uring_setup, 8, &p);
+    rg.fd = ust_fd_park((int)syscall(__NR_io_uring_setup, 8, &p));
     if (rg.fd < 0) {
         /* Out of descriptors or memory for now: tried again at the next
          * stream.  Anything else (no io_uring here) is for good. */
@@ -351,7 +351,7 @@ static void ep_watch(struct stdata *sd, int lfd)
     int ep = ep_get();
     if (ep < 0) {
         unsigned long long ino, dev;
-        int fresh = epoll_create1(EPOLL_CLOEXEC);
+        int fresh = ust_fd_park(epoll_create1(EPOLL_CLOEXEC));
         if (fresh < 0 || ust_file_id(fresh, &ino, &dev) != 0) {
             if (fresh >= 0)
                 close(fresh);

@@ -66,4 +66,23 @@ void ust_exec_done(char **envp_out);
  */
 void ust_exec_adopt(void);
 
+/*
+ * ust_exec_share_serve -- the owner's side of "share" (sd_xexec_share.c):
+ *   rfd, received from a process of the same user, must be the readiness
+ *   socket of a stream of this process; a new pipe is made whose near end
+ *   a relay joins to that stream, and its far side returned (*mfd the
+ *   channel's memfd, *bfd the bell end, *acc the access mode).  0 or an
+ *   errno (EPERM, ENOENT: not a stream of ours; EMFILE, ENOMEM).
+ *   Context: the publish thread (src/admin/publish.c); no lock held.
+ */
+int ust_exec_share_serve(int rfd, int *mfd, int *bfd, int *acc);
+/*
+ * ust_exec_share_ask -- ask process `owner` for the stream whose readiness
+ *   socket this process holds as ufd: 0 and the far side (*mfd, *bfd,
+ *   *acc; close-on-exec), or an errno (ENOENT, ECONNREFUSED: the owner is
+ *   gone or does not publish; ETIMEDOUT after 2 s; what the owner said).
+ *   Context: ust_exec_prepare; no lock held.
+ */
+int ust_exec_share_ask(pid_t owner, int ufd, int *mfd, int *bfd, int *acc);
+
 #endif /* UST_PROCS_H */

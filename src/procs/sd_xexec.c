@@ -59,7 +59,8 @@ struct held {      /* a message taken off a queue for the description */
 };
 
 struct xend_out {
-    struct stdata *sd; /* one sd_refs reference (ust_sd_get) */
+    struct stdata *sd; /* one call counted (ust_sd_get), unless shared */
+    int shared;        /* the far side of an owner's relay (sd_xexec_share.c) */
     struct xexec_end e;
     struct held *rd, *wr;
     int nrd, nwr;
@@ -82,7 +83,24 @@ static struct {
     struct buf out;
     long lost; /* messages that could not cross */
     int spawn; /* for posix_spawn: describe only, take no message */
+    int vforked; /* a vfork child: the memory is the parent's, which serves */
 } cur;
+
+/* This process's pid as the library knows it (start-up, fork child): a
+ * caller whose getpid() differs is a vfork child running in its parent's
+ * memory, with its parent's streams. */
+static pid_t xx_pid;
+
+static void xx_fork_child(void)
+{
+    xx_pid = getpid();
+}
+
+__attribute__((constructor)) static void xx_start(void)
+{
+    xx_pid = getpid();
+    pthread_atfork(NULL, NULL, xx_fork_child);
+}
 
 static void buf_add(struct buf *b, const void *p, size_t n)
 {
@@ -268,51 +286,91 @@ static struct xend_out *end_of(struct stdata *sd)
     return NULL;
 }
 
+/* A new entry for sd, or NULL (cur.out.err set). */
+static struct xend_out *end_new(struct stdata *sd)
+{
+    if (cur.nend >= XEXEC_MAX_ENDS ||
+        grow((void **)&cur.ends, &cur.capend, cur.nend, sizeof(*cur.ends)) != 0) {
+        cur.out.err = ENOMEM;
+        return NULL;
+    }
+    struct xend_out *x = &cur.ends[cur.nend++];
+    memset(x, 0, sizeof(*x));
+    x->sd = sd;
+    x->e.uino = sd->sd_uino;
+    x->e.udev = sd->sd_udev;
+    ust_lock(&sd->sd_lock);
+    x->e.rdopt = sd->sd_rdopt;
+    x->e.wropt = sd->sd_wropt;
+    x->e.oflag = sd->sd_oflag;
+    ust_unlock(&sd->sd_lock);
+    return x;
+}
+
+/* A stream that is not a pipe end crosses as the far side of a relay its
+ * owner makes (sd_xexec_share.c): the owner is another process (this is a
+ * fork child's detached copy), or this one when it spawns (it stays). */
+static struct xend_out *shared_out(int fd, struct stdata *sd)
+{
+    int mfd, bfd, acc, err;
+    if (cur.vforked) /* the parent's memory: the parent serves every stream */
+        err = ust_exec_share_ask(getppid(), fd, &mfd, &bfd, &acc);
+    else if (ust_sd_forked(sd))
+        err = ust_exec_share_ask(sd->sd_cred.cr_pid, fd, &mfd, &bfd, &acc);
+    else
+        err = ust_exec_share_serve(fd, &mfd, &bfd, &acc);
+    if (err != 0)
+        return NULL; /* it stays behind: the new image sees it hung up */
+    struct xend_out *x = end_new(sd);
+    if (x != NULL) {
+        x->shared = 1;
+        x->e.side = 1;
+        x->e.acc = acc;
+        x->e.memfd = dup_keep(mfd);
+        x->e.bell = dup_keep(bfd);
+        x->e.wake[0] = x->e.wake[1] = -1;
+    }
+    close(mfd);
+    close(bfd);
+    return x;
+}
+
 static void fd_out(int fd, struct stdata *sd, void *arg)
 {
     (void)arg;
     int fl = fcntl(fd, F_GETFD);
     struct ust_xend *xe = __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE);
-    if (cur.out.err != 0 || fl < 0 || ((fl & FD_CLOEXEC) && !cur.spawn) || xe == NULL ||
-        ust_sd_forked(sd) ||
-        !ust_sd_fd_is(fd, sd))
+    if (cur.out.err != 0 || fl < 0 || ((fl & FD_CLOEXEC) && !cur.spawn) || !ust_sd_fd_is(fd, sd))
         return;
+    int forked = ust_sd_forked(sd);
     struct xend_out *x = end_of(sd);
-    if (x == NULL) {
-        if (cur.nend >= XEXEC_MAX_ENDS ||
-            grow((void **)&cur.ends, &cur.capend, cur.nend, sizeof(*cur.ends)) != 0) {
-            cur.out.err = ENOMEM;
-            return;
-        }
+    if (x == NULL && xe != NULL && !forked && !cur.vforked) { /* a pipe end of this process */
         int err;
+        if ((x = end_new(sd)) == NULL)
+            return;
         if (ust_sd_get(fd, &err) != sd) {
+            cur.nend--;
             cur.out.err = EBADF;
             return;
         }
-        x = &cur.ends[cur.nend++];
-        memset(x, 0, sizeof(*x));
-        x->sd = sd;
         x->e.side = xe->side;
         x->e.acc = ust_sd_acc_get(fd);
-        x->e.uino = sd->sd_uino;
-        ust_lock(&sd->sd_lock);
-        x->e.rdopt = sd->sd_rdopt;
-        x->e.wropt = sd->sd_wropt;
-        x->e.oflag = sd->sd_oflag;
-        ust_unlock(&sd->sd_lock);
-        x->e.udev = sd->sd_udev;
         x->e.memfd = dup_keep(xring_fd(xe->xc->ch));
         x->e.bell = dup_keep(xe->bell.fd);
         x->e.wake[0] = dup_keep(xe->xc->wake[0]);
         x->e.wake[1] = dup_keep(xe->xc->wake[1]);
         if (cur.out.err == 0 && !cur.spawn)
             cur.out.err = take_queues(x);
+    } else if (x == NULL && (cur.vforked || (xe == NULL && (forked || cur.spawn)))) {
+        x = shared_out(fd, sd);
     }
+    if (x == NULL)
+        return;
     if (cur.nfd >= XEXEC_MAX_FDS || grow((void **)&cur.fds, &cur.capfd, cur.nfd, sizeof(*cur.fds)) != 0) {
         cur.out.err = ENOMEM;
         return;
     }
-    cur.fds[cur.nfd++] = (struct xexec_fd){fd, (int32_t)(x - cur.ends), ust_sd_acc_get(fd), 0};
+    cur.fds[cur.nfd++] = (struct xexec_fd){fd, (int32_t)(x - cur.ends), x->e.acc, 0};
 }
 
 /* The description: header, ends, descriptors, records. */
@@ -371,7 +429,7 @@ static void cur_release(int put)
 {
     for (int i = 0; i < cur.nend; i++) {
         struct xend_out *x = &cur.ends[i];
-        if (put) {
+        if (put && !x->shared) {
             put_back(x->wr, x->nwr);
             put_back(x->rd, x->nrd);
             if (x->sd->sd_pipeq != NULL)
@@ -379,7 +437,8 @@ static void cur_release(int put)
         }
         free(x->rd);
         free(x->wr);
-        ust_sd_put(x->sd);
+        if (!x->shared)
+            ust_sd_put(x->sd);
     }
     for (int i = 0; i < cur.ndup; i++)
         close(cur.dups[i]);
@@ -414,12 +473,15 @@ int ust_exec_prepare(char *const envp[], char ***envp_out, int spawn)
     *envp_out = NULL;
     pthread_mutex_lock(&xx_lock);
     cur.spawn = spawn;
+    cur.vforked = getpid() != xx_pid;
     int any = 0;
     ust_sd_fd_each(count_fd, &any);
     if (any == 0) /* no stream: nothing to describe */
         return 0;
-    ust_xpipe_split_now();
-    ustreams_quiesce(100); /* what the splits started settles */
+    if (!cur.vforked) { /* a vfork child changes nothing of its parent's */
+        ust_xpipe_split_now();
+        ustreams_quiesce(100); /* what the splits started settles */
+    }
     ust_sd_fd_each(fd_out, NULL);
     if (cur.nend == 0 && cur.out.err == 0) {
         cur_release(0);

@@ -278,7 +278,7 @@ static int xlog_claim(int c)
     }
     /* Ours: a socket file there is a dead holder's. */
     (void)unlink(sa.sun_path);
-    sfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    sfd = ust_fd_park(socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (sfd < 0 || setsockopt(sfd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) != 0 ||
         bind(sfd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
         err = errno;
@@ -351,7 +351,7 @@ static int xlog_sender(void)
 
     if (fd >= 0)
         return fd;
-    fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    fd = ust_fd_park(socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (fd < 0)
         return -1;
     if (!atomic_compare_exchange_strong(&xlog_sendfd, &expect, fd)) {
