@@ -11,6 +11,8 @@
  *        open), then the shell writer.
  *   K.2  ustreams writer, `cat F` started first: cat prints exactly the
  *        10 000 lines written, and exits at end of file after strm_close.
+ *        The writer another process that owns the node and exits at once
+ *        after strm_close: cat still gets every line.
  *   K.3  `cat < F` started after the ustreams writer's open (which waits
  *        for it): the same.
  *   K.4  O_WRONLY|O_NONBLOCK with only a kernel reader succeeds (in the
@@ -244,6 +246,35 @@ static void k2_writer_to_cat(int cat_first)
     check_lines(out);
 }
 
+/* K.2, the writer another process that owns the node and exits right
+ * after its strm_close: cat still gets every line (the bridge's exit). */
+static void k2_owner_exits(void)
+{
+    char f[PATH_MAX], out[PATH_MAX], cmd[3 * PATH_MAX], n[16];
+    mknode(f, sizeof(f), "k2c");
+    snprintf(out, sizeof(out), "%s/out2c", dir);
+    snprintf(cmd, sizeof(cmd), "exec cat %s > %s", f, out);
+    pid_t cat = sh_spawn(cmd);
+    sleep_ms(100);
+    snprintf(n, sizeof(n), "%d", NLINES);
+    CHECK_EQ(peer_wait(peer_spawn("uwrite", f, n)), 0);
+    int st = wait_ms(cat, 20000);
+    CHECK(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    FILE *fp = fopen(out, "r");
+    CHECK(fp != NULL);
+    char l[128];
+    int i = 0, bad = 0;
+    while (fp != NULL && fgets(l, sizeof(l), fp) != NULL) {
+        int k;
+        bad += sscanf(l, "ust %d", &k) != 1 || k != i;
+        i++;
+    }
+    if (fp != NULL)
+        fclose(fp);
+    CHECK_EQ(i, NLINES);
+    CHECK_EQ(bad, 0);
+}
+
 static void k4_nonblock_writer(void)
 {
     char f[PATH_MAX], out[PATH_MAX], cmd[3 * PATH_MAX], buf[16];
@@ -436,6 +467,7 @@ int main(int argc, char **argv)
     k1_echo_to_reader();
     k2_writer_to_cat(1);
     k2_writer_to_cat(0);
+    k2_owner_exits();
     k4_nonblock_writer();
     k5_epipe(1);
     k5_epipe(0);
