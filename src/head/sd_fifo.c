@@ -54,13 +54,14 @@
  *   (its last close is on the way) takes the entry out and makes a new FIFO.
  *
  * Locking
- *   key_lock guards the keyed table.  Order: below sd_plumb (a teardown
+ *   key_lock guards the keyed table and the watches.  Order: below sd_plumb (a teardown
  *   removes its entry under its sd_plumb), above sd_lock and everything
  *   below it: the first open of a key makes the stream and its descriptor
  *   under key_lock, so two first opens cannot make two FIFOs.  No sd_plumb
  *   is taken under it, and no one sleeps holding it.  The counts are
  *   sd_access.c's (its cnt_lock); the open waits sleep on sd_ff.ff_owait
- *   with sd_lock, which ust_sd_wait drops.
+ *   with sd_lock, which ust_sd_wait drops.  ust_fifo_announce takes
+ *   key_lock after dropping sd_lock, to tell the watch of the FIFO's key.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -68,6 +69,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 
 #include "sthead.h"
 
@@ -79,8 +81,18 @@ struct fifo_key {
     struct stdata *sd; /* the FIFO; no reference (its teardown removes us) */
 };
 
+/* A watch: the eventfd to tell of every count change of the FIFO keyed
+ * (dev, ino) -- the bridge to the kernel FIFO of a node this process owns
+ * (src/procs/sd_fifo_bridge.c). */
+struct fifo_watch {
+    struct fifo_watch *next;
+    uint64_t dev, ino;
+    int efd;
+};
+
 static ust_lock_t key_lock = UST_LOCK_INIT; /* see Locking */
 static struct fifo_key *keys;               /* key_lock */
+static struct fifo_watch *watches;          /* key_lock */
 
 int ust_sd_isfifo(const struct stdata *sd)
 {
@@ -130,6 +142,18 @@ void ust_fifo_announce(struct stdata *sd)
     ust_sd_wake(&sd->sd_wwait);
     ust_sd_wake(&sd->sd_ff.ff_owait);
     ust_unlock(&sd->sd_lock);
+    /* The bridge of a node we own looks at the counts again (a leaf write
+     * to an eventfd; key_lock is taken with no head lock held). */
+    ust_lock(&key_lock);
+    for (struct fifo_key *k = keys; watches != NULL && k != NULL; k = k->next) {
+        if (k->sd != sd)
+            continue;
+        for (struct fifo_watch *w = watches; w != NULL; w = w->next)
+            if (w->dev == k->dev && w->ino == k->ino)
+                (void)!eventfd_write(w->efd, 1);
+        break;
+    }
+    ust_unlock(&key_lock);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -447,6 +471,36 @@ int ust_fifo_counts(int fd, int *rd, int *wr)
     return r;
 }
 
+int ust_fifo_key_watch(uint64_t dev, uint64_t ino, int efd)
+{
+    struct fifo_watch *w = calloc(1, sizeof(*w));
+    if (w == NULL)
+        return ENOMEM;
+    w->dev = dev;
+    w->ino = ino;
+    w->efd = efd;
+    ust_lock(&key_lock);
+    w->next = watches;
+    watches = w;
+    ust_unlock(&key_lock);
+    return 0;
+}
+
+int ust_fifo_key_counts(uint64_t dev, uint64_t ino, int *rd, int *wr)
+{
+    int found = 0;
+    *rd = *wr = 0;
+    ust_lock(&key_lock);
+    struct fifo_key *k = key_find(dev, ino);
+    if (k != NULL) {
+        *rd = readers(k->sd);
+        *wr = writers(k->sd);
+        found = 1;
+    }
+    ust_unlock(&key_lock);
+    return found;
+}
+
 void ust_fifo_teardown(struct stdata *sd)
 {
     ust_lock(&key_lock);
@@ -468,5 +522,10 @@ void ust_fifo_fork_child(void)
         free(k);
     }
     keys = NULL;
+    for (struct fifo_watch *w = watches, *n; w != NULL; w = n) {
+        n = w->next; /* its eventfd is the bridge's, closed by its child hook */
+        free(w);
+    }
+    watches = NULL;
     ust_sd_acc_fork_child();
 }

@@ -51,6 +51,19 @@ int ust_fifo_open_key_for(uint64_t dev, uint64_t ino, int oflag, const cred_t *c
  */
 int ust_fifo_counts(int fd, int *readers, int *writers);
 
+/*
+ * ust_fifo_key_watch -- from now on, every change of the reader and writer
+ *   counts of the FIFO keyed (dev, ino) (whichever FIFO the key names then)
+ *   adds 1 to the eventfd efd (the bridge of a node this process owns to
+ *   its kernel FIFO, src/procs/sd_fifo_bridge.c).  The watch lasts until
+ *   fork (a child forgets it).  Any thread, no lock held.  0 or ENOMEM.
+ */
+int ust_fifo_key_watch(uint64_t dev, uint64_t ino, int efd);
+/* ust_fifo_key_counts -- the counts of the FIFO keyed (dev, ino): 1 and
+ *   *rd, *wr set, or 0 (no such FIFO now: both 0).  A snapshot; any thread,
+ *   no lock held. */
+int ust_fifo_key_counts(uint64_t dev, uint64_t ino, int *rd, int *wr);
+
 /* ---- hooks for the rest of the head ---- */
 
 /* Is sd a FIFO?  Any context (an atomic load). */

@@ -18,6 +18,9 @@
  *   allows.  The relay's descriptor counts as the client's reader or
  *   writer, so the open rules, end of file and EPIPE see every process.
  *
+ *   Programs that do not run the library open the node's kernel FIFO; the
+ *   owner's bridge (sd_fifo_bridge.c) joins it to the STREAMS FIFO.
+ *
  *   When every descriptor of the FIFO is closed the owner's FIFO goes with
  *   its data (as a kernel FIFO's data does), and the next open makes a new
  *   one, in the owner still.  When the owner exits, the others' descriptors
@@ -51,6 +54,7 @@ struct owned {
     ino_t ino;
     int lfd;
     int node; /* O_PATH descriptor of the node: its owner and mode now */
+    struct ust_fifo_bridge *bridge; /* fifo_lock; to the kernel FIFO (NULL: none) */
 };
 
 static ust_lock_t fifo_lock = UST_LOCK_INIT; /* guards `owned`; leaf */
@@ -65,9 +69,22 @@ static struct owned *owned_find(dev_t dev, ino_t ino)
     return o;
 }
 
-/* This process's FIFO of the node: its descriptor or -errno. */
-static int open_key(const struct stat *st, int oflag, cred_t *cr)
+/* An O_WRONLY | O_NONBLOCK open fails ENXIO without a reader: a program
+ * reading the kernel FIFO is one (sd_fifo_bridge.c looks for it now). */
+static void probe(struct owned *o, int oflag)
 {
+    if ((oflag & O_ACCMODE) != O_WRONLY || !(oflag & (O_NONBLOCK | O_NDELAY)))
+        return;
+    ust_lock(&fifo_lock);
+    struct ust_fifo_bridge *b = o->bridge;
+    ust_unlock(&fifo_lock);
+    ust_fifo_bridge_probe(b);
+}
+
+/* This process's FIFO of the node: its descriptor or -errno. */
+static int open_key(struct owned *o, const struct stat *st, int oflag, cred_t *cr)
+{
+    probe(o, oflag);
     int fd = ust_fifo_open_key(st->st_dev, st->st_ino, oflag, cr);
     return fd >= 0 ? fd : -errno;
 }
@@ -91,7 +108,7 @@ int ust_fifo_open_node(const char *path, const struct stat *st, int oflag, cred_
         struct owned *o = owned_find(st->st_dev, st->st_ino);
         ust_unlock(&fifo_lock);
         if (o != NULL)
-            return open_key(st, oflag, cr);
+            return open_key(o, st, oflag, cr);
         int fd = ust_rdv_open(UST_RDV_FIFO, path, st, oflag, cr);
         if (fd != -ENOENT)
             return fd;
@@ -131,8 +148,16 @@ int ust_fifo_open_node(const char *path, const struct stat *st, int oflag, cred_
             owned = o;
         }
         ust_unlock(&fifo_lock);
-        if (err == 0)
-            return open_key(st, oflag, cr);
+        if (err == 0) {
+            /* The bridge to the kernel FIFO (programs without the library):
+             * without one (no memory, no thread) the FIFO still works
+             * between ustreams processes. */
+            struct ust_fifo_bridge *b = ust_fifo_bridge_start(o->node, o->dev, o->ino);
+            ust_lock(&fifo_lock);
+            o->bridge = b;
+            ust_unlock(&fifo_lock);
+            return open_key(o, st, oflag, cr);
+        }
         if (o->node >= 0)
             close(o->node);
         free(o);
@@ -158,6 +183,7 @@ int ust_fifo_serve(int conn, int node, dev_t dev, ino_t ino, int oflag)
         return ENOENT;
     cred_t cr;
     ust_sd_cred(&cr);
+    probe(o, oflag);
     /* A blocking open waits here; it ends when the client hangs up. */
     int sfd = ust_fifo_open_key_for(dev, ino, oflag & (O_ACCMODE | O_NONBLOCK | O_NDELAY), &cr,
                                     conn);
@@ -171,15 +197,18 @@ int ust_fifo_serve(int conn, int node, dev_t dev, ino_t ino, int oflag)
 void ust_fifo_name_fork_prepare(void)
 {
     ust_lock(&fifo_lock);
+    ust_fifo_bridge_fork_prepare();
 }
 
 void ust_fifo_name_fork_parent(void)
 {
+    ust_fifo_bridge_fork_parent();
     ust_unlock(&fifo_lock);
 }
 
 void ust_fifo_name_fork_child(void)
 {
+    ust_fifo_bridge_fork_child(); /* its kernel ends and descriptors go */
     for (struct owned *o = owned, *n; o != NULL; o = n) {
         n = o->next;
         close(o->node);

@@ -73,4 +73,20 @@ int ust_fifo_serve(int conn, int node, dev_t dev, ino_t ino, int oflag);
 void ust_fifo_name_fork_prepare(void);
 void ust_fifo_name_fork_parent(void);
 void ust_fifo_name_fork_child(void);
+
+/* The bridge of a named FIFO this process owns to the node's kernel FIFO
+ * (sd_fifo_bridge.c): programs without the library meet ustreams ones.
+ * ust_fifo_bridge_start: node, the owner's O_PATH descriptor of the node
+ * (kept open by the caller for the process's life); a thread per bridge;
+ * NULL when it could not start (the FIFO then works between ustreams
+ * processes only).  ust_fifo_bridge_probe: an O_WRONLY|O_NONBLOCK open with
+ * no ustreams reader is about to fail ENXIO: look for a kernel reader now
+ * (b may be NULL).  Any thread, no library lock held.  The fork hooks run
+ * in fifo_lock's (sd_fifo_name.c). */
+struct ust_fifo_bridge;
+struct ust_fifo_bridge *ust_fifo_bridge_start(int node, dev_t dev, ino_t ino);
+void ust_fifo_bridge_probe(struct ust_fifo_bridge *b);
+void ust_fifo_bridge_fork_prepare(void);
+void ust_fifo_bridge_fork_parent(void);
+void ust_fifo_bridge_fork_child(void);
 #endif /* UST_SD_NAMES_H */
