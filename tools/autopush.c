@@ -95,7 +95,7 @@ static void print_header(void)
     printf("%10s %10s %10s %-8s  %s\n", "Major", "Minor", "Lastminor", "Driver", "Modules");
 }
 
-static void print_entry(const struct strapush *s, void *arg)
+static void print_entry(const struct strapush *s, const char *drv, void *arg)
 {
     char minor[16], last[16];
 
@@ -108,7 +108,8 @@ static void print_entry(const struct strapush *s, void *arg)
         snprintf(last, sizeof(last), "%u", s->sap_lastminor);
     else
         strcpy(last, "-");
-    printf("%10u %10s %10s %-8s ", s->sap_major, minor, last, driver_name(s->sap_major));
+    printf("%10u %10s %10s %-8s ", s->sap_major, minor, last,
+           drv != NULL ? drv : driver_name(s->sap_major));
     for (uint_t i = 0; i < s->sap_npush; i++)
         printf(" %s", s->sap_list[i]);
     printf("\n");
@@ -215,7 +216,7 @@ static int do_device(int sad, int get, const char *smajor, const char *sminor)
     }
     if (get) {
         print_header();
-        print_entry(&sap, NULL);
+        print_entry(&sap, NULL, NULL);
     }
     return 0;
 }
