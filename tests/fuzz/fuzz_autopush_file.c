@@ -18,7 +18,15 @@
 
 #include "xautopush.h"
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    return 0;
+}
 
 static int name_ok(const char *s, size_t max)
 {
