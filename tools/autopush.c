@@ -8,13 +8,14 @@
  *   ustreams autopush -r -M major -m minor     remove it
  *   ustreams autopush -a                       (ustreams) print every configured entry
  *
- * The autopush table belongs to the process (ustreams runs in it), so a run
- * of this tool starts with an empty table and ends by discarding it: it
- * checks a configuration file and shows what it would do.  To make that
- * useful, one run may carry several operations, done in order:
- *   ustreams autopush -f /etc/iu.ap -g -M echo -m 0 -r -M echo -m 0 -a
- * A program that wants autopush configures it with SAD_SAP itself (see
- * docs/ADMIN.md).
+ * The autopush table is the user's: what -f configures (through SAD_SAP)
+ * applies to the streams every ustreams process of the user opens
+ * afterwards, until -r removes it (the table lives in the runtime directory,
+ * docs/ADMIN.md "The sad driver and autopush").  One run may carry several
+ * operations, done in order:
+ *   ustreams autopush -f /etc/iu.ap -g -M echo -m 0 -a
+ * -a lists the whole table (the driver by name; major 0 for a driver this
+ * process does not have).
  *
  * File format (autopush(1M)): one device per line,
  *     major minor lastminor module...
