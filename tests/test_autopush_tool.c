@@ -12,6 +12,8 @@
  *        the good lines still applied, exit status 1
  *   A.3  -g of an unconfigured device: message, status 1; a missing file;
  *        usage errors: status 2
+ *   A.4  the table is the user's: a later run sees what an earlier one
+ *        configured (tests/test_sad_user.c for other programs)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,8 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "log_util.h"
+#include "rundir.h"
 #include "strcore.h"
 
 static char tool[4096 + 16];
@@ -142,8 +146,15 @@ static void test_bad_file(void)
 
 static void test_errors(void)
 {
-    char args[512], out[4096];
+    char args[512], out[4096], rd[256], table[300];
 
+    /* The table is the user's: what the runs above configured is still
+     * there for this run (A.4); then the file goes and the table is empty. */
+    CHECK_EQ(run("-g -M echo -m 3", out, sizeof(out)), 0);
+    CHECK(strstr(out, "         2          5 echo      nullmod\n") != NULL);
+    CHECK_EQ(ust_rundir(rd, sizeof(rd)), 0);
+    snprintf(table, sizeof(table), "%s/autopush", rd);
+    CHECK_EQ(unlink(table), 0);
     CHECK_EQ(run("-g -M echo -m 3", out, sizeof(out)), 1);
     CHECK(strstr(out, "autopush: major echo minor 3: no autopush configuration\n") != NULL);
     CHECK_EQ(run("-r -M echo -m 3", out, sizeof(out)), 1);
@@ -161,6 +172,7 @@ static void test_errors(void)
 
 int main(void)
 {
+    log_private_rundir(); /* the autopush table is the user's: this test's own */
     char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
     char *slash;

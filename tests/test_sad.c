@@ -38,6 +38,7 @@
 #include <ustreams.h>
 
 #include "check.h"
+#include "log_util.h"
 #include "sthead.h"
 #include "strcore.h"
 
@@ -425,6 +426,7 @@ static void test_failed_autopush(int adm)
 
 int main(void)
 {
+    log_private_rundir(); /* the autopush table is the user's: this test's own */
     int adm = strm_open("/dev/streams/sad", O_RDWR);
     int usr = strm_open("/dev/streams/sad", O_RDONLY);
 

@@ -8,13 +8,14 @@
  *   ustreams autopush -r -M major -m minor     remove it
  *   ustreams autopush -a                       (ustreams) print every configured entry
  *
- * The autopush table belongs to the process (ustreams runs in it), so a run
- * of this tool starts with an empty table and ends by discarding it: it
- * checks a configuration file and shows what it would do.  To make that
- * useful, one run may carry several operations, done in order:
- *   ustreams autopush -f /etc/iu.ap -g -M echo -m 0 -r -M echo -m 0 -a
- * A program that wants autopush configures it with SAD_SAP itself (see
- * docs/ADMIN.md).
+ * The autopush table is the user's: what -f configures (through SAD_SAP)
+ * applies to the streams every ustreams process of the user opens
+ * afterwards, until -r removes it (the table lives in the runtime directory,
+ * docs/ADMIN.md "The sad driver and autopush").  One run may carry several
+ * operations, done in order:
+ *   ustreams autopush -f /etc/iu.ap -g -M echo -m 0 -a
+ * -a lists the whole table (the driver by name; major 0 for a driver this
+ * process does not have).
  *
  * File format (autopush(1M)): one device per line,
  *     major minor lastminor module...
@@ -95,7 +96,7 @@ static void print_header(void)
     printf("%10s %10s %10s %-8s  %s\n", "Major", "Minor", "Lastminor", "Driver", "Modules");
 }
 
-static void print_entry(const struct strapush *s, void *arg)
+static void print_entry(const struct strapush *s, const char *drv, void *arg)
 {
     char minor[16], last[16];
 
@@ -108,7 +109,8 @@ static void print_entry(const struct strapush *s, void *arg)
         snprintf(last, sizeof(last), "%u", s->sap_lastminor);
     else
         strcpy(last, "-");
-    printf("%10u %10s %10s %-8s ", s->sap_major, minor, last, driver_name(s->sap_major));
+    printf("%10u %10s %10s %-8s ", s->sap_major, minor, last,
+           drv != NULL ? drv : driver_name(s->sap_major));
     for (uint_t i = 0; i < s->sap_npush; i++)
         printf(" %s", s->sap_list[i]);
     printf("\n");
@@ -215,7 +217,7 @@ static int do_device(int sad, int get, const char *smajor, const char *sminor)
     }
     if (get) {
         print_header();
-        print_entry(&sap, NULL);
+        print_entry(&sap, NULL, NULL);
     }
     return 0;
 }

@@ -1,13 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * logtool.h -- what the strace and strerr tools share: their common options,
- * the demonstration source of log messages, and the loop that reads a
- * logger stream and prints each message (ust_log_format).
+ * the demonstration source of log messages, the line format of strace(1M)
+ * and strerr(1M), and the loop that reads a logger stream and hands each
+ * message to a sink.
  *
- * ustreams runs in the process, so a logger sees the messages strlog-ged by
- * its own process.  --demo starts a thread that logs a message every 10 ms
- * ("demo message N", mid 42, sid N % 2, level N % 4) so that the tools can
- * be seen working on their own.
+ * The logger stream receives the messages of every ustreams process of the
+ * user (src/procs/xlog.c, docs/ADMIN.md "Logging").  --demo starts a thread
+ * that logs a message every 10 ms ("demo message N", mid 42, sid N % 2,
+ * level N % 4) so that the tools can be seen working on their own.
+ *
+ * Line formats, as Solaris' tools print them (docs/ADMIN.md "strace and
+ * strerr"):
+ *   strace:  SEQ HH:MM:SS TICKS LEVEL FNE MID SID TEXT
+ *   strerr:  SEQ HH:MM:SS TICKS FNT MID SID TEXT
+ * SEQ six decimal digits, the local time of the message, TICKS eight
+ * hexadecimal digits (log_ctl.ltime), LEVEL two columns; the flag field is
+ * three letters, '.' for one not set: F SL_FATAL, N SL_NOTIFY, then E
+ * (strace: also sent to the error logger) or T (strerr: also sent to the
+ * trace logger).  Text bytes that are not printable become '?': the text
+ * comes from other processes and must not drive the terminal.
  */
 #ifndef UST_LOGTOOL_H
 #define UST_LOGTOOL_H
@@ -22,6 +34,7 @@
 #include <string.h>
 #include <sys/strlog.h>
 #include <time.h>
+#include <unistd.h>
 #include <ustreams.h>
 
 #define LOGTOOL_DEMO_MID 42
@@ -37,7 +50,7 @@ struct logtool_opts {
  * logtool_option -- parse one of the common options at argv[*i] (-n COUNT,
  *   -t SECONDS, --demo), advancing *i past its argument.
  *   Returns 1 if it was one, 0 if it was not an option of ours, -1 for a bad
- *   value or a missing argument (a message is printed).
+ *   value or a missing argument (a message saying which is printed).
  */
 static int logtool_option(const char *prog, int argc, char **argv, int *i, struct logtool_opts *o)
 {
@@ -59,13 +72,13 @@ static int logtool_option(const char *prog, int argc, char **argv, int *i, struc
     if (a[1] == 'n') {
         o->count = strtol(argv[*i], &end, 10);
         if (errno || *end || end == argv[*i] || o->count <= 0) {
-            fprintf(stderr, "%s: bad count '%s'\n", prog, argv[*i]);
+            fprintf(stderr, "%s: bad count '%s' for -n: a number above 0\n", prog, argv[*i]);
             return -1;
         }
     } else {
         o->seconds = strtod(argv[*i], &end);
         if (errno || *end || end == argv[*i] || !(o->seconds > 0)) {
-            fprintf(stderr, "%s: bad time '%s'\n", prog, argv[*i]);
+            fprintf(stderr, "%s: bad time '%s' for -t: seconds above 0\n", prog, argv[*i]);
             return -1;
         }
     }
@@ -116,12 +129,58 @@ static long long logtool_now_ms(void)
     return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
+/* The three-letter flag field: F, N, then last (E or T) when bit is set. */
+static void logtool_flags(short flags, short lastbit, char last, char out[4])
+{
+    out[0] = (flags & SL_FATAL) ? 'F' : '.';
+    out[1] = (flags & SL_NOTIFY) ? 'N' : '.';
+    out[2] = (flags & lastbit) ? last : '.';
+    out[3] = '\0';
+}
+
 /*
- * logtool_run -- read log messages from fd and print one line each on
- *   stdout (flushed per line), until o->count messages or o->seconds passed.
- *   Returns 0, or 1 after a read error (printed).
+ * logtool_format -- one message as strace (trace != 0) or strerr prints it
+ *   (the formats above), without a newline, into buf (size n, cut to fit).
+ *   text: NUL-terminated.  Returns the length snprintf reports.
  */
-static int logtool_run(const char *prog, int fd, const struct logtool_opts *o)
+static int logtool_format(const struct log_ctl *lc, const char *text, int trace, char *buf,
+                          size_t n)
+{
+    char when[16], fl[4], clean[LOGMSGSZ];
+    time_t t = (time_t)lc->ttime;
+    struct tm tm;
+    size_t i;
+
+    if (localtime_r(&t, &tm) == NULL || strftime(when, sizeof(when), "%H:%M:%S", &tm) == 0)
+        snprintf(when, sizeof(when), "??:??:??");
+    for (i = 0; i < sizeof(clean) - 1 && text[i] != '\0'; i++) {
+        unsigned char c = (unsigned char)text[i];
+        clean[i] = (c >= 0x20 && c < 0x7f) || c == '\t' ? (char)c : '?';
+    }
+    clean[i] = '\0';
+    if (trace) {
+        logtool_flags(lc->flags, SL_ERROR, 'E', fl);
+        return snprintf(buf, n, "%06d %s %08lx %2d %s %d %d %s", lc->seq_no, when,
+                        (unsigned long)lc->ltime, (unsigned char)lc->level, fl, lc->mid, lc->sid,
+                        clean);
+    }
+    logtool_flags(lc->flags, SL_TRACE, 'T', fl);
+    return snprintf(buf, n, "%06d %s %08lx %s %d %d %s", lc->seq_no, when,
+                    (unsigned long)lc->ltime, fl, lc->mid, lc->sid, clean);
+}
+
+/* Where the lines go: sink(arg, lc, line) returns 0, or -1 to stop (it has
+ * printed why). */
+typedef int (*logtool_sink)(void *arg, const struct log_ctl *lc, const char *line);
+
+/*
+ * logtool_run -- read log messages from fd, format each (logtool_format,
+ *   trace or not) and hand the line to sink, until o->count messages or
+ *   o->seconds passed.
+ *   Returns 0, or 1 after a read error or a sink's failure (printed).
+ */
+static int logtool_run(const char *prog, int fd, const struct logtool_opts *o, int trace,
+                       logtool_sink sink, void *arg)
 {
     long long deadline = o->seconds > 0 ? logtool_now_ms() + (long long)(o->seconds * 1000) : 0;
     long seen = 0;
@@ -159,9 +218,9 @@ static int logtool_run(const char *prog, int fd, const struct logtool_opts *o)
         if (ctl.len != (int)sizeof(lc))
             continue; /* not a log message */
         text[data.len > 0 ? data.len : 0] = '\0';
-        ust_log_format(&lc, text, line, sizeof(line));
-        printf("%s\n", line);
-        fflush(stdout);
+        logtool_format(&lc, text, trace, line, sizeof(line));
+        if (sink(arg, &lc, line) != 0)
+            return 1;
         seen++;
     }
     return 0;

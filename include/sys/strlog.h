@@ -88,7 +88,8 @@ int strlog(short mid, short sid, char level, unsigned short flags, char *fmt, ..
 /* ---- ustreams extensions ---- */
 
 /*
- * ust_log_format -- format a log message as the strace/strerr tools print it:
+ * ust_log_format -- format a log message on one line, every flag shown (the
+ *   strace and strerr tools print Solaris' formats instead, tools/logtool.h):
  *   "SEQ HH:MM:SS TICKS LEVEL FLAGS MID SID TEXT"
  *   SEQ six digits, the time local (localtime of ttime), FLAGS the letters
  *   E (SL_ERROR) T (SL_TRACE) F (SL_FATAL) N (SL_NOTIFY) C (SL_CONSOLE) W

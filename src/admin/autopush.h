@@ -2,6 +2,9 @@
 /*
  * autopush.h -- the autopush table (private; src/admin/autopush.c).
  *
+ * The table is the user's, shared by every ustreams process of the user
+ * through <rundir>/autopush (src/procs/xautopush.h; the rule at the top of
+ * autopush.c), or the process's own without a runtime directory.
  * The sad driver (src/admin/sad.c) and the autopush tool use these; the
  * stream head applies the table when an open builds a new stream, through
  * its autopush hook (ust_sd_set_autopush, src/head/sthead.h), which
@@ -25,7 +28,10 @@
  *   unterminated or not a module), ENOSTR (no driver owns the major), EEXIST
  *   (a configured minor overlaps), ERANGE (SAP_RANGE with sap_lastminor <=
  *   sap_minor; SAP_CLEAR of a minor inside a range but not its first),
- *   ENODEV (SAP_CLEAR of a device that is not configured), ENOSR (no memory).
+ *   ENODEV (SAP_CLEAR of a device that is not configured), ENOSR (no memory,
+ *   or the user's file could not be locked within 2 s or written: the
+ *   table is then unchanged).  Blocking: file system calls on the user's
+ *   file, under its flock.
  */
 int ust_autopush_set(const struct strapush *sap);
 
@@ -39,6 +45,8 @@ int ust_autopush_set(const struct strapush *sap);
  *   driver), ENODEV (not configured).
  */
 int ust_autopush_get(struct strapush *sap);
+/* (ust_autopush_get and ust_autopush_lookup read the user's file first when
+ * lstat shows it changed: a few system calls.) */
 
 /*
  * ust_autopush_vml -- SAD_VML: are all n names modules (registered, or
@@ -50,13 +58,17 @@ int ust_autopush_get(struct strapush *sap);
 int ust_autopush_vml(const struct str_mlist *list, int n);
 
 /*
- * ust_autopush_foreach -- call fn(entry, arg) with a copy of every entry, in
- * order of major then first minor (as SAD_GAP would return it).
- *   Context: any thread.  fn runs without the table lock, on copies taken
- *   under it, so it may call back into the table.
+ * ust_autopush_foreach -- call fn(entry, driver name, arg) with a copy of
+ * every entry of the user's table, in order of driver name then first minor
+ * (as SAD_GAP would return it; sap_major is the driver's major in this
+ * process, 0 if the driver is not registered here).
+ *   Context: any thread; reads the user's file if it changed.  fn runs
+ *   without the table lock, on copies taken under it, so it may call back
+ *   into the table.
  *   Returns the number of entries visited, or -ENOMEM.
  */
-int ust_autopush_foreach(void (*fn)(const struct strapush *sap, void *arg), void *arg);
+int ust_autopush_foreach(void (*fn)(const struct strapush *sap, const char *drv, void *arg),
+                         void *arg);
 
 /* ust_autopush_lookup -- the modules for device (major, minor): copies the
  * list into list (MAXAPUSH slots) and returns the count, 0 if none.

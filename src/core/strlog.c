@@ -10,8 +10,8 @@
  * administration layer installs it at library start (ust_strlog_set_route,
  * src/admin/start.c); with no route installed no message reaches a logger.
  * A console message nobody logs goes to stderr when the environment
- * variable USTREAMS_VERBOSE is set (and not "0").  ust_log_format is the
- * line the strace and strerr tools print.
+ * variable USTREAMS_VERBOSE is set (and not "0").  ust_log_format is a
+ * one-line text form of a message (the tools print Solaris' formats).
  */
 #include <stdarg.h>
 #include <stdatomic.h>

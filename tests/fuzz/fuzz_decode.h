@@ -11,7 +11,8 @@
  *   fz_more(z)           1 while bytes are left
  *   fz_process_setup()   once per process: SIGPOLL/SIGURG/SIGPIPE caught (a
  *                        stream may raise them: I_SETSIG, SNDPIPE) so they
- *                        are delivered but harmless
+ *                        are delivered but harmless; a private runtime
+ *                        directory (the autopush table is per user)
  *   fz_end_of_input()    after each input, once every stream is closed: wait
  *                        for the executive to go idle, remove any autopush
  *                        configuration the input made (so inputs do not
@@ -36,6 +37,7 @@
 #include <ustreams.h>
 
 #include "autopush.h"
+#include "log_util.h"
 
 struct fz {
     const uint8_t *p;
@@ -93,6 +95,10 @@ static void fz_on_signal(int sig)
 static inline void fz_process_setup(void)
 {
     struct sigaction sa;
+
+    /* A private runtime directory: the autopush table an input configures
+     * is the user's (<rundir>/autopush), and must not reach other tests. */
+    log_private_rundir();
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = fz_on_signal;
     sigemptyset(&sa.sa_mask);
@@ -104,9 +110,10 @@ static inline void fz_process_setup(void)
     sigaction(SIGUSR2, &sa, NULL);
 }
 
-static void fz_collect_apush(const struct strapush *sap, void *arg)
+static void fz_collect_apush(const struct strapush *sap, const char *drv, void *arg)
 {
     struct strapush *list = arg;
+    (void)drv;
     for (int i = 0; i < 64; i++)
         if (list[i].sap_major == 0) {
             list[i] = *sap;
