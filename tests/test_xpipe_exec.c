@@ -17,6 +17,7 @@
  *   X.4  exec fails (no such program): everything is put back, the pipe
  *        reads as before.
  *   X.5  close-on-exec ends close: the peer sees end of file after the exec.
+ *   X.7  the new image writes: 10 000 messages reach the parent in order.
  *   X.6  the new image without the library (/bin/cat): no data is taken
  *        silently -- cat gets end of file or an error and exits; the peer
  *        sees the end close when cat exits.
@@ -177,6 +178,48 @@ static void x2(void)
     CHECK_EQ(fk_wait(pid, 30000), 0);
 }
 
+/* ---- X.7: the new image writes ---- */
+
+static int x7_after(int w)
+{
+    for (int i = 0; i < N_X2; i++) {
+        char m[16];
+        int ml = snprintf(m, sizeof(m), "%d", i);
+        if (!CHECK_EQ(strm_write(w, m, (size_t)ml), ml)) {
+            perror("x7 write");
+            return 1;
+        }
+    }
+    return check_nfailed != 0;
+}
+
+static void x7(void)
+{
+    int p[2];
+    CHECK_EQ(strm_pipe(p), 0);
+    CHECK_EQ(strm_ioctl(p[0], I_SRDOPT, RMSGN), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        strm_close(p[0]);
+        char a1[16];
+        snprintf(a1, sizeof(a1), "%d", p[1]);
+        exec_self("--x7", a1, NULL);
+    }
+    strm_close(p[1]);
+    char buf[64];
+    for (int i = 0; i < N_X2; i++) {
+        ssize_t n = strm_read(p[0], buf, sizeof(buf));
+        char want[16];
+        int wl = snprintf(want, sizeof(want), "%d", i);
+        if (!CHECK_EQ(n, wl) || !CHECK(memcmp(buf, want, (size_t)wl) == 0))
+            break;
+    }
+    CHECK_EQ(strm_read(p[0], buf, sizeof(buf)), 0); /* the writer exited */
+    strm_close(p[0]);
+    CHECK_EQ(fk_wait(pid, 30000), 0);
+}
+
 /* ---- X.3: the end moved to another number before the exec ---- */
 
 static int x3_child(void *arg)
@@ -297,6 +340,8 @@ int main(int argc, char **argv)
         return x2_after(atoi(argv[2]));
     if (argc >= 2 && strcmp(argv[1], "--x3") == 0)
         return x3_after(atoi(argv[2]), atoi(argv[3]));
+    if (argc >= 2 && strcmp(argv[1], "--x7") == 0)
+        return x7_after(atoi(argv[2]));
     if (argc >= 2 && strcmp(argv[1], "--x5") == 0)
         return 0;
     static char exe[4096];
@@ -307,7 +352,7 @@ int main(int argc, char **argv)
     }
     const char *only = getenv("XEXEC_ONLY");
     if (only == NULL)
-        only = "x1,x2,x3,x4,x5,x6";
+        only = "x1,x2,x3,x4,x5,x6,x7";
     if (fk_name_in("x1", only))
         CHECK_EQ(fk_run(x1_child, NULL, 30000), 0);
     if (fk_name_in("x2", only))
@@ -320,5 +365,7 @@ int main(int argc, char **argv)
         x5();
     if (fk_name_in("x6", only))
         x6();
+    if (fk_name_in("x7", only))
+        x7();
     return CHECK_RESULT();
 }

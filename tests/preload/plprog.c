@@ -13,6 +13,7 @@
  *   many   many streams opened and closed with close(2), between plain
  *          files: the library's own descriptors are never taken for them
  *   stdio  fdopen + fputs/fgets on an echo stream (docs/PROGRAMS.md)
+ *   isastream0  prints isastream(0) and what one read of stdin gave
  * Exit 0 when every check holds; a failed check prints its line.
  */
 #include <errno.h>
@@ -249,6 +250,12 @@ int main(int argc, char **argv)
         do_many();
     else if (strcmp(mode, "stdio") == 0)
         do_stdio();
+    else if (strcmp(mode, "isastream0") == 0) { /* stdin a stream, what it reads */
+        char buf[16];
+        ssize_t n = read(0, buf, sizeof(buf));
+        printf("isastream(0) = %d, read %zd\n", isastream(0), n);
+        return 0;
+    }
     else {
         fprintf(stderr, "usage: plprog echo|pipe|plain|many|stdio\n");
         return 2;
