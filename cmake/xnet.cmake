@@ -21,6 +21,7 @@ target_include_directories(xnet_obj PRIVATE "${PROJECT_SOURCE_DIR}/include")
 target_link_libraries(xnet_obj PUBLIC Threads::Threads ${CMAKE_DL_LIBS})
 
 add_library(xnet SHARED $<TARGET_OBJECTS:xnet_obj>)
+target_link_options(xnet PRIVATE -Wl,-z,nodelete) # as libustreams: never unloaded
 set_target_properties(xnet PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}
     INSTALL_RPATH "$ORIGIN") # finds libustreams.so beside it
 target_link_libraries(xnet PUBLIC ustreams)

@@ -100,6 +100,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "thread: step %d failed\n", tr);
         return 1;
     }
+    /* dlclose leaves both loaded (-z nodelete): the library's threads run on. */
+    dlclose(xnet);
+    dlclose(lib);
+    if (dlopen(argv[1], RTLD_NOW | RTLD_NOLOAD) == NULL ||
+        dlopen(argv[2], RTLD_NOW | RTLD_NOLOAD) == NULL) {
+        fprintf(stderr, "dlclose unloaded a library\n");
+        return 1;
+    }
     printf("dlopen: ok\n");
     return 0;
 }
