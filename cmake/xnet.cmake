@@ -111,3 +111,13 @@ add_dependencies(dlopen_prog ustreams xnet)
 add_test(NAME test_dlopen COMMAND dlopen_prog $<TARGET_FILE:ustreams> $<TARGET_FILE:xnet>)
 set_tests_properties(test_dlopen PROPERTIES TIMEOUT 60 LABELS unit
     ENVIRONMENT "XDG_RUNTIME_DIR=${USTREAMS_TEST_RUNDIR}")
+# test_ctypes: the same from Python's ctypes (tests/preload/ctypes_echo.py).
+find_program(USTREAMS_PYTHON3 python3)
+if(USTREAMS_PYTHON3 AND NOT USTREAMS_SANITIZE) # python3 itself has no sanitizer runtime
+    add_test(NAME test_ctypes COMMAND ${USTREAMS_PYTHON3}
+        "${PROJECT_SOURCE_DIR}/tests/preload/ctypes_echo.py" $<TARGET_FILE:ustreams>
+        $<TARGET_FILE:xnet> 21250 21249)
+    set_tests_properties(test_ctypes PROPERTIES TIMEOUT 60 LABELS unit
+        ENVIRONMENT "XDG_RUNTIME_DIR=${USTREAMS_TEST_RUNDIR}"
+        PASS_REGULAR_EXPRESSION "ctypes: ok")
+endif()
