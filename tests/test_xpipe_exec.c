@@ -24,6 +24,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -324,7 +325,11 @@ static void x6(void)
     /* cat reads the hung-up socket: end of file (or an error), never our data. */
     int st = fk_wait(pid, 20000);
     CHECK(st == 0 || st == 1);
-    /* cat is gone: its copy of the end closed with it. */
+    /* cat is gone: its copy of the end closed with it; the hang-up arrives
+     * on the bell (the epoll thread), within moments. */
+    struct pollfd pf = {p[1], 0, 0}; /* POLLHUP and POLLERR come unasked */
+    CHECK_EQ(strm_poll(&pf, 1, 5000), 1);
+    CHECK(pf.revents & (POLLHUP | POLLERR));
     CHECK_EQ(strm_write(p[1], "x", 1), -1);
     CHECK(errno == EPIPE || errno == ENXIO);
     strm_close(p[1]);

@@ -106,6 +106,25 @@ static mblk_t *rec_msg(const unsigned char *p, size_t len, size_t *pos, int *bad
     return NULL;
 }
 
+/* Step over n records at *pos: 0, or -1 when they are malformed. */
+static int skip_records(const unsigned char *p, size_t len, size_t *pos, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        struct xexec_rec r;
+        if (len - *pos < sizeof(r))
+            return -1;
+        memcpy(&r, p + *pos, sizeof(r));
+        *pos += sizeof(r);
+        size_t body = (size_t)r.ctl_len + r.data_len;
+        if (r.ctl_len > XEXEC_MAX_BYTES || r.data_len > XEXEC_MAX_BYTES || len - *pos < body)
+            return -1;
+        *pos += body;
+        if (r.type == M_PASSFP && r.passfd >= 3)
+            close(r.passfd);
+    }
+    return 0;
+}
+
 /* The descriptor numbers naming end e: every number whose file is e's
  * readiness socket (found in /proc/self/fd: a posix_spawn file action or a
  * dup2 may have moved it), else the numbers the old image recorded. */
@@ -143,6 +162,15 @@ static int end_adopt(const struct xexec_end *e, int idx, const struct xexec_fd *
 {
     int nums[64];
     int nn = numbers_of(e, idx, fds, nfd, nums, 64);
+    if (nn == 0) {
+        /* Not held here (closed by the exec, or by a spawn's file action):
+         * the end's descriptors go, as its close would make them go. */
+        int own[4] = {e->memfd, e->bell, e->wake[0], e->wake[1]};
+        for (int i = 0; i < 4; i++)
+            if (own[i] >= 3)
+                close(own[i]);
+        return skip_records(p, len, pos, e->pre_rd + e->pre_wr);
+    }
     if ((e->side != 0 && e->side != 1) || !is_stream_socket(e->bell) ||
         (e->wake[0] >= 0) != (e->wake[1] >= 0) ||
         (e->wake[0] >= 0 && (!is_stream_socket(e->wake[0]) || !is_stream_socket(e->wake[1]))))
@@ -189,13 +217,14 @@ static int end_adopt(const struct xexec_end *e, int idx, const struct xexec_fd *
     }
     if (ufd >= 0)
         close(ufd);
-    ust_sd_register(sd);
     if (bound == 0) {
         /* No number could be given the end: it closes as if the old image
-         * had closed it (its queued messages with it). */
+         * had closed it (its queued messages with it), as sd_xpipe_far.c's
+         * end_open does when it gets no descriptor. */
         ust_sd_teardown(sd);
-        return -1;
+        return skip_records(p, len, pos, e->pre_rd + e->pre_wr);
     }
+    ust_sd_register(sd);
     int bad = 0;
     for (uint32_t k = 0; k < e->pre_rd && !bad; k++) {
         mblk_t *mp = rec_msg(p, len, pos, &bad);
