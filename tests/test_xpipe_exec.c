@@ -139,9 +139,22 @@ static int x1_child(void *arg)
     return 1;
 }
 
-/* ---- X.2: a child execs with one end ---- */
+/* ---- X.2, X.7: a child execs with one end ---- */
 
-static int x2_after(int r)
+/* N_X2 numbered messages written on w; 0 or 1. */
+static int write_counted(int w)
+{
+    for (int i = 0; i < N_X2; i++) {
+        char m[16];
+        int ml = snprintf(m, sizeof(m), "%d", i);
+        if (!CHECK_EQ(strm_write(w, m, (size_t)ml), ml))
+            return 1;
+    }
+    return 0;
+}
+
+/* N_X2 numbered messages read from r in order, then end of file; 0 or 1. */
+static int read_counted(int r)
 {
     char buf[64];
     for (int i = 0; i < N_X2; i++) {
@@ -151,73 +164,31 @@ static int x2_after(int r)
         if (!CHECK_EQ(n, wl) || !CHECK(memcmp(buf, want, (size_t)wl) == 0))
             return 1;
     }
-    CHECK_EQ(strm_read(r, buf, sizeof(buf)), 0); /* the writer closed */
-    return check_nfailed != 0;
+    return !CHECK_EQ(strm_read(r, buf, sizeof(buf)), 0); /* the writer closed */
 }
 
-static void x2(void)
+/* A pipe whose end `child_end` a forked child takes into an exec of this
+ * program with role `role` (it reads or writes N_X2 messages); the parent
+ * does the other half with the other end. */
+static void exec_pair(int child_end, const char *role)
 {
     int p[2];
     CHECK_EQ(strm_pipe(p), 0);
-    CHECK_EQ(strm_ioctl(p[0], I_SRDOPT, RMSGN), 0);
+    CHECK_EQ(strm_ioctl(p[0], I_SRDOPT, RMSGN), 0); /* carried by the fork and the exec */
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
-        strm_close(p[1]);
+        strm_close(p[!child_end]);
         char a1[16];
-        snprintf(a1, sizeof(a1), "%d", p[0]);
-        exec_self("--x2", a1, NULL);
+        snprintf(a1, sizeof(a1), "%d", p[child_end]);
+        exec_self(role, a1, NULL);
     }
-    strm_close(p[0]);
-    for (int i = 0; i < N_X2; i++) {
-        char m[16];
-        int ml = snprintf(m, sizeof(m), "%d", i);
-        if (!CHECK_EQ(strm_write(p[1], m, (size_t)ml), ml))
-            break;
-    }
-    strm_close(p[1]);
-    CHECK_EQ(fk_wait(pid, 30000), 0);
-}
-
-/* ---- X.7: the new image writes ---- */
-
-static int x7_after(int w)
-{
-    for (int i = 0; i < N_X2; i++) {
-        char m[16];
-        int ml = snprintf(m, sizeof(m), "%d", i);
-        if (!CHECK_EQ(strm_write(w, m, (size_t)ml), ml)) {
-            perror("x7 write");
-            return 1;
-        }
-    }
-    return check_nfailed != 0;
-}
-
-static void x7(void)
-{
-    int p[2];
-    CHECK_EQ(strm_pipe(p), 0);
-    CHECK_EQ(strm_ioctl(p[0], I_SRDOPT, RMSGN), 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        strm_close(p[0]);
-        char a1[16];
-        snprintf(a1, sizeof(a1), "%d", p[1]);
-        exec_self("--x7", a1, NULL);
-    }
-    strm_close(p[1]);
-    char buf[64];
-    for (int i = 0; i < N_X2; i++) {
-        ssize_t n = strm_read(p[0], buf, sizeof(buf));
-        char want[16];
-        int wl = snprintf(want, sizeof(want), "%d", i);
-        if (!CHECK_EQ(n, wl) || !CHECK(memcmp(buf, want, (size_t)wl) == 0))
-            break;
-    }
-    CHECK_EQ(strm_read(p[0], buf, sizeof(buf)), 0); /* the writer exited */
-    strm_close(p[0]);
+    strm_close(p[child_end]);
+    if (child_end == 0)
+        write_counted(p[1]);
+    else
+        read_counted(p[0]);
+    strm_close(p[!child_end]);
     CHECK_EQ(fk_wait(pid, 30000), 0);
 }
 
@@ -342,11 +313,11 @@ int main(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "--x1") == 0)
         return x1_after(atoi(argv[2]), atoi(argv[3]));
     if (argc >= 2 && strcmp(argv[1], "--x2") == 0)
-        return x2_after(atoi(argv[2]));
+        return read_counted(atoi(argv[2])) || check_nfailed != 0;
     if (argc >= 2 && strcmp(argv[1], "--x3") == 0)
         return x3_after(atoi(argv[2]), atoi(argv[3]));
     if (argc >= 2 && strcmp(argv[1], "--x7") == 0)
-        return x7_after(atoi(argv[2]));
+        return write_counted(atoi(argv[2])) || check_nfailed != 0;
     if (argc >= 2 && strcmp(argv[1], "--x5") == 0)
         return 0;
     static char exe[4096];
@@ -361,7 +332,7 @@ int main(int argc, char **argv)
     if (fk_name_in("x1", only))
         CHECK_EQ(fk_run(x1_child, NULL, 30000), 0);
     if (fk_name_in("x2", only))
-        x2();
+        exec_pair(0, "--x2");
     if (fk_name_in("x3", only))
         CHECK_EQ(fk_run(x3_child, NULL, 30000), 0);
     if (fk_name_in("x4", only))
@@ -371,6 +342,6 @@ int main(int argc, char **argv)
     if (fk_name_in("x6", only))
         x6();
     if (fk_name_in("x7", only))
-        x7();
+        exec_pair(1, "--x7");
     return CHECK_RESULT();
 }
