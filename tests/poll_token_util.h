@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
@@ -108,9 +109,36 @@ static inline int pt_bind(struct pair *p, int fd, unsigned qlen, char *abuf, uns
     return r;
 }
 
+/* A raw socket of protocol PT_RAWPROTO receives every such packet sent to
+ * its address, whichever process sent it: two tests (test_poll_token,
+ * test_poll_token2, their _no_uring runs) would see each other's.  A rawip
+ * pair is therefore held under an exclusive lock on a file shared by every
+ * test process of the machine (flock; released by pair_close or exit). */
+static int pt_rawlock = -1;
+
+static inline void pt_raw_unlock(void);
+
+static inline void pt_raw_lock(struct pair *p)
+{
+    pt_raw_unlock(); /* a pair whose open failed (skipped) left it held */
+    if (strcmp(p->name, "/dev/rawip") != 0)
+        return;
+    pt_rawlock = open("/tmp/ustreams-test-rawip.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (pt_rawlock >= 0)
+        flock(pt_rawlock, LOCK_EX);
+}
+
+static inline void pt_raw_unlock(void)
+{
+    if (pt_rawlock >= 0)
+        close(pt_rawlock);
+    pt_rawlock = -1;
+}
+
 /* Open the pair; 0, or -1 (the provider is not there: skipped, said). */
 static inline int pair_open(struct pair *p)
 {
+    pt_raw_lock(p);
     char sa[128];
     unsigned sl;
     if (p->kind == K_PIPE) {
@@ -173,6 +201,7 @@ static inline void pair_close(struct pair *p)
         t_close(p->snd);
         t_close(p->rcv);
     }
+    pt_raw_unlock();
 }
 
 /* Send len bytes of message i (len >= 8): 0, or -1 with t_errno/errno
