@@ -217,7 +217,10 @@ void ust_sd_free(struct stdata *sd)
         ust_qfree(rq);
     }
     ust_lend_close(sd); /* sd is nobody else's now: no sd_lock needed */
+    ust_lock(&sd->sd_lock); /* but a late deliverer (sd_urec.c) may look */
     ust_sd_urec_forget(sd);
+    ust_unlock(&sd->sd_lock);
+    ust_sd_urec_detach(sd); /* and none does once the head is in the pool */
     ust_lock(&pool_lock);
     sd->sd_next = pool;
     pool = sd;

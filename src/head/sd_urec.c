@@ -40,12 +40,15 @@
  *
  * Locking
  *   urec_lock guards the pending list and sd_urec_queued/sd_urec_next: a
- *   leaf, taken under sd_lock or ring_lock (ust_sd_urec_note).  sd_urec and
+ *   leaf, taken under sd_lock or ring_lock (ust_sd_urec_note).  A head
+ *   leaves the list before it is freed, and waits for its deliverers
+ *   (ust_sd_urec_detach), so no thread of this file reaches a free head.  sd_urec and
  *   sd_urec_flags are guarded by sd_lock.  Delivery holds a call on the
  *   stream (sd_calls), and gives up once the stream is closing (STRCLOSE is
  *   set under sd_lock before teardown waits for the calls).
  */
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -59,6 +62,11 @@ enum {
     UREC_MAX = 1 << 20,       /* a larger record (U's buffer raised) is dropped */
     TAG_LEN = 16
 };
+
+/* sd_urec_queued: Q_LISTED while on the list, plus Q_RUNNING for each
+ * thread delivering it (ust_sd_urec_detach waits for those). */
+#define Q_LISTED 1
+#define Q_RUNNING 2
 
 static ust_lock_t urec_lock = UST_LOCK_INIT; /* leaf: the pending list */
 static struct stdata *pending;               /* urec_lock; linked by sd_urec_next */
@@ -150,8 +158,8 @@ void ust_sd_urec_pull(struct stdata *sd)
 void ust_sd_urec_note(struct stdata *sd)
 {
     ust_lock(&urec_lock);
-    if (!sd->sd_urec_queued) {
-        sd->sd_urec_queued = 1;
+    if (!(sd->sd_urec_queued & Q_LISTED)) {
+        sd->sd_urec_queued |= Q_LISTED;
         sd->sd_urec_next = pending;
         pending = sd;
         __atomic_store_n(&npending, npending + 1, __ATOMIC_RELAXED);
@@ -175,10 +183,9 @@ static int can_take(struct stdata *sd)
     return ok;
 }
 
-/* Deliver sd's records; no lock held.  The head may have been closed and
- * reused since it was noted (heads are type-stable, and a stale entry of
- * the list is harmless): whatever stream it is now, the records in its L
- * are that stream's.  One thread at a time delivers a stream's records
+/* Deliver sd's records; no lock held.  The head is not freed meanwhile
+ * (ust_sd_urec_detach waits for Q_RUNNING); it may have been closed since
+ * it was noted (then nothing is done).  One thread at a time delivers a stream's records
  * (UST_UREC_BUSY), so that they go down in the order written; another
  * that comes meanwhile leaves UST_UREC_AGAIN for it and returns. */
 static void deliver(struct stdata *sd)
@@ -204,8 +211,8 @@ static void deliver(struct stdata *sd)
         int more = 0;
         if (mp != NULL)
             sd->sd_urec = mp->b_next;
-        else if (!sd->sd_wblock && ust_lend_held(sd)) /* else the restore takes L */
-            mp = pull_one(sd, &zeros, &more);
+        else if (!sd->sd_wblock && !sd->sd_hupset && ust_lend_held(sd))
+            mp = pull_one(sd, &zeros, &more); /* wblock: the restore takes L; hupset: L shut */
         if (mp == NULL) {
             if (more)
                 continue;
@@ -269,27 +276,53 @@ void ust_sd_urec_run(void)
         if (sd != NULL) {
             pending = sd->sd_urec_next;
             sd->sd_urec_next = NULL;
-            sd->sd_urec_queued = 0;
+            sd->sd_urec_queued = (sd->sd_urec_queued & ~Q_LISTED) + Q_RUNNING;
             __atomic_store_n(&npending, npending - 1, __ATOMIC_RELAXED);
         }
         ust_unlock(&urec_lock);
         if (sd == NULL)
             break;
         deliver(sd);
+        ust_lock(&urec_lock);
+        sd->sd_urec_queued -= Q_RUNNING;
+        ust_unlock(&urec_lock);
     }
 }
 
 void ust_sd_urec_forget(struct stdata *sd)
 {
+    UST_ASSERT_HELD(&sd->sd_lock); /* a late deliver() may still look at the head */
     mblk_t *mp = sd->sd_urec;
     sd->sd_urec = NULL;
-    sd->sd_urec_flags = 0;
+    sd->sd_urec_flags &= UST_UREC_BUSY; /* a deliverer in ust_sd_write clears it */
     while (mp != NULL) {
         mblk_t *n = mp->b_next;
         mp->b_next = NULL;
         freemsg(mp);
         mp = n;
     }
+}
+
+void ust_sd_urec_detach(struct stdata *sd)
+{
+    ust_lock(&urec_lock);
+    if (sd->sd_urec_queued & Q_LISTED) {
+        struct stdata **pp = &pending;
+        while (*pp != NULL && *pp != sd)
+            pp = &(*pp)->sd_urec_next;
+        if (*pp == sd) {
+            *pp = sd->sd_urec_next;
+            __atomic_store_n(&npending, npending - 1, __ATOMIC_RELAXED);
+        }
+        sd->sd_urec_next = NULL;
+        sd->sd_urec_queued &= ~Q_LISTED;
+    }
+    while (sd->sd_urec_queued >= Q_RUNNING) { /* it sees the stream closed: soon */
+        ust_unlock(&urec_lock);
+        sched_yield();
+        ust_lock(&urec_lock);
+    }
+    ust_unlock(&urec_lock);
 }
 
 /* fork(): the list names the parent's streams, detached in the child. */
@@ -306,7 +339,7 @@ void ust_sd_urec_fork_parent(void)
 void ust_sd_urec_fork_child(void)
 {
     for (struct stdata *sd = pending; sd != NULL; sd = sd->sd_urec_next)
-        sd->sd_urec_queued = 0;
+        sd->sd_urec_queued &= ~Q_LISTED; /* Q_RUNNING: the parent's threads, gone */
     pending = NULL;
     npending = 0;
     ust_lock_init(&urec_lock);

@@ -370,9 +370,14 @@ int ust_sd_urec_pending(void);
 /* Deliver the pending streams' records into their streams, flow control
  * respected.  No lock held; inside a library call or on a library thread. */
 void ust_sd_urec_run(void);
-/* sd is being freed (sd_lock not needed: nobody else's): its records and
- * its place on the pending list go. */
+/* sd's L is closed (the head freed, or given a new pair): the records
+ * taken from it and not delivered go.  sd_lock held (a deliverer that
+ * noted the head earlier may still look at it; its place on the pending
+ * list stays, harmless). */
 void ust_sd_urec_forget(struct stdata *sd);
+/* sd is about to be freed (no lock held): off the pending list, and no
+ * thread delivers its records any more once this returns. */
+void ust_sd_urec_detach(struct stdata *sd);
 void ust_sd_urec_fork_prepare(void);
 void ust_sd_urec_fork_parent(void);
 void ust_sd_urec_fork_child(void);
