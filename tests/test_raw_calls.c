@@ -327,8 +327,8 @@ static void t_hostile(void)
     ustreams_blockstats(&st0);
     pid_t pid = fk_start(hostile_writer, NULL);
     long maxq = 0, maxbytes = 0;
-    for (int i = 0; i < 60; i++) { /* library calls meanwhile: records noticed */
-        fk_sleep_ms(20);
+    for (int i = 0; i < 500; i++) { /* library calls meanwhile: records noticed */
+        fk_sleep_ms(2);
         int nmsg = strm_ioctl(fd, I_NREAD, &(int){0});
         if (nmsg > maxq)
             maxq = nmsg;
