@@ -245,7 +245,14 @@ static void deliver(struct stdata *sd)
         if (ust_sd_wsent_take() | ust_sd_deposit_filled())
             ust_sd_wready_after_write(sd);
         ust_lock(&sd->sd_lock);
-        if (r == -EAGAIN) { /* another writer filled it meanwhile: first again */
+        size_t len = one.iov_len;
+        if (r >= 0 && (size_t)r < len && len > 0) {
+            mp->b_rptr += r; /* cut in packets, part sent: the rest goes next */
+            r = -EAGAIN;
+        }
+        if (r == -EAGAIN || r == -EINTR || r == -ENOMEM || r == -ENOSR) {
+            /* Full meanwhile (another writer), a signal, no memory: the
+             * record is not lost, it goes first at the next run. */
             mp->b_next = sd->sd_urec;
             sd->sd_urec = mp;
             sd->sd_urec_flags |= UST_UREC_STALLED;
@@ -253,7 +260,7 @@ static void deliver(struct stdata *sd)
                 renote = 1;
             break;
         }
-        freemsg(mp); /* sent, or the stream's write error (docs/PROGRAMS.md) */
+        freemsg(mp); /* sent, or refused as such a write would be (docs/PROGRAMS.md) */
         n++;
     }
     sd->sd_urec_flags &= ~(UST_UREC_BUSY | UST_UREC_AGAIN);
