@@ -4,13 +4,19 @@
  * sd_wait.c).
  *
  * Principles of operation
- *   A stream's descriptor is one end (U) of an AF_UNIX stream socket pair whose
- *   other end (L) the library keeps.  The kernel's own poll/epoll/select then
- *   report the stream's readiness, driven by the library on edges only:
- *     readable   a token byte sent L -> U   (POLLIN)
- *     priority   an out-of-band byte L -> U (POLLPRI)
- *     unwritable 512 bytes sent U -> L, filling U's tiny send buffer (no POLLOUT)
+ *   A stream's descriptor is one end (U) of an AF_UNIX SOCK_SEQPACKET socket
+ *   pair whose other end (L) the library keeps.  The kernel's own
+ *   poll/epoll/select then report the stream's readiness, driven by the
+ *   library on edges only:
+ *     readable   a zero-length record L -> U (POLLIN)
+ *     priority   another zero-length record L -> U (POLLIN: no out-of-band
+ *                data on a seqpacket socket; strm_poll says POLLPRI)
+ *     unwritable a fill record U -> L, filling U's tiny send buffer (no POLLOUT)
  *     hang-up    shutdown of L               (POLLHUP, POLLIN)
+ *   Records, not bytes, so that the program's own read(2) and write(2) on U
+ *   lose and invent nothing: a read returns 0 for a token record, never
+ *   bytes; a write is one record in L, which the library delivers into the
+ *   stream (sd_urec.c), or fails in the kernel (EMSGSIZE, EAGAIN, EPIPE).
  *   Tokens are set when the state appears and taken away lazily, when a reader
  *   or writer finds the state gone, so a busy stream makes no system call.
  *   A stream costs one descriptor: U (and whatever dups the program makes of
@@ -157,6 +163,8 @@ struct stdata *ust_sd_alloc(void)
     sd->sd_stale_next = NULL;
     __atomic_store_n(&sd->sd_rtoken, 0, __ATOMIC_RELAXED);
     sd->sd_wblock = sd->sd_ptoken = sd->sd_hupset = 0;
+    sd->sd_urec = NULL;
+    sd->sd_urec_flags = 0; /* sd_urec_queued/next: urec_lock's, left as they are */
     sd->sd_driver = NULL;
     sd->sd_dev = 0;
     memset(&sd->sd_cred, 0, sizeof(sd->sd_cred));
@@ -209,6 +217,10 @@ void ust_sd_free(struct stdata *sd)
         ust_qfree(rq);
     }
     ust_lend_close(sd); /* sd is nobody else's now: no sd_lock needed */
+    ust_lock(&sd->sd_lock); /* but a late deliverer (sd_urec.c) may look */
+    ust_sd_urec_forget(sd);
+    ust_unlock(&sd->sd_lock);
+    ust_sd_urec_detach(sd); /* and none does once the head is in the pool */
     ust_lock(&pool_lock);
     sd->sd_next = pool;
     pool = sd;
@@ -274,7 +286,7 @@ int ust_sd_fd_is(int fd, struct stdata *sd)
  * sv[1] is L.  0 or -errno. */
 static int make_pair(int sv[2], unsigned long long *ino, unsigned long long *dev)
 {
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0)
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0)
         return -errno;
     if (ust_file_id(sv[0], ino, dev) != 0) {
         int e = errno;
@@ -299,6 +311,7 @@ int ust_sd_attach_fd(struct stdata *sd)
     sd->sd_uino = ino;
     sd->sd_udev = dev;
     ust_unlock(&sd->sd_lock);
+    ust_sd_watch_start(); /* records written on U reach the stream (sd_urec.c) */
     int r = table_enter(sv[0], sd);
     if (r < 0) {
         ust_lock(&sd->sd_lock);
@@ -346,7 +359,8 @@ static int reattach(struct stdata *sd)
     unsigned long long ino, dev;
     if ((e = make_pair(sv, &ino, &dev)) != 0)
         return e;
-    ust_lend_close(sd);
+    ust_lend_close(sd); /* records the old L still held: docs/PROGRAMS.md */
+    ust_sd_urec_forget(sd);
     ust_lend_adopt(sd, sv[1]);
     sd->sd_ufd = sv[0];
     sd->sd_uino = ino;
@@ -530,6 +544,8 @@ void ust_sd_notice_closes(void)
 {
     if (__builtin_expect(ust_lend_reports_pending(), 0))
         ust_sd_reap_orphans();
+    if (__builtin_expect(ust_sd_urec_pending(), 0))
+        ust_sd_urec_run(); /* what the program wrote on a descriptor (sd_urec.c) */
 }
 
 struct stdata *ust_sd_get_checked(int fd, int *err)
@@ -580,29 +596,39 @@ struct stdata *ust_sd_peek(int fd)
 
 /* ---- readiness (sd_lock held) ---- */
 
-static void drain(int fd)
+/* Take one token record (zero-length, L -> U) back out of U.  A plain
+ * read(2) of the program may have taken it already: then nothing is there
+ * and nothing is lost (docs/STREAMHEAD.md).  One record only: a hung-up U
+ * reads 0 for ever (tokens are never withdrawn then). */
+static void take_token(struct stdata *sd)
 {
-    char buf[1024];
-    while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
-        ;
+    char c;
+    int ufd = ufd_checked(sd);
+    if (ufd >= 0)
+        (void)recv(ufd, &c, 1, MSG_DONTWAIT);
 }
 
+/*
+ * The readable and priority tokens are each one zero-length record L -> U:
+ * POLLIN while at least one is in U.  A plain read(2) of U returns 0 for
+ * it, never bytes that are not the stream's data.  SOCK_SEQPACKET has no
+ * out-of-band data, so the priority token shows as POLLIN on the
+ * descriptor; strm_poll reports POLLPRI from the stream (sd_poll.c).
+ */
 void ust_sd_ready_read(struct stdata *sd, int on)
 {
     UST_ASSERT_HELD(&sd->sd_lock);
     if (!ust_lend_held(sd) || sd->sd_hupset || on == sd->sd_rtoken)
         return;
     if (on) {
-        if (ust_lend_send(sd, "r", 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1)
+        if (ust_lend_send(sd, "", 0, MSG_DONTWAIT | MSG_NOSIGNAL) == 0)
             __atomic_store_n(&sd->sd_rtoken, 1, __ATOMIC_RELAXED);
     } else {
         /* Withdrawn under the arrival lock, unless a pipe's writer deposited
          * meanwhile (sd_arrive.c): then the token stays. */
         if (!ust_sd_arrivals_withdraw(sd))
             return;
-        int ufd = ufd_checked(sd);
-        if (ufd >= 0)
-            drain(ufd);
+        take_token(sd);
     }
 }
 
@@ -612,36 +638,29 @@ void ust_sd_ready_pri(struct stdata *sd, int on)
     if (!ust_lend_held(sd) || sd->sd_hupset || on == sd->sd_ptoken)
         return;
     if (on) {
-        if (ust_lend_send(sd, "p", 1, MSG_DONTWAIT | MSG_NOSIGNAL | MSG_OOB) == 1)
+        if (ust_lend_send(sd, "", 0, MSG_DONTWAIT | MSG_NOSIGNAL) == 0)
             sd->sd_ptoken = 1;
     } else {
-        char c;
-        int ufd = ufd_checked(sd);
-        if (ufd >= 0) {
-            recv(ufd, &c, 1, MSG_DONTWAIT | MSG_OOB);
-            /* The kernel keeps the emptied out-of-band segment queued, and
-             * shows POLLIN for it, until a normal recv passes it.  With no
-             * readable token there is no token byte to lose (both are sent
-             * and withdrawn under sd_lock): that recv finds nothing else. */
-            if (!__atomic_load_n(&sd->sd_rtoken, __ATOMIC_RELAXED))
-                recv(ufd, &c, 1, MSG_DONTWAIT);
-        }
+        take_token(sd);
         sd->sd_ptoken = 0;
     }
 }
 
+/* Unwritable: a fill record U -> L (UST_FILL_LEN bytes, tagged: sd_urec.c)
+ * raises U's send buffer use above what POLLOUT allows.  Writable again: L
+ * is emptied, fills dropped and the program's records kept for delivery. */
 void ust_sd_ready_write(struct stdata *sd, int on)
 {
     UST_ASSERT_HELD(&sd->sd_lock);
     if (!ust_lend_held(sd) || sd->sd_hupset || on == !sd->sd_wblock)
         return;
     if (!on) {
-        static const char fill[512];
         int ufd = ufd_checked(sd);
-        if (ufd >= 0 && send(ufd, fill, sizeof(fill), MSG_DONTWAIT | MSG_NOSIGNAL) > 0)
+        if (ufd >= 0 &&
+            send(ufd, ust_sd_urec_fill(), UST_FILL_LEN, MSG_DONTWAIT | MSG_NOSIGNAL) > 0)
             sd->sd_wblock = 1;
     } else {
-        ust_lend_drain(sd);
+        ust_sd_urec_pull(sd);
         sd->sd_wblock = 0;
     }
 }
@@ -651,9 +670,9 @@ void ust_sd_ready_hup(struct stdata *sd)
     UST_ASSERT_HELD(&sd->sd_lock);
     if (!ust_lend_held(sd) || sd->sd_hupset)
         return;
-    ust_lend_drain(sd); /* a hung-up stream is never blocked for writing */
+    ust_sd_urec_pull(sd); /* a hung-up stream is never blocked for writing */
     sd->sd_wblock = 0;
-    ust_lend_shutdown(sd);
+    ust_lend_shutdown(sd); /* a write(2) on U fails EPIPE from now on */
     sd->sd_hupset = 1;
 }
 

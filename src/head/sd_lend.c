@@ -9,11 +9,13 @@
  *   Where the kernel offers io_uring, L lives in the fixed-file table of one
  *   ring per process: the ring holds the file, and the descriptor L came
  *   with is closed, so a stream costs one descriptor (U) and the process one
- *   more (the ring).  The operations on L -- a token sent (plain or
- *   out-of-band), the buffer drained, shutdown -- are then submitted to the
- *   ring and waited for, one system call each, as they would be on a
- *   descriptor.  The close of U is watched by a multishot poll for
- *   POLLRDHUP on L whose completions name the stream (user_data).
+ *   more (the ring).  The operations on L -- a token record sent, a
+ *   record received, shutdown -- are then submitted to the ring and waited
+ *   for, one system call each, as they would be on a descriptor.  The close
+ *   of U is watched by a multishot poll for POLLRDHUP on L whose
+ *   completions name the stream (user_data); the same poll asks for POLLIN,
+ *   so that a record the program wrote on U is reported too (the
+ *   completion's mask tells the two apart: ring_note; sd_urec.c delivers).
  *   Otherwise (io_uring refused -- kernel, seccomp, sysctl -- its fixed-file
  *   table full, or USTREAMS_NO_URING set) L stays a descriptor (sd_lfd) and
  *   an edge-triggered epoll set of all such L (one descriptor for the
@@ -27,7 +29,8 @@
  *   checked by identity before it is closed.  What is lost then is the
  *   readiness of the streams whose L was there (docs/STREAMHEAD.md).
  *   Reports are consumed by ust_lend_reap (ust_sd_reap_orphans, at
- *   strm_open, strm_pipe and isastream); a report may be stale (the stream
+ *   strm_open, strm_pipe and isastream, and at any call once the ring or
+ *   the watch thread -- ust_lend_wait_records -- shows one kept); a report may be stale (the stream
  *   reused, or L shut down by a hang-up, which reports too): the caller
  *   checks descriptors before it drops anything.
  *
@@ -35,7 +38,8 @@
  *   The caller holds sd_lock of the stream whose L is operated on (that
  *   guards sd_lfd and sd_lslot).  ring_lock guards the ring (submission and
  *   completion queues, one operation in flight at a time), the slot map and
- *   the list of reports; it is a leaf, taken under sd_lock.  The epoll set's
+ *   the list of reports; it is taken under sd_lock, and only urec_lock
+ *   (sd_urec.c, a leaf) is taken under it.  The epoll set's
  *   descriptor is published with an atomic exchange.
  */
 #include <errno.h>
@@ -49,6 +53,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sthead.h"
@@ -223,9 +228,17 @@ static void ring_note(const struct io_uring_cqe *c)
 {
     if (IS_SYNC(c->user_data))
         return;
+    struct stdata *sd = (struct stdata *)(uintptr_t)c->user_data;
+    /* A record arrived in L (POLLIN alone): the program wrote on U
+     * (sd_urec.c).  Anything else -- U closed, L shut down, the watch
+     * ended -- is a close report. */
+    if (c->res > 0 && (c->res & POLLIN))
+        ust_sd_urec_note(sd);
+    if (c->res > 0 && !(c->res & (POLLRDHUP | POLLHUP | POLLERR)))
+        return;
     int n = rg.nreports;
     if (n < REPORTS_MAX) {
-        rg.reports[n] = (struct stdata *)(uintptr_t)c->user_data;
+        rg.reports[n] = sd;
         __atomic_store_n(&rg.nreports, n + 1, __ATOMIC_RELAXED); /* read unlocked: pending */
     }
 }
@@ -368,7 +381,7 @@ static void ep_watch(struct stdata *sd, int lfd)
             ep = expected;
         }
     }
-    struct epoll_event ev = {.events = EPOLLRDHUP | EPOLLET, .data.ptr = sd};
+    struct epoll_event ev = {.events = EPOLLRDHUP | EPOLLIN | EPOLLET, .data.ptr = sd};
     epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev);
 }
 
@@ -381,7 +394,7 @@ void ust_lend_adopt(struct stdata *sd, int lfd)
     int s = ring_adopt(lfd);
     if (s >= 0) {
         struct io_uring_sqe *e = ring_sqe(IORING_OP_POLL_ADD, s, (uint64_t)(uintptr_t)sd);
-        e->poll32_events = POLLRDHUP;
+        e->poll32_events = POLLRDHUP | POLLIN; /* U closed; a record (sd_urec.c) */
         e->len = IORING_POLL_ADD_MULTI;
         ring_enter(0);
     }
@@ -436,19 +449,19 @@ int ust_lend_send(struct stdata *sd, const void *buf, size_t len, int flags)
     return r;
 }
 
-void ust_lend_drain(struct stdata *sd)
+int ust_lend_recv(struct stdata *sd, void *buf, size_t len, int flags)
 {
     UST_ASSERT_HELD(&sd->sd_lock);
-    char buf[1024];
     if (lfd_checked(sd) >= 0) {
-        while (recv(sd->sd_lfd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
-            ;
-    } else if (slot_live(sd)) {
-        ust_lock(&ring_lock);
-        while (ring_sync(IORING_OP_RECV, sd->sd_lslot, buf, sizeof(buf), MSG_DONTWAIT) > 0)
-            ;
-        ust_unlock(&ring_lock);
+        ssize_t n = recv(sd->sd_lfd, buf, len, flags | MSG_DONTWAIT);
+        return n >= 0 ? (int)n : -errno;
     }
+    if (!slot_live(sd))
+        return -EBADF;
+    ust_lock(&ring_lock);
+    int r = ring_sync(IORING_OP_RECV, sd->sd_lslot, buf, (unsigned)len, flags | MSG_DONTWAIT);
+    ust_unlock(&ring_lock);
+    return r;
 }
 
 void ust_lend_shutdown(struct stdata *sd)
@@ -486,37 +499,85 @@ void ust_lend_close(struct stdata *sd)
     sd->sd_lfd = sd->sd_lslot = -1;
 }
 
+/* Route events of the epoll set (no ring): records noted, close reports
+ * kept with the ring's (REPORTS_MAX; a report lost to a full list leaves
+ * the close to the per-call checks, as a lost completion would). */
+static void ep_route(const struct epoll_event *ev, int n)
+{
+    ust_lock(&ring_lock);
+    for (int i = 0; i < n; i++) {
+        struct stdata *sd = ev[i].data.ptr;
+        if (ev[i].events & EPOLLIN)
+            ust_sd_urec_note(sd);
+        if ((ev[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) && rg.nreports < REPORTS_MAX) {
+            rg.reports[rg.nreports] = sd;
+            __atomic_store_n(&rg.nreports, rg.nreports + 1, __ATOMIC_RELAXED);
+        }
+    }
+    ust_unlock(&ring_lock);
+}
+
+/* Consume the epoll set's events, waiting at most ms for the first. */
+static int ep_consume(int ms)
+{
+    int ep = ep_get();
+    if (ep < 0)
+        return -1;
+    struct epoll_event ev[32];
+    int n;
+    do {
+        n = epoll_wait(ep, ev, 32, ms);
+        ms = 0;
+        if (n > 0)
+            ep_route(ev, n);
+    } while (n == 32);
+    return 0;
+}
+
+void ust_lend_wait_records(int ms)
+{
+    if (ep_consume(ms) != 0 && ms > 0) { /* no epoll set: the ring needs no wait */
+        struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    ust_lend_poll_records();
+}
+
+void ust_lend_poll_records(void)
+{
+    if (__atomic_load_n(&rg.state, __ATOMIC_ACQUIRE) == 1 &&
+        __atomic_load_n(rg.cq_tail, __ATOMIC_ACQUIRE) != __atomic_load_n(rg.cq_head, __ATOMIC_RELAXED)) {
+        ust_lock(&ring_lock);
+        int found = 0;
+        if (rg.state == 1)
+            ring_consume(0, &found);
+        ust_unlock(&ring_lock);
+    }
+}
+
 void ust_lend_reap(void (*fn)(struct stdata *sd))
 {
     struct stdata *got[REPORTS_MAX];
     int n = 0;
 
+    ep_consume(0);
+    ust_lock(&ring_lock);
     if (__atomic_load_n(&rg.state, __ATOMIC_ACQUIRE) == 1) {
-        ust_lock(&ring_lock);
         int found = 0;
         ring_consume(0, &found);
-        n = rg.nreports;
-        memcpy(got, rg.reports, (size_t)n * sizeof(got[0]));
-        __atomic_store_n(&rg.nreports, 0, __ATOMIC_RELAXED);
-        ust_unlock(&ring_lock);
     }
+    n = rg.nreports;
+    memcpy(got, rg.reports, (size_t)n * sizeof(got[0]));
+    __atomic_store_n(&rg.nreports, 0, __ATOMIC_RELAXED);
+    ust_unlock(&ring_lock);
     for (int i = 0; i < n; i++)
         fn(got[i]);
-    int ep = ep_get();
-    if (ep < 0)
-        return;
-    struct epoll_event ev[32];
-    do {
-        n = epoll_wait(ep, ev, 32, 0);
-        for (int i = 0; i < n; i++)
-            fn(ev[i].data.ptr);
-    } while (n == 32);
 }
 
 int ust_lend_reports_pending(void)
 {
-    if (__atomic_load_n(&rg.state, __ATOMIC_ACQUIRE) != 1)
-        return 0; /* the maps are set up before state 1 is published */
+    if (__atomic_load_n(&rg.state, __ATOMIC_ACQUIRE) != 1) /* the maps come before state 1 */
+        return __atomic_load_n(&rg.nreports, __ATOMIC_RELAXED) != 0; /* kept by ep_consume */
     /* cq_tail is the kernel's (a completion posted), cq_head ours (advanced
      * under ring_lock by ring_consume, which keeps the watch reports it
      * meets in rg.reports). */
@@ -537,13 +598,17 @@ int ust_lend_ring_on(void)
 
 /* ---- fork() (sd_fork.c) ---- */
 
+/* urec_lock (sd_urec.c) is taken under ring_lock (ring_note): quiesced
+ * here, in that order. */
 void ust_lend_fork_prepare(void)
 {
     ust_lock(&ring_lock);
+    ust_sd_urec_fork_prepare();
 }
 
 void ust_lend_fork_parent(void)
 {
+    ust_sd_urec_fork_parent();
     ust_unlock(&ring_lock);
 }
 
@@ -559,6 +624,7 @@ void ust_lend_fork_child(void)
     if (ep >= 0)
         close(ep);
     ust_lock_init(&ring_lock);
+    ust_sd_urec_fork_child();
 }
 
 void ust_lend_forget(struct stdata *sd)

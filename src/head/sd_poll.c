@@ -11,8 +11,10 @@
  *   poller that finds the stream ready will not wait.
  *
  *   A stream descriptor is a real descriptor whose kernel readiness the
- *   library drives on edges (sd_fd.c): a readable token, a priority token,
- *   writability withdrawn, hang-up.  strm_poll sleeps in poll(2) on those
+ *   library drives on edges (sd_fd.c): a readable token, a priority token
+ *   (both POLLIN on the descriptor: a seqpacket socket has no out-of-band
+ *   data, so a wait for POLLPRI sleeps on POLLIN), writability withdrawn,
+ *   hang-up.  strm_poll sleeps in poll(2) on those
  *   descriptors together with the caller's ordinary ones.  Tokens are set on
  *   edges and withdrawn lazily, so before sleeping a poller settles the
  *   tokens of each stream it waits on (poll_arm):
@@ -244,7 +246,7 @@ static short kernel_events(short want)
     if (want & POLL_DATA)
         k |= POLLIN;
     if (want & POLLPRI)
-        k |= POLLPRI;
+        k |= POLLIN; /* the priority token is a record too (sd_fd.c) */
     if (want & POLL_WRITE)
         k |= POLLOUT;
     return k;
@@ -280,6 +282,8 @@ static short poll_arm(struct stdata *sd, short want, short *kev, int *vague)
             ust_sd_ready_pri(sd, 0);
         else if ((want & POLL_DATA) && !(want & POLLPRI))
             lost = 1;
+        if ((want & POLLPRI) && !(want & POLL_DATA) && (all & POLL_DATA))
+            lost = 1; /* the readable token shows as POLLIN, as the priority one */
         if (lost) {
             *kev &= ~POLLIN;
             *vague = 1;

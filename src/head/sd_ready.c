@@ -208,6 +208,10 @@ static void sd_wrelief_locked(struct stdata *sd)
     if (sd->sd_wblock)
         ust_sd_wfull_note(sd, 0); /* band 0 was seen full by a non-blocking caller */
     ust_sd_ready_write(sd, 1);
+    if (sd->sd_urec_flags & UST_UREC_STALLED) { /* records written on U wait (sd_urec.c) */
+        sd->sd_urec_flags &= ~UST_UREC_STALLED;
+        ust_sd_urec_note(sd);
+    }
     int sf = sd->sd_sigflags;
     if (sd_wfull_relieved(sd, 0) && (sf & S_WRNORM))
         ust_sd_sendsig(sd, S_WRNORM, 0, SIGPOLL);

@@ -22,8 +22,12 @@
  *   signal handler installed with SA_RESTART still restarts it (a timed
  *   futex wait would return EINTR whatever SA_RESTART says).
  *
- *   The watch thread starts with the first sleeper that registers, takes no
- *   signals, and is started again in a fork() child when needed.  When every
+ *   The watch thread starts with the first sleeper that registers, or the
+ *   first stream made (sd_fd.c), takes no signals, and is started again in
+ *   a fork() child when needed.  At each interval it also delivers what a
+ *   program wrote on a stream's descriptor with plain write(2) and has not
+ *   been noticed by a library call yet (sd_urec.c): such a program need
+ *   not call the library again for its data to reach the stream.  When every
  *   slot is taken a sleeper goes without the net.
  *
  * Locking
@@ -88,9 +92,23 @@ void ust_sd_note_lost_wakeup(struct ust_waitq *w, unsigned slept)
 static void *watch_main(void *arg)
 {
     (void)arg;
-    struct timespec ts = {UST_WAIT_RECHECK_NS / 1000000000LL, UST_WAIT_RECHECK_NS % 1000000000LL};
+    long long next = ust_now_ns() + UST_WAIT_RECHECK_NS;
     for (;;) {
-        nanosleep(&ts, NULL);
+        /* The pause: an event of the epoll set of plain L ends cuts it
+         * short.  Records the program wrote on a stream's descriptor with
+         * write(2) (sd_urec.c) are then delivered, for a program that does
+         * not call the library (with the ring: at each interval, the ring's
+         * memory looked at).  No lock held. */
+        long long left = next - ust_now_ns();
+        ust_lend_wait_records(left > 0 ? (int)((left + 999999) / 1000000) : 0);
+        if (ust_sd_urec_pending()) {
+            ust_call_begin(); /* what the writes enable runs here, at the end */
+            ust_sd_urec_run();
+            ust_call_end();
+        }
+        if (ust_now_ns() < next)
+            continue; /* the sleepers' looks keep their interval */
+        next = ust_now_ns() + UST_WAIT_RECHECK_NS;
         ust_lock(&watch_lock);
         for (int i = 0; i < WATCH_SLOTS; i++) {
             struct watch_slot *s = &slots[i];
@@ -117,8 +135,18 @@ static void watch_start(void)
     pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&a, 64 * 1024);
     if (ust_thread_create(&t, &a, watch_main, NULL) == 0)
-        started = 1;
+        __atomic_store_n(&started, 1, __ATOMIC_RELEASE);
     pthread_attr_destroy(&a);
+}
+
+void ust_sd_watch_start(void)
+{
+    if (__atomic_load_n(&started, __ATOMIC_ACQUIRE))
+        return;
+    ust_lock(&watch_lock);
+    if (!started)
+        watch_start();
+    ust_unlock(&watch_lock);
 }
 
 int ust_sd_watch_enter(struct ust_waitq *w, unsigned seq)
@@ -168,6 +196,6 @@ void ust_sd_watch_fork_child(void)
 {
     for (int i = 0; i < WATCH_SLOTS; i++)
         slots[i].w = NULL;
-    started = 0;
+    __atomic_store_n(&started, 0, __ATOMIC_RELAXED);
     ust_lock_init(&watch_lock);
 }

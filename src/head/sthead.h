@@ -214,6 +214,11 @@ struct stdata {
     int sd_wblock;               /* LOCK: writable is withdrawn */
     int sd_ptoken;               /* LOCK: priority (POLLPRI) token is set */
     int sd_hupset;               /* LOCK: hang-up shown */
+    mblk_t *sd_urec;             /* LOCK: records written on U with write(2), taken
+                                  * from L, not yet delivered (b_next; sd_urec.c) */
+    int sd_urec_flags;           /* LOCK: UST_UREC_* (sd_urec.c) */
+    int sd_urec_queued;          /* urec_lock (sd_urec.c): on the pending list */
+    struct stdata *sd_urec_next; /* urec_lock: the pending list */
 
     /* identity */
     struct ust_modent *sd_driver; /* the driver at the bottom */
@@ -259,11 +264,22 @@ int ust_file_id(int fd, unsigned long long *ino, unsigned long long *dev);
 void ust_lend_adopt(struct stdata *sd, int lfd); /* take lfd as L and watch it */
 int ust_lend_held(const struct stdata *sd);
 int ust_lend_send(struct stdata *sd, const void *buf, size_t len, int flags); /* n or -errno */
-void ust_lend_drain(struct stdata *sd);
+/* One record from L into buf (MSG_DONTWAIT | flags): its length (with
+ * MSG_TRUNC, the record's whole length), 0 (a zero-length record, or U
+ * closed), or -errno (-EAGAIN: none). */
+int ust_lend_recv(struct stdata *sd, void *buf, size_t len, int flags);
 void ust_lend_shutdown(struct stdata *sd);
 void ust_lend_close(struct stdata *sd);
-/* Call fn for each stream whose L saw its user end close (or hang up). */
+/* Call fn for each stream whose L saw its user end close (or hang up);
+ * streams whose L received a record are handed to ust_sd_urec_note. */
 void ust_lend_reap(void (*fn)(struct stdata *sd));
+/* Look at the watches without reaping: records are noted, close reports
+ * kept for the next ust_lend_reap.  Any thread, no lock held. */
+void ust_lend_poll_records(void);
+/* The same after waiting at most ms: for the epoll set's first event where
+ * plain L ends exist (a record or a close wakes it), else a sleep.  The
+ * watch thread's pause (sd_watch.c). */
+void ust_lend_wait_records(int ms);
 /* ust_lend_reports_pending -- 1 if a watch may have fired since the last
  *   ust_lend_reap (a completion not yet consumed in the ring's shared
  *   memory, or a report kept), else 0 (also without a ring).  Any thread, no
@@ -333,6 +349,41 @@ void ust_sd_ready_write(struct stdata *sd, int on);
 void ust_sd_ready_pri(struct stdata *sd, int on);
 void ust_sd_ready_hup(struct stdata *sd);
 void ust_sd_wready_after_write(struct stdata *sd); /* sd_poll.c: POLLOUT follows flow */
+
+/* ---- records written on the descriptor with write(2) (sd_urec.c) ---- */
+#define UST_UREC_STALLED 1 /* delivery waits for flow control relief */
+#define UST_UREC_BUSY 2    /* a thread is delivering (one at a time: order) */
+#define UST_UREC_AGAIN 4   /* noted while busy: the deliverer looks again */
+/* 1 if buf (n bytes) is one of this process's own POLLOUT fill records. */
+int ust_sd_urec_is_fill(const void *buf, size_t n);
+/* The fill record (UST_FILL_LEN bytes) this process sends U -> L. */
+#define UST_FILL_LEN 512
+const void *ust_sd_urec_fill(void);
+/* Take every record out of L: fills dropped, the program's records kept on
+ * sd_urec for delivery (sd_lock held; bounded by U's send buffer). */
+void ust_sd_urec_pull(struct stdata *sd);
+/* sd may have records to deliver: put it on the pending list.  Any lock
+ * (urec_lock is a leaf); no system call. */
+void ust_sd_urec_note(struct stdata *sd);
+/* 1 if some stream is on the pending list (one load). */
+int ust_sd_urec_pending(void);
+/* Deliver the pending streams' records into their streams, flow control
+ * respected.  No lock held; inside a library call or on a library thread. */
+void ust_sd_urec_run(void);
+/* sd's L is closed (the head freed, or given a new pair): the records
+ * taken from it and not delivered go.  sd_lock held (a deliverer that
+ * noted the head earlier may still look at it; its place on the pending
+ * list stays, harmless). */
+void ust_sd_urec_forget(struct stdata *sd);
+/* sd is about to be freed (no lock held): off the pending list, and no
+ * thread delivers its records any more once this returns. */
+void ust_sd_urec_detach(struct stdata *sd);
+void ust_sd_urec_fork_prepare(void);
+void ust_sd_urec_fork_parent(void);
+void ust_sd_urec_fork_child(void);
+/* Start the watch thread (sd_watch.c) if it does not run: it also delivers
+ * records for programs that never call the library again. */
+void ust_sd_watch_start(void);
 
 /* Wait on w with sd_lock held (dropped while waiting, retaken after).
  * deadline_ns: absolute CLOCK_MONOTONIC time, or 0 for none.
