@@ -197,5 +197,5 @@ void ust_sd_watch_fork_child(void)
     for (int i = 0; i < WATCH_SLOTS; i++)
         slots[i].w = NULL;
     __atomic_store_n(&started, 0, __ATOMIC_RELAXED);
-    ust_lock_init(&watch_lock);
+    ust_unlock(&watch_lock); /* the forking thread's, from the prepare hook */
 }
