@@ -25,6 +25,7 @@
  * Under a sanitizer the children get its runtime in LD_PRELOAD too.
  */
 #include <errno.h>
+#include <ustreams.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -247,6 +248,35 @@ static void case_exec_pipes(void)
     }
 }
 
+/* open(2) under the preload of a file this (linked) process fattach'ed a
+ * pipe end on: the shell's redirection reaches the stream, found through the
+ * name's mark (src/procs/sd_name_mark.c); a plain file next to it stays a
+ * plain file. */
+static void case_fattach(void)
+{
+    char out[4096], path[] = "/tmp/ustreams-preload-fattach-XXXXXX";
+    int tmp = mkstemp(path);
+    if (!CHECK(tmp >= 0))
+        return;
+    close(tmp);
+    int p[2];
+    CHECK_EQ(strm_pipe(p), 0);
+    CHECK_EQ(fattach(p[1], path), 0);
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "printf 'via the name' > %s && cat /etc/hostname >/dev/null", path);
+    char *args[] = {"/bin/sh", "-c", cmd, NULL};
+    CHECK_EQ(run_under(NULL, args, out, sizeof(out)), 0);
+    char buf[64] = "";
+    struct pollfd pf = {p[0], POLLIN, 0};
+    CHECK_EQ(strm_poll(&pf, 1, 5000), 1);
+    CHECK_EQ(strm_read(p[0], buf, sizeof(buf)), 12);
+    CHECK(memcmp(buf, "via the name", 12) == 0);
+    CHECK_EQ(fdetach(path), 0);
+    strm_close(p[0]);
+    strm_close(p[1]);
+    unlink(path);
+}
+
 static void case_command(void)
 {
     char out[4096];
@@ -272,6 +302,7 @@ int main(void)
     case_cprog();
     case_shell();
     case_exec_pipes();
+    case_fattach();
     case_python();
     return CHECK_RESULT();
 }

@@ -18,9 +18,10 @@
  *        attached in this process (fattach) is its stream; a file with a
  *        listener at its rendezvous name may be attached in another process:
  *        strm_open then asks and verifies that owner (sd_rdv_client.c) and
- *        opens the file itself if it is no owner.  Nothing is sent here: one
- *        connect, closed at once, so a hostile listener learns only that
- *        the name was probed.  Directories and names that do not exist are
+ *        opens the file itself if it is no owner.  The listener's mark is
+ *        looked up first (sd_name_mark.c: one fstatat); only a marked name
+ *        costs a connect.  Nothing is sent here: one connect, closed at
+ *        once, so a hostile listener learns only that the name was probed.  Directories and names that do not exist are
  *        the C library's (an O_CREAT open creates the file).
  *   Limit: a file attached in another process whose owner listens only at an
  *   alternative name (its base name squatted, sd_rdv.c) is not seen for the
@@ -65,6 +66,8 @@ static int dev_driver(const char *path)
  * base name. */
 static int rdv_listened(const struct stat *st)
 {
+    if (ust_name_marked(st->st_dev, st->st_ino) == 0)
+        return 0; /* no process serves it (sd_name_mark.c): no connect */
     struct sockaddr_un a;
     socklen_t al = ust_rdv_addr(&a, UST_RDV_NAME, st->st_dev, st->st_ino, 0);
     int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);

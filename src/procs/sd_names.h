@@ -89,4 +89,10 @@ void ust_fifo_bridge_probe(struct ust_fifo_bridge *b);
 void ust_fifo_bridge_fork_prepare(void);
 void ust_fifo_bridge_fork_parent(void);
 void ust_fifo_bridge_fork_child(void);
+/* sd_name_mark.c: the mark of a name this process serves to others
+ * (on 1: made, 0: removed); and whether (dev, ino) has one: 1, 0, or -1
+ * when this process has no runtime directory (the caller connects). */
+void ust_name_mark(dev_t dev, ino_t ino, int on);
+int ust_name_marked(dev_t dev, ino_t ino);
+
 #endif /* UST_SD_NAMES_H */

@@ -659,6 +659,8 @@ int ust_rdv_listen(int kind, int node, int *lfd)
         ust_rdv_unlisten(fd);
         return EBUSY;
     }
+    if (kind == UST_RDV_NAME)
+        ust_name_mark(st.st_dev, st.st_ino, 1); /* for the preload's probe */
     *lfd = fd;
     return 0;
 }
@@ -683,6 +685,8 @@ void ust_rdv_unlisten(int lfd)
         close(l->node);
     }
     ust_unlock(&rdv_lock);
+    if (l != NULL && l->kind == UST_RDV_NAME)
+        ust_name_mark(l->dev, l->ino, 0);
     free(l);
 }
 
