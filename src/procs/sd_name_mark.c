@@ -19,8 +19,9 @@
  *   file itself, as the C library would.  Where this process has no
  *   runtime directory the probe connects as before (ust_name_marked -1).
  *
- * Locking: mark_once guards the directory's descriptor (set once, then
- *   read only).
+ * Locking: mark_once guards the directory's path (set once, then read
+ *   only).  No descriptor is kept: a program that counts its descriptors
+ *   sees none of this.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,46 +32,43 @@
 
 #include "rundir.h"
 #include "sd_names.h"
-#include "strcore.h"
 
 static pthread_once_t mark_once = PTHREAD_ONCE_INIT;
-static int mark_dir = -1; /* "<rundir>/names", O_PATH; -1: none */
+static char mark_dir[256]; /* "<rundir>/names/", set once; "": none */
 
 static void mark_open(void)
 {
-    char dir[256], path[300];
+    char dir[200], path[240];
+    struct stat st;
     if (ust_rundir(dir, sizeof(dir)) != 0 ||
-        snprintf(path, sizeof(path), "%s/names", dir) >= (int)sizeof(path))
+        snprintf(path, sizeof(path), "%s/names", dir) >= (int)sizeof(path) - 1)
         return;
     if (mkdir(path, 0700) != 0 && errno != EEXIST)
         return;
-    int fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    struct stat st;
-    if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 077) != 0)) {
-        close(fd); /* not ours alone: no marks */
-        fd = -1;
-    }
-    mark_dir = ust_fd_park(fd);
+    if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+        (st.st_mode & 077) != 0)
+        return; /* not ours alone: no marks */
+    snprintf(mark_dir, sizeof(mark_dir), "%s/", path);
 }
 
-static int mark_name(dev_t dev, ino_t ino, char *buf, size_t n)
+/* The mark's path for (dev, ino) into buf; 0 when there is no directory. */
+static int mark_path(dev_t dev, ino_t ino, char *buf, size_t n)
 {
-    return snprintf(buf, n, "%llx:%llx", (unsigned long long)dev, (unsigned long long)ino) < (int)n;
+    pthread_once(&mark_once, mark_open);
+    return mark_dir[0] != '\0' &&
+           snprintf(buf, n, "%s%llx:%llx", mark_dir, (unsigned long long)dev,
+                    (unsigned long long)ino) < (int)n;
 }
 
 void ust_name_mark(dev_t dev, ino_t ino, int on)
 {
-    char name[64];
-    pthread_once(&mark_once, mark_open);
-    if (mark_dir < 0 || !mark_name(dev, ino, name, sizeof(name)))
+    char path[320];
+    if (!mark_path(dev, ino, path, sizeof(path)))
         return;
     if (!on) {
-        unlinkat(mark_dir, name, 0);
+        unlink(path);
         return;
     }
-    /* O_PATH directories take no openat for creation: go through /proc. */
-    char path[128];
-    snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", mark_dir, name);
     int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd >= 0)
         close(fd);
@@ -78,10 +76,9 @@ void ust_name_mark(dev_t dev, ino_t ino, int on)
 
 int ust_name_marked(dev_t dev, ino_t ino)
 {
-    char name[64];
+    char path[320];
     struct stat st;
-    pthread_once(&mark_once, mark_open);
-    if (mark_dir < 0 || !mark_name(dev, ino, name, sizeof(name)))
+    if (!mark_path(dev, ino, path, sizeof(path)))
         return -1;
-    return fstatat(mark_dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+    return fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
