@@ -83,6 +83,9 @@ struct ust_xend {
                                     * was last counted (hold_full): a bound on what it holds
                                     * besides band-0 small data */
     atomic_int backlog;            /* messages on the write queue or being written */
+    atomic_long drops;             /* write-side messages dropped because the other side
+                                    * was gone or the ring broken (a writer waiting in
+                                    * ust_xpipe_sent tells from it whether its own went) */
     atomic_int hwant;              /* the head's writers wait for room in the ring (a write
                                     * or putmsg met it full: ust_xpipe_send, ust_xpipe_room);
                                     * the write service procedure arms the ring for them and

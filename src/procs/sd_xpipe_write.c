@@ -148,6 +148,7 @@ int ust_xpipe_wput(queue_t *q, mblk_t *mp)
     }
     if (atomic_load(&xe->gone)) {
         freemsg(mp); /* the head has M_HANGUP coming: writes fail there */
+        atomic_fetch_add(&xe->drops, 1);
         return 0;
     }
     if (atomic_load(&xe->backlog) == 0) {
@@ -158,6 +159,7 @@ int ust_xpipe_wput(queue_t *q, mblk_t *mp)
             return 0;
         if (r != -EAGAIN) { /* the ring is broken or shut */
             freemsg(mp);
+            atomic_fetch_add(&xe->drops, 1);
             atomic_store(&xe->gone, 1);
             qenable(xe->rq);
             return 0;
@@ -252,11 +254,19 @@ static struct ust_xend *xend_below(struct stdata *sd)
     return xe;
 }
 
+/* The drop count when this thread's last message went down through a
+ * module (ust_xpipe_send returned 0): ust_xpipe_sent compares. */
+static __thread long sent_mark;
+
 int ust_xpipe_send(struct stdata *sd, mblk_t *mp, int nonblock)
 {
     struct ust_xend *xe = xend_below(sd);
-    if (xe == NULL)
+    if (xe == NULL) {
+        struct ust_xend *xs = __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE);
+        if (xs != NULL) /* a module is pushed: the caller sends, then waits */
+            sent_mark = atomic_load(&xs->drops);
         return 0;
+    }
     if (atomic_load(&xe->gone))
         return -EPIPE;
     /* Only when nothing of this end waits before it (an M_FLUSH, an ioctl's
@@ -275,22 +285,33 @@ int ust_xpipe_send(struct stdata *sd, mblk_t *mp, int nonblock)
     return -EAGAIN;
 }
 
+/* Nothing of end xe waits in this process: 1 if this thread's message
+ * reached the ring, else -EPIPE (-EIO: the ring broke). */
+static int sent_fate(struct ust_xend *xe)
+{
+    if (!atomic_load(&xe->gone) || atomic_load(&xe->drops) == sent_mark)
+        return 1;
+    return xring_broken(xe->xc->ch, xe->side) ? -EIO : -EPIPE;
+}
+
 int ust_xpipe_sent(struct stdata *sd)
 {
     struct ust_xend *xe = __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE);
     if (xe == NULL)
         return 1;
-    /* Gone first: the write service procedure drops what waits once the
-     * other side is gone, and a backlog of 0 then proves nothing went. */
-    if (atomic_load(&xe->gone))
-        return xring_broken(xe->xc->ch, xe->side) ? -EIO : -EPIPE;
+    /* Gone: the write service procedure drops what still waits, so a
+     * backlog of 0 proves only that nothing waits.  What was dropped is
+     * counted: no drop since this thread's message went down means it
+     * reached the ring before the other side went (as a pipe(2) write that
+     * was in the kernel when the reader closed); a drop (its own, or a
+     * racing writer's, whichever) fails the write. */
     if (atomic_load(&xe->backlog) == 0)
-        return 1;
+        return sent_fate(xe);
     /* Dekker with ust_xpipe_wsrv: we store hdrain then load backlog, it
      * lowers backlog then exchanges hdrain (all seq_cst): either we see
      * 0, or it sees us and enables the head's write queue. */
     atomic_store(&xe->hdrain, 1);
-    return atomic_load(&xe->backlog) == 0;
+    return atomic_load(&xe->backlog) == 0 ? sent_fate(xe) : 0;
 }
 
 int ust_xpipe_room(struct stdata *sd)
@@ -456,6 +477,7 @@ int ust_xpipe_wsrv(queue_t *q)
         }
         if (r != 0) {
             freemsg(mp);
+            atomic_fetch_add(&xe->drops, 1);
             /* Broken (EIO), shut (EPIPE): the end hangs up, and the writer's
              * next call fails (ust_xpipe_write). */
             if ((r == -EIO || r == -EPIPE) && !atomic_exchange(&xe->gone, 1))
