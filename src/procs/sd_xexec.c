@@ -30,7 +30,7 @@
  *   descriptor reads as hung up); modules pushed on a pipe end (the new
  *   image's end has none; the messages inside them are carried as they
  *   are); a stream passed with I_SENDFD and not yet received (dropped with
- *   its message, as at its last close).  Descriptors with
+ *   its message, as at its last close, and counted in a cmn_err note).  Descriptors with
  *   FD_CLOEXEC are closed by the exec as for any file: their pipe ends close.
  *   Other threads must not use the streams while one thread execs: a
  *   message read by them after the snapshot is read twice.
@@ -45,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/cmn_err.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <ustreams_exec.h>
@@ -81,7 +82,7 @@ static struct {
     int *dups; /* every descriptor made to survive the exec */
     int ndup, capdup;
     struct buf out;
-    long lost; /* messages that could not cross */
+    long lost; /* messages that could not cross (logged with cmn_err) */
     int spawn; /* for posix_spawn: describe only, take no message */
     int vforked; /* a vfork child: the memory is the parent's, which serves */
 } cur;
@@ -391,6 +392,9 @@ static int describe(void)
             cur.lost += n == 0;
         }
     }
+    if (cur.lost > 0) /* a stream passed with I_SENDFD, not received: it stays */
+        cmn_err(CE_NOTE, "exec: %ld queued message(s) of a pipe end cannot cross the exec",
+                cur.lost);
     struct xexec_hdr h = {XEXEC_MAGIC, XEXEC_VERSION, (uint32_t)cur.nend, (uint32_t)cur.nfd,
                           (int32_t)getpid(), (uint32_t)cur.spawn, 0};
     h.h_bytes = sizeof(h) + (uint64_t)cur.nend * sizeof(struct xexec_end) +
