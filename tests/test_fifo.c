@@ -337,6 +337,55 @@ static void test_counts(void)
     CHECK_EQ(ust_fifo_counts(rw, NULL, NULL), -1);
 }
 
+/* F.6b: a descriptor's mode set again (strm_open sets the mode the FIFO's
+ * open already set) never lets the counts pass through zero: a writer
+ * racing it would fail EPIPE beside a reader that is open. */
+struct reset_arg {
+    int fd;
+    atomic_int stop;
+};
+
+static void *reset_mode(void *arg)
+{
+    struct reset_arg *a = arg;
+    for (int i = 0; !atomic_load(&a->stop); i++)
+        ust_sd_acc_set(a->fd, i % 3 == 2 ? 0 : UST_ACC_NOWRITE); /* same, same, O_RDWR */
+    return NULL;
+}
+
+static void test_counts_reset(void)
+{
+    int r = ust_fifo_open_key(7, 10, O_RDONLY | O_NONBLOCK, NULL);
+    int w = ust_fifo_open_key(7, 10, O_WRONLY | O_NONBLOCK, NULL);
+    CHECK(r >= 0 && w >= 0);
+    struct reset_arg a = {.fd = r};
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, reset_mode, &a), 0);
+    int zero = 0, epipe = 0;
+    for (int i = 0; i < 20000; i++) {
+        int rd = -1, wr = -1;
+        CHECK_EQ(ust_fifo_counts(w, &rd, &wr), 0);
+        zero += rd < 1;
+        if (strm_write(w, "x", 1) < 0)
+            epipe += errno == EPIPE;
+        char c;
+        (void)strm_read(r, &c, 1);
+    }
+    atomic_store(&a.stop, 1);
+    pthread_join(t, NULL);
+    CHECK_EQ(zero, 0);
+    CHECK_EQ(epipe, 0);
+    /* The same mode again changes nothing; a new one replaces the old. */
+    CHECK_EQ(ust_sd_acc_set(r, UST_ACC_NOWRITE), 0);
+    CHECK(counts_are(w, 1, 1));
+    CHECK_EQ(ust_sd_acc_set(r, 0), 0);
+    CHECK(counts_are(w, 1, 2));
+    CHECK_EQ(ust_sd_acc_set(r, UST_ACC_NOWRITE), 0);
+    CHECK(counts_are(w, 1, 1));
+    CHECK_EQ(strm_close(w), 0);
+    CHECK_EQ(strm_close(r), 0);
+}
+
 /* F.7 */
 static short poll1(int fd, short events)
 {
@@ -508,6 +557,7 @@ int main(void)
     test_epipe();
     test_open_rules();
     test_counts();
+    test_counts_reset();
     test_poll();
     test_flush();
     test_keys();

@@ -116,13 +116,19 @@ static int acc_set_fifo(int fd, struct stdata *sd, int acc)
     ust_lock(&cnt_lock);
     unsigned char old = __atomic_load_n(s, __ATOMIC_ACQUIRE);
     int counted = ust_sd_peek(fd) == sd; /* not closed meanwhile */
-    if (counted && (old & ACC_COUNTED))
-        count(sd, old & ACC_MODE, -1); /* set again: counted by the new mode */
-    if (counted)
+    int same = counted && (old & ACC_COUNTED) && (old & ACC_MODE) == acc;
+    /* Set again (strm_open sets the mode the FIFO's open already set): the
+     * same mode changes nothing (ff_ropens/ff_wopens would tell a waiting
+     * open of a new party); a new one is added before the old one goes, so
+     * that the counts, read without cnt_lock, never pass through zero (a
+     * writer would fail EPIPE in between). */
+    if (counted && !same)
         count(sd, acc, 1);
+    if (counted && !same && (old & ACC_COUNTED))
+        count(sd, old & ACC_MODE, -1);
     __atomic_store_n(s, (unsigned char)(acc | (counted ? ACC_COUNTED : 0)), __ATOMIC_RELEASE);
     ust_unlock(&cnt_lock);
-    if (counted)
+    if (counted && !same)
         ust_fifo_announce(sd);
     return 0;
 }
