@@ -55,6 +55,18 @@ static struct ust_iow *io_lookup(uint64_t id)
 }
 static pthread_once_t io_once = PTHREAD_ONCE_INIT;
 
+/* Readability while a reader polls the socket itself is the reader's: mark
+ * it skipped (1), unless the poller has left (0: the thread takes it).  One
+ * word, so that the poller's leave and this mark are ordered. */
+static int io_left_to_poller(struct ust_iow *io)
+{
+    unsigned v = atomic_load(&io->poll);
+    while (v & IOW_POLLING)
+        if (atomic_compare_exchange_weak(&io->poll, &v, v | IOW_SKIPPED))
+            return 1;
+    return 0;
+}
+
 static void *io_thread(void *arg)
 {
     struct epoll_event ev[IO_EVENTS];
@@ -74,7 +86,8 @@ static void *io_thread(void *arg)
                 atomic_store(&io->err, 1);
             if (ev[i].events & EPOLLPRI)
                 atomic_store(&io->pri, 1);
-            if (ev[i].events & (EPOLLIN | EPOLLPRI | EPOLLERR | EPOLLHUP))
+            if ((ev[i].events & (EPOLLPRI | EPOLLERR | EPOLLHUP)) ||
+                ((ev[i].events & EPOLLIN) && !io_left_to_poller(io)))
                 qenable(io->rq);
             if ((ev[i].events & EPOLLOUT) && io->out) {
                 struct epoll_event e = {.events = EPOLLIN | EPOLLPRI | EPOLLET, .data.u64 = io->id};
@@ -104,9 +117,12 @@ static void io_fork_parent(void)
 
 static void io_fork_child(void)
 {
-    for (struct ust_iow *io = io_head.next; io != &io_head; io = io->next)
+    for (struct ust_iow *io = io_head.next; io != &io_head; io = io->next) {
         if (!io->inherit)
             close(io->fd);
+        __atomic_store_n(&io->gone, 1, __ATOMIC_RELEASE); /* no poller polls it here */
+        __atomic_store_n(&ust_qpv(io->rq)->chan, NULL, __ATOMIC_RELEASE);
+    }
     io_head.next = io_head.prev = &io_head;
     if (io_epfd >= 0)
         close(io_epfd);
@@ -187,11 +203,12 @@ int ust_iow_add(struct ust_iow *io, int fd, queue_t *rq)
         io->id = ((uint64_t)++io_gen[slot] << 32) | (uint32_t)slot;
         e.data.u64 = io->id;
         io->rq = rq;
-        io->fd = fd;
+        __atomic_store_n(&io->fd, fd, __ATOMIC_RELAXED);
         io->out = 0;
-        io->gone = 0;
+        __atomic_store_n(&io->gone, 0, __ATOMIC_RELEASE);
         atomic_store(&io->err, 0);
         atomic_store(&io->pri, 0);
+        atomic_store(&io->poll, 0);
         if (epoll_ctl(io_epfd, EPOLL_CTL_ADD, fd, &e) < 0) {
             rc = errno;
         } else {
@@ -200,6 +217,7 @@ int ust_iow_add(struct ust_iow *io, int fd, queue_t *rq)
             io->prev = &io_head;
             io_head.next->prev = io;
             io_head.next = io;
+            __atomic_store_n(&ust_qpv(rq)->chan, io, __ATOMIC_RELEASE);
         }
     }
     pthread_mutex_unlock(&io_lock);
@@ -221,10 +239,34 @@ void ust_iow_want_out(struct ust_iow *io)
 void ust_iow_del(struct ust_iow *io)
 {
     pthread_mutex_lock(&io_lock);
-    io->gone = 1;
+    __atomic_store_n(&io->gone, 1, __ATOMIC_RELEASE);
     io_tab[io->slot] = NULL; /* events still in flight find nothing */
     epoll_ctl(io_epfd, EPOLL_CTL_DEL, io->fd, NULL);
     io->prev->next = io->next;
     io->next->prev = io->prev;
+    __atomic_store_n(&ust_qpv(io->rq)->chan, NULL, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&io_lock);
+}
+
+struct ust_iow *ust_iow_of(queue_t *rq)
+{
+    return __atomic_load_n(&ust_qpv(rq)->chan, __ATOMIC_ACQUIRE);
+}
+
+int ust_iow_poll_enter(struct ust_iow *io)
+{
+    unsigned idle = 0;
+    if (!atomic_compare_exchange_strong(&io->poll, &idle, IOW_POLLING))
+        return -1;
+    int fd = __atomic_load_n(&io->fd, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&io->gone, __ATOMIC_ACQUIRE)) {
+        atomic_store(&io->poll, 0);
+        return -1;
+    }
+    return fd;
+}
+
+int ust_iow_poll_leave(struct ust_iow *io)
+{
+    return (atomic_exchange(&io->poll, 0) & IOW_SKIPPED) != 0;
 }

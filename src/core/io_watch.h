@@ -42,11 +42,15 @@ struct ust_iow {
     queue_t *rq;                 /* fixed while registered */
     int fd;                      /* fixed while registered */
     int out;                     /* io_lock: EPOLLOUT armed */
-    int gone;                    /* io_lock: being deleted: the thread skips it */
+    int gone;                    /* io_lock (written atomically: pollers read it): being deleted */
     atomic_int err;              /* set by the thread on EPOLLERR, taken by the reader */
     atomic_int pri;              /* set by the thread on EPOLLPRI (urgent data), taken by the reader */
     int inherit;                 /* set before ust_iow_add: a fork child keeps fd open */
+    atomic_uint poll;            /* IOW_POLLING | IOW_SKIPPED: a reader polls fd itself */
 };
+
+#define IOW_POLLING 1u /* a thread polls fd and will take what comes */
+#define IOW_SKIPPED 2u /* the epoll thread left a readability to it */
 
 /* ust_iow_init -- register the fork hooks.  Context: the provider's
  * registration at start-up (ust_udp_register, ...), before any ust_iow_add. */
@@ -73,5 +77,26 @@ void ust_iow_want_out(struct ust_iow *io);
  *   waits for the thread.
  */
 void ust_iow_del(struct ust_iow *io);
+
+/*
+ * The channel's reader (src/head/sd_chan.c, issue 23): a thread blocked in a
+ *   read of the stream above polls the socket itself and, when it is
+ *   readable, runs the read service procedure on its own thread -- one
+ *   wake-up, as a socket's reader has.  Meanwhile the epoll thread leaves
+ *   plain readability (EPOLLIN alone) to it and serves only errors, urgent
+ *   data and hang-ups.
+ *
+ * ust_iow_of -- the registration of the driver whose read queue is rq, or
+ *   NULL.  Its memory is the endpoint's, alive while the stream is; it may
+ *   be deleted (its fd closed) at any time, so fd is only ever polled.
+ * ust_iow_poll_enter -- become io's poller: its fd, or -1 (deleted, or
+ *   another thread polls it).
+ * ust_iow_poll_leave -- stop; 1 if the epoll thread left a readability to
+ *   the poller meanwhile, which the caller must then take (qenable rq).
+ * Context: any thread, no lock; no system call.
+ */
+struct ust_iow *ust_iow_of(queue_t *rq);
+int ust_iow_poll_enter(struct ust_iow *io);
+int ust_iow_poll_leave(struct ust_iow *io);
 
 #endif /* UST_IO_WATCH_H */

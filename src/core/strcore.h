@@ -221,6 +221,9 @@ struct ust_qpriv {
     void *runlist;            /* atomic: or the thread's own run list (sched.c), or NULL */
     /* Stream head hook: a head queue is not scheduled; qenable calls this. */
     void (*head_enable)(queue_t *q); /* atomic (relaxed): read by back-enables at any time */
+    /* A driver's read queue over a kernel socket: its io_watch.c registration
+     * (struct ust_iow), for the stream head's channel readers (sd_chan.c). */
+    void *chan; /* atomic: set by ust_iow_add, cleared by ust_iow_del */
 };
 
 /* A queue pair: q[0] the read queue, q[1] the write queue.  Pairs come from a

@@ -27,6 +27,7 @@
 
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/socket.h>
 #include <sys/stream.h>
 #include <sys/tihdr.h>
@@ -68,6 +69,9 @@ struct udp_ep {
     struct udp_optv opt[UDP_NOPTS]; /* LK: options negotiated while unbound,
                                      * and those kept here (udp_opt.c) */
     struct ust_iow io;    /* registration with the epoll thread while bound */
+    atomic_int tx;        /* the sender's claim: a put sending directly, or the write
+                           * service procedure's batch (udp_data.c): one at a time,
+                           * so a direct send never overtakes a batch taken off q */
 };
 
 /* udp_opt.c: T_OPTMGMT_REQ (any state). */

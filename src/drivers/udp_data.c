@@ -17,6 +17,7 @@
 #include <sys/stream.h>
 #include <unistd.h>
 
+#include "strcore.h"
 #include "tl.h"
 #include "udp.h"
 
@@ -89,6 +90,69 @@ static void udp_uderror(queue_t *q, mblk_t *mp, t_scalar_t error)
     qreply(q, bp);
 }
 
+/* Gather unit mp (T_UNITDATA_REQ + data blocks) into h and iov. */
+static void udp_msghdr(mblk_t *mp, struct msghdr *h, struct iovec *iov)
+{
+    struct T_unitdata_req ur;
+    int k = 0;
+    memcpy(&ur, mp->b_rptr, sizeof(ur));
+    for (mblk_t *b = mp->b_cont; b != NULL; b = b->b_cont) {
+        if (b->b_wptr > b->b_rptr) {
+            iov[k].iov_base = b->b_rptr;
+            iov[k].iov_len = (size_t)(b->b_wptr - b->b_rptr);
+            k++;
+        }
+    }
+    memset(h, 0, sizeof(*h));
+    h->msg_name = mp->b_rptr + ur.DEST_offset;
+    h->msg_namelen = (socklen_t)ur.DEST_length;
+    h->msg_iov = iov;
+    h->msg_iovlen = (size_t)k;
+}
+
+/*
+ * The channel's send path (seed 003; issue 23): a unit goes from the put
+ * procedure straight to the kernel on the caller's thread while nothing is
+ * queued and no batch is on its way (the sender's claim, ep->tx).  Returns
+ * 1 when mp was consumed (sent, or refused with T_UDERROR_IND), 0 when the
+ * caller must queue it (something queued, a batch under way, the socket
+ * full: then EPOLLOUT is armed and the service procedure sends the queue).
+ */
+static int udp_send_now(queue_t *q, struct udp_ep *ep, mblk_t *mp)
+{
+    int idle = 0;
+    if (ust_q_nonempty_hint(q) || !atomic_compare_exchange_strong(&ep->tx, &idle, 1))
+        return 0;
+    int fd = udp_io_get(ep), done = 0;
+    if (fd >= 0 && !ust_q_nonempty_hint(q)) { /* checked again under the claim */
+        struct msghdr h;
+        struct iovec iov[UDP_IOVMAX];
+        udp_msghdr(mp, &h, iov);
+        for (int retried = 0;;) {
+            if (sendmsg(fd, &h, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0) {
+                freemsg(mp);
+                done = 1;
+            } else if (errno == EINTR) {
+                continue;
+            } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                ust_iow_want_out(&ep->io);
+            } else if (!retried && (errno == ECONNREFUSED || errno == EHOSTUNREACH ||
+                                    errno == ENETUNREACH || errno == EHOSTDOWN)) {
+                retried = 1; /* an earlier datagram's error, now consumed */
+                continue;
+            } else {
+                udp_uderror(q, mp, errno);
+                done = 1;
+            }
+            break;
+        }
+    }
+    if (fd >= 0)
+        udp_io_put(ep);
+    atomic_store(&ep->tx, 0);
+    return done;
+}
+
 /*
  * T_UNITDATA_REQ in the put procedure: not bound is M_ERROR(EPROTO) (as
  * ticlts); DEST not a sockaddr of the bound family, or options malformed,
@@ -131,7 +195,8 @@ void udp_unitdata_req(queue_t *q, mblk_t *mp)
         udp_uderror(q, mp, ENOSR);
         return;
     }
-    putq(q, mp);
+    if (!udp_send_now(q, ep, mp))
+        putq(q, mp);
 }
 
 /*
@@ -153,29 +218,24 @@ int udp_wsrv(queue_t *q)
         flushq(q, FLUSHDATA); /* unbound while queued */
         return 0;
     }
+    /* The sender's claim for the batches: a put that finds it taken queues
+     * (and putq enables this procedure again if it ran out meanwhile). */
+    int idle = 0;
+    if (!atomic_compare_exchange_strong(&ep->tx, &idle, 1)) {
+        qenable(q); /* a direct send is on its way: look again after it */
+        udp_io_put(ep);
+        return 0;
+    }
     for (;;) {
         int n = 0, sent = 0, retried = 0;
         mblk_t *mp;
         while (n < UDP_BATCH && (mp = getq(q)) != NULL) {
-            struct T_unitdata_req ur;
-            int k = 0;
             if (mp->b_datap->db_type != M_PROTO) { /* only units are queued */
                 freemsg(mp);
                 continue;
             }
-            memcpy(&ur, mp->b_rptr, sizeof(ur));
-            for (mblk_t *b = mp->b_cont; b != NULL; b = b->b_cont) {
-                if (b->b_wptr > b->b_rptr) {
-                    iov[n][k].iov_base = b->b_rptr;
-                    iov[n][k].iov_len = (size_t)(b->b_wptr - b->b_rptr);
-                    k++;
-                }
-            }
             memset(&mh[n], 0, sizeof(mh[n]));
-            mh[n].msg_hdr.msg_name = mp->b_rptr + ur.DEST_offset;
-            mh[n].msg_hdr.msg_namelen = (socklen_t)ur.DEST_length;
-            mh[n].msg_hdr.msg_iov = iov[n];
-            mh[n].msg_hdr.msg_iovlen = (size_t)k;
+            udp_msghdr(mp, &mh[n].msg_hdr, iov[n]);
             v[n++] = mp;
         }
         if (n == 0)
@@ -213,6 +273,7 @@ int udp_wsrv(queue_t *q)
         }
     }
 out:
+    atomic_store(&ep->tx, 0);
     udp_io_put(ep);
     return 0;
 }

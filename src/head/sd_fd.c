@@ -64,6 +64,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "sd_chan.h"
 #include "sthead.h"
 
 #define CHUNK_BITS 10
@@ -621,6 +622,8 @@ void ust_sd_ready_read(struct stdata *sd, int on)
     if (!ust_lend_held(sd) || sd->sd_hupset || on == sd->sd_rtoken)
         return;
     if (on) {
+        if (ust_sd_chan_pulling() == sd)
+            return; /* the reader pulling it takes it; its read's end sets the token */
         if (ust_lend_send(sd, "", 0, MSG_DONTWAIT | MSG_NOSIGNAL) == 0)
             __atomic_store_n(&sd->sd_rtoken, 1, __ATOMIC_RELAXED);
     } else {

@@ -35,6 +35,8 @@
  *   ust_procs_init)
  *   UST_FORK_HEAD_FD       the descriptor table and stream head pool locks;
  *                          child: the locks of free heads re-initialised
+ *   UST_FORK_HEAD_CHAN     efd_lock of sd_chan.c; child: the pollers'
+ *                          eventfds closed
  *   sd_plumb, link_serial and pipe_lock are not taken (the first two are
  *   held while sleeping on other threads): the child re-initialises them.
  *   sd_lock and the queue locks of streams in use are not taken either: they
@@ -44,6 +46,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include "sd_chan.h"
 #include "sthead.h"
 
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
@@ -62,6 +65,8 @@ static void fork_register(void)
                       ust_lend_fork_child);
     ust_fork_register(UST_FORK_HEAD_WATCH, ust_sd_watch_fork_prepare, ust_sd_watch_fork_parent,
                       ust_sd_watch_fork_child);
+    ust_fork_register(UST_FORK_HEAD_CHAN, ust_sd_chan_fork_prepare, ust_sd_chan_fork_parent,
+                      ust_sd_chan_fork_child);
     ust_fork_register(UST_FORK_HEAD_UCOPY, ust_ucopy_fork_prepare, ust_ucopy_fork_release,
                       ust_ucopy_fork_release);
 }

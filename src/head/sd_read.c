@@ -696,6 +696,8 @@ int ust_sd_getpmsg(struct stdata *sd, struct strbuf *ctl, struct strbuf *data, i
         *bandp = outband;
     ust_sd_rready_after_read(sd);
 out:
+    if (err == EFAULT)
+        ust_sd_rready(sd); /* the message stays: a pull may have left it without its token */
     ust_sd_unlockq(sd);
     dead_free(dead);
     if (err)

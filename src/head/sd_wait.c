@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sd_chan.h"
 #include "sthead.h"
 
 static long futex(atomic_uint *addr, int op, unsigned val, const struct timespec *ts)
@@ -90,6 +91,10 @@ static int wait_common(struct stdata *sd, struct ust_waitq *w, unsigned seq, lon
         ts.tv_nsec = UST_WAIT_RECHECK_NS % 1000000000LL;
         tsp = &ts;
     }
+    /* A reader of a stream over a kernel socket waits on the socket itself
+     * (sd_chan.c): one wake-up, as a socket's reader. */
+    queue_t *chrq = NULL;
+    struct ust_iow *ch = arrivals && !deadline_ns && !intr ? ust_sd_chan_of(sd, &chrq) : NULL;
     ust_unlock(&sd->sd_lock);
     /* A reader of a pipe end split across processes takes what comes into
      * the ring itself, on this thread, while it spins (sd_xpipe.c): no
@@ -104,6 +109,13 @@ static int wait_common(struct stdata *sd, struct ust_waitq *w, unsigned seq, lon
     /* What this call enabled must not wait for its wake-up (it may be what
      * brings it: an M_IOCACK, a reply, a drain). */
     ust_sched_handoff();
+    if (ch != NULL) {
+        int e = ust_sd_chan_wait(sd, ch, chrq, w, seq, seen);
+        if (e >= 0) {
+            ust_lock(&sd->sd_lock);
+            return e;
+        }
+    }
     /* Spin a little first: on another CPU the event is often a microsecond
      * away, and a wake-up through the kernel costs tens of them (for both
      * threads).  Wakers bump seq whether or not anyone sleeps. */
@@ -189,6 +201,7 @@ int ust_sd_wait(struct stdata *sd, struct ust_waitq *w, long long deadline_ns)
 void ust_sd_wake(struct ust_waitq *w)
 {
     atomic_fetch_add(&w->seq, 1);
+    ust_sd_chan_kick(w); /* a reader polling its channel's socket (sd_chan.c) */
     /* A system call only while someone sleeps (or is about to), and only
      * once per sleep: the waker takes the threads it woke off `waiters`
      * itself (futex returns how many), so the wakers that follow, before a

@@ -92,6 +92,7 @@ struct ust_waitq {
     atomic_uint seq;      /* bumped by every wake */
     atomic_int waiters;   /* threads registered to sleep and not yet woken (sd_fd.c,
                            * ust_sd_wake): a wake makes no system call at 0 */
+    atomic_int poller;    /* a channel reader's eventfd + 1, or 0 (sd_chan.c) */
 };
 
 /* A FIFO's descriptors (sd_fifo.c, sd_access.c).  ff_isfifo is set before
