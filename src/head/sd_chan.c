@@ -162,7 +162,7 @@ struct ust_iow *ust_sd_chan_of(struct stdata *sd, queue_t **rqp)
             return NULL;
         q = q->q_next;
     }
-    if (q == NULL || (q->q_flag & QREADR))
+    if (q == NULL || (__atomic_load_n(&q->q_flag, __ATOMIC_RELAXED) & QREADR))
         return NULL; /* a pipe or FIFO: the twist leads to a head */
     queue_t *rq = RD(q);
     *rqp = rq;
