@@ -245,7 +245,7 @@ def charts(res, plan, outdir):
     ax.legend(fontsize=8)
     sweep_charts.save(plt, fig, outdir, "netperf_ratio.png", made)
 
-    # System calls per transaction (RR) or per message received (STREAM),
+    # System calls per transaction (RR) or per message delivered (STREAM),
     # both processes together, XTI beside sockets.
     pts = [(t, s) for t, sizes in plan for s in sizes]
     vals = {api: [calls_total(res.get((t, api, s))) for t, s in pts] for api, _ in APIS}
@@ -260,7 +260,7 @@ def charts(res, plan, outdir):
         ax.set_xticklabels([f"{t}\n{sweep_charts.size_label(s)}" for t, s in pts], fontsize=7)
         ax.set_yscale("log")
         ax.set_ylabel("system calls (client + server)")
-        ax.set_title("System calls per transaction (RR) / per message received (STREAM)")
+        ax.set_title("System calls per transaction (RR) / per message delivered (STREAM)")
         ax.grid(True, axis="y", which="both", alpha=0.3)
         ax.legend(fontsize=8)
         sweep_charts.save(plt, fig, outdir, "netperf_syscalls.png", made)
@@ -339,7 +339,7 @@ def report(ctx, img_prefix):
     add("Counted by `ustreams netperf` itself over the measured iterations "
         "(perf_event_open on raw_syscalls:sys_enter, every thread of each process, the "
         "library's own included); STREAM: the client's per message sent, the server's per "
-        "message received.")
+        "message delivered (-m bytes received: a TCP receive may hold many sends).")
     add("")
     add("| test | size | XTI client | XTI server | sockets client | sockets server |")
     add("|---|---:|---:|---:|---:|---:|")

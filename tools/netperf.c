@@ -33,8 +33,9 @@
  * included) are counted over the measured iterations with perf_event_open
  * on raw_syscalls:sys_enter (tools/netperf_calls.c), and reported per
  * transaction (RR) or per message (STREAM: the client's per message sent,
- * the server's per message received); where the kernel refuses, "n/a" and
- * why.  The measuring thread of the client process is counted with it (a
+ * the server's per message delivered, that is per -m bytes received, and
+ * both together per message delivered); where the kernel refuses, "n/a"
+ * and why.  The measuring thread of the client process is counted with it (a
  * few calls per iteration).
  *
  * Principles of operation
@@ -85,6 +86,7 @@ struct result {
     double msgs, sent;      /* means: messages received/s, sent/s */
     struct np_stats st;
     long long d_rx, d_tx;       /* over the measured iterations: received (RR: transactions), sent */
+    long long d_bytes;          /* bytes received in that time */
     long long calls_c, calls_s; /* system calls in that time; -1 not counted */
     pid_t cpid, spid;           /* client and server processes */
     char why[NP_ERRLEN];        /* why the calls were not counted, or "" */
@@ -161,13 +163,13 @@ static long long calls_now(const struct np_calls *c)
 static int measure(const struct np_opts *o, struct np_shared *sh, struct sides *sd,
                    struct result *res, char *err)
 {
-    long long m0, b0, s0, m1, b1, s1, ms, ss, c0, k0;
+    long long m0, b0, s0, m1, b1, s1, ms, bs, ss, c0, k0;
     double t0, t1, msum = 0, ssum = 0;
 
     np_sleep(o->warmup);
     t0 = np_now();
     ms = m0 = atomic_load(&sh->rx_msgs);
-    b0 = atomic_load(&sh->rx_bytes);
+    bs = b0 = atomic_load(&sh->rx_bytes);
     ss = s0 = atomic_load(&sh->tx_msgs);
     c0 = calls_now(&sd->client);
     k0 = calls_now(&sd->server);
@@ -206,6 +208,7 @@ static int measure(const struct np_opts *o, struct np_shared *sh, struct sides *
         ssum += (double)(s1 - s0) / dt;
         res->d_rx = m1 - ms;
         res->d_tx = s1 - ss;
+        res->d_bytes = b1 - bs;
         res->calls_c = c0 >= 0 && c1 >= 0 ? c1 - c0 : -1;
         res->calls_s = k0 >= 0 && k1 >= 0 ? k1 - k0 : -1;
         if (o->verbose)
@@ -471,7 +474,9 @@ static struct calls_fig calls_of(const struct np_opts *o, const struct result *r
                                  const char *why)
 {
     struct calls_fig f = {-1, -1, -1, why};
-    long long ops = r->d_rx; /* RR: transactions; STREAM: messages received */
+    /* RR: transactions; STREAM: messages delivered, the bytes received in
+     * -m units (a TCP receive may hold many sends or part of one) */
+    long long ops = np_is_rr(o) ? r->d_rx : r->d_bytes / (long long)o->size;
     if (o->one_process) {
         f.total = per_op(r->calls_c, ops);
     } else {
@@ -488,7 +493,7 @@ static struct calls_fig calls_of(const struct np_opts *o, const struct result *r
 static void csv_num(double v, const char *sep)
 {
     if (v >= 0)
-        printf("%.2f%s", v, sep);
+        printf("%.3f%s", v, sep);
     else
         printf("%s", sep);
 }
@@ -549,7 +554,7 @@ static void print_result(const struct np_opts *o, const struct result *r, const 
                cf.client, cf.server, (int)r->cpid, (int)r->spid);
     else
         printf("  system calls: sender %.2f per message sent, receiver %.2f per message "
-               "received (processes %d, %d)\n", cf.client, cf.server, (int)r->cpid,
+               "delivered (processes %d, %d)\n", cf.client, cf.server, (int)r->cpid,
                (int)r->spid);
 }
 
