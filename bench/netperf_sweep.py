@@ -8,6 +8,8 @@ charts of seed 000 (throughput against message size, the XTI/sockets ratio).
                            [--quick] [--time SECONDS] [--max-iter N] [--out bench/results]
                            [--date YYYY-MM-DD] [--from-raw NETPERF_RAW_CSV]
 
+Client and server run as two processes (netperf's default mode), and each
+run reports the system calls per transaction of each side, tabled here.
 Tests: UDP_STREAM over 1 B .. 65507 B, UDP_RR (1 B, 1 KiB), TCP_STREAM (64 B,
 1 KiB, 16 KiB), TCP_RR (1 B); --quick (or QUICK=1) fewer sizes.  Each point
 is one netperf run: iterations of --time seconds (default 0.3) until the
@@ -23,6 +25,7 @@ Output, beside the pipe sweep's in bench/results/<date>/:
     netperf_xti_open.csv    bench_xti_open's CSV
     netperf_throughput.png  bytes/s received against message size, log-log
     netperf_ratio.png       XTI / sockets against message size
+    netperf_syscalls.png    system calls per transaction / message, both processes
     netperf.md              tables: per test, ratios, targets
 and bench/results/latest-netperf.md with bench/results/latest/netperf_*.png.
 Timings are a report, never a test: the exit status is 0 unless netperf
@@ -53,7 +56,9 @@ QUICK_PLAN = [("UDP_STREAM", [1, 64, 1024, 65507]),
               ("TCP_STREAM", [1024]),
               ("TCP_RR", [1])]
 NP_FIELDS = ["test", "api", "family", "size", "mean", "unit", "ci_half", "ci_pct",
-             "iterations", "ci_met", "msgs_per_s", "sent_per_s", "latency_us", "buffer"]
+             "iterations", "ci_met", "msgs_per_s", "sent_per_s", "latency_us", "buffer",
+             "mode", "client_pid", "server_pid", "calls_client", "calls_server", "calls_total",
+             "calls_note"]
 RAW_FIELDS = NP_FIELDS + ["rc", "message", "command"]
 COLORS = {("UDP_STREAM", "xti"): "C0", ("UDP_STREAM", "sock"): "C1",
           ("TCP_STREAM", "xti"): "C2", ("TCP_STREAM", "sock"): "C3"}
@@ -239,7 +244,33 @@ def charts(res, plan, outdir):
     ax.set_title("XTI over /dev/udp, /dev/tcp relative to sockets (1 = as fast)")
     ax.legend(fontsize=8)
     sweep_charts.save(plt, fig, outdir, "netperf_ratio.png", made)
+
+    # System calls per transaction (RR) or per message delivered (STREAM),
+    # both processes together, XTI beside sockets.
+    pts = [(t, s) for t, sizes in plan for s in sizes]
+    vals = {api: [calls_total(res.get((t, api, s))) for t, s in pts] for api, _ in APIS}
+    if any(v is not None for vs in vals.values() for v in vs):
+        fig, ax = plt.subplots(figsize=(9, 5))
+        w = 0.4
+        for k, (api, label) in enumerate(APIS):
+            xs = [i + (k - 0.5) * w for i in range(len(pts))]
+            ax.bar(xs, [v or 0 for v in vals[api]], width=w, label=label,
+                   color="C0" if api == "xti" else "C1")
+        ax.set_xticks(range(len(pts)))
+        ax.set_xticklabels([f"{t}\n{sweep_charts.size_label(s)}" for t, s in pts], fontsize=7)
+        ax.set_yscale("log")
+        ax.set_ylabel("system calls (client + server)")
+        ax.set_title("System calls per transaction (RR) / per message delivered (STREAM)")
+        ax.grid(True, axis="y", which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        sweep_charts.save(plt, fig, outdir, "netperf_syscalls.png", made)
     return made
+
+
+def calls_total(r):
+    """Both processes' system calls per operation of a run, or None."""
+    v = (r or {}).get("calls_total", "")
+    return float(v) if v not in ("", None) else None
 
 
 # --------------------------------------------------------------------------
@@ -268,14 +299,16 @@ def report(ctx, img_prefix):
             f"-i {ctx['max_iter']},3 --csv` (99 % confidence interval within ±2.5 % of the "
             f"mean, 3 to {ctx['max_iter']} iterations of {ctx['time']} s; buffers 131072 "
             f"bytes both APIs); sweep took {ctx['elapsed']:.0f} s")
-    add("- sender and receiver are two threads of one process on 127.0.0.1; STREAM "
+    add("- client (sender) and server (receiver) are two processes on 127.0.0.1, as netperf "
+        "and netserver; XTI and sockets alternate point by point in one run; STREAM "
         "figures are bytes/s **received** (UDP datagrams the kernel dropped do not count); "
         "RR figures are transactions/s, one request and one response of SIZE bytes in "
         "flight, the round trip their inverse")
     for (test, api), why in sorted(ctx["missing"].items()):
         add(f"- **{test} over {api} was not measured**: {why}")
     add("")
-    for name, title in (("netperf_throughput", "Throughput"), ("netperf_ratio", "XTI / sockets")):
+    for name, title in (("netperf_throughput", "Throughput"), ("netperf_ratio", "XTI / sockets"),
+                        ("netperf_syscalls", "System calls per operation")):
         if name + ".png" in ctx["charts"]:
             add(f"![{title}]({img_prefix}{name}.png)")
     add("")
@@ -300,6 +333,32 @@ def report(ctx, img_prefix):
                 cells.append(f"{sweep.fmt_rate(float(x['sent_per_s']))} / "
                              f"{sweep.fmt_rate(float(k['sent_per_s']))}" if x and k else "n/a")
             add("| " + " | ".join(cells) + " |")
+        add("")
+    add("## System calls per transaction (RR) or per message (STREAM)")
+    add("")
+    add("Counted by `ustreams netperf` itself over the measured iterations "
+        "(perf_event_open on raw_syscalls:sys_enter, every thread of each process, the "
+        "library's own included); STREAM: the client's per message sent, the server's per "
+        "message delivered (-m bytes received: a TCP receive may hold many sends).")
+    add("")
+    add("| test | size | XTI client | XTI server | sockets client | sockets server |")
+    add("|---|---:|---:|---:|---:|---:|")
+    notes = set()
+    for test, sizes in plan:
+        for s in sizes:
+            cells = [test, str(s)]
+            for api in ("xti", "sock"):
+                r = res.get((test, api, s))
+                for side in ("calls_client", "calls_server"):
+                    v = (r or {}).get(side, "")
+                    cells.append(f"{float(v):.2f}" if v not in ("", None) else "n/a")
+                    if r and v in ("", None) and r.get("calls_note"):
+                        notes.add(r["calls_note"])
+            add("| " + " | ".join(cells) + " |")
+    add("")
+    for n in sorted(notes):
+        add(f"- not counted: {n}")
+    if notes:
         add("")
     add("## Targets (ratios to sockets in the same run)")
     add("")

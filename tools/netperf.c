@@ -3,53 +3,52 @@
  * netperf.c -- `ustreams netperf`: netperf's UDP_STREAM, UDP_RR, TCP_STREAM
  * and TCP_RR tests over XTI (libxnet on "/dev/udp" and "/dev/tcp",
  * tools/netperf_xti.c) or over the kernel's sockets (tools/netperf_sock.c),
- * on the loopback address, sender and receiver two threads of this process.
+ * on the loopback address, with netperf's options (tools/netperf_opts.c).
  *
- *   ustreams netperf [-t TEST] [--api xti|sock] [-m SIZE] [-l SECONDS]
- *            [-i MAX[,MIN]] [-I LEVEL[,WIDTH]] [-s BUFFER] [-4|-6]
- *            [--warmup SECONDS] [--csv] [-v] [--xti-dev DEV]
+ * As netperf runs: the client (netperf's side: the sender of a STREAM test,
+ * the client of an RR test) is this process, the server (netserver's: the
+ * receiver, the responder) a child process forked before any stream is
+ * opened, which makes its own endpoint (tools/netperf_server.c).  With
+ * --one-process both are threads of this process, as before.
  *
- * Method (netperf's, as used in seed 002): a point is measured in
- * iterations of -l seconds each, repeated until the LEVEL % confidence
- * interval of their mean (Student t) is within +-WIDTH/2 % of the mean, or
- * MAX iterations were run (at least MIN; default 99 % within +-2.5 %, 3 to
- * 10 iterations of 0.3 s).  Whether the interval was met is reported, not
- * hidden.  Unlike netperf, which starts a new test per iteration, the
- * iterations here are consecutive intervals of one transfer: the endpoints
- * are set up once, which keeps a sweep short.
+ * Method (netperf's -l, -i, -I): the test runs -l seconds after a warm-up
+ * (--warmup, default 0.1 s) and its rate is reported.  With -i MAX[,MIN]
+ * (or -I, which implies -i 10,3) it is measured in iterations of -l seconds
+ * each, until the LEVEL % confidence interval of their mean (Student t) is
+ * within +-WIDTH/2 % of the mean, or MAX iterations were run (at least MIN;
+ * default -I 99,5).  Whether the interval was met is reported, not hidden.
+ * Unlike netperf, which starts a new test per iteration, the iterations here
+ * are consecutive intervals of one transfer: the endpoints are set up once.
  *
- *   UDP_STREAM  SIZE-byte datagrams as fast as the sender can send them;
- *               the figure is bytes/s *received* (what the kernel dropped
- *               is not counted), with the sent rate beside it.
- *   UDP_RR      one SIZE-byte request, one SIZE-byte response, one at a
- *               time: transactions/s, and their mean round trip.
- *   TCP_STREAM  SIZE-byte sends on one connection: bytes/s received.
+ *   UDP_STREAM  -m-byte datagrams as fast as the sender can send them; the
+ *               figure is bytes/s *received* (what the kernel dropped is not
+ *               counted), with the sent rate beside it.
+ *   UDP_RR      one request, one response (-r REQ,RESP; -m both), one at
+ *               a time: transactions/s, and their mean round trip.
+ *   TCP_STREAM  -m-byte sends on one connection, -M-byte receives: bytes/s
+ *               received.
  *   TCP_RR      as UDP_RR over one connection.
  *
- * Both APIs get the same buffer size (-s, default 131072; 0: the system's
- * default): SO_SNDBUF/SO_RCVBUF for sockets, XTI_SNDBUF/XTI_RCVBUF through
- * t_optmgmt for XTI.  Receives use a 64 KiB buffer in the stream tests.
- * --xti-dev DEV runs the XTI side over another provider (T_CLTS for UDP,
- * T_COTS_ORD for TCP) with the addresses it chooses: over /dev/ticlts and
- * /dev/ticotsord, the XTI code runs where the Internet providers do not.
+ * System calls: each process's calls (all its threads: the library's own
+ * included) are counted over the measured iterations with perf_event_open
+ * on raw_syscalls:sys_enter (tools/netperf_calls.c), and reported per
+ * transaction (RR) or per message (STREAM: the client's per message sent,
+ * the server's per message delivered, that is per -m bytes received, and
+ * both together per message delivered); where the kernel refuses, "n/a"
+ * and why.  The measuring thread of the client process is counted with it (a
+ * few calls per iteration).
  *
  * Principles of operation
- *   - The two loops share one struct shared: counters each written by one
- *     thread (relaxed atomic stores, each on its own cache line), the stop
- *     flag written by the main thread, and the first error (under a mutex).
- *     The main thread samples the counters at the interval boundaries.
- *   - End: the main thread raises stop.  UDP: the sender sends zero-length
- *     datagrams (every 1 ms: one may be dropped) until the receiver, which
- *     takes a zero-length datagram as the end, says it is done; in UDP_RR
- *     the client sends the server a zero-length request.  TCP: the sender
- *     (client) releases its direction (t_sndrel, shutdown), the peer sees
- *     the release, releases its own and closes, and the sender reads to the
- *     peer's release.
- *   - A loop that fails, an iteration in which nothing moved for 2 s (a
- *     lost UDP_RR datagram stalls the exchange, as in netperf) or an end
- *     that does not come within 5 s: the reason is printed and the process
- *     leaves with _exit(1), without waiting for threads that may be blocked
- *     for good.
+ *   - The two loops (tools/netperf_loops.c) share one struct np_shared,
+ *     in a MAP_SHARED anonymous mapping made before the fork; the measuring
+ *     (main) thread of the client process samples its counters at the
+ *     interval boundaries and raises stop at the end.
+ *   - A loop that fails, an iteration in which nothing moved for 2 s (a lost
+ *     UDP_RR datagram stalls the exchange, as in netperf), a server process
+ *     that does not answer or end in time, or an end that does not come
+ *     within 5 s: the reason is printed, the server process killed and
+ *     reaped, and the process leaves with _exit(1), without waiting for a
+ *     thread that may be blocked for good.
  *
  * Exit status: 0 measured; 1 the test failed; 2 bad options; 3 the
  * transport cannot be opened ("not available: ..."; for XTI TCP, a build
@@ -58,350 +57,44 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "commands.h"
-#include "netperf.h"
+#include "netperf_run.h"
 
-#define RECV_BUF 65536   /* receive size of the stream tests */
-#define END_WAIT 5.0     /* seconds the end may take */
-#define STALL_S 2.0      /* seconds without progress that are a stall */
+#define STALL_S 2.0   /* seconds without progress that are a stall */
+#define CTL_WAIT 10.0 /* seconds the server process may take to answer */
 
-/* What the two loops share.  Each counter is written by one thread. */
-struct shared {
-    _Alignas(64) atomic_llong rx_msgs; /* receiver: messages (RR: transactions) */
-    atomic_llong rx_bytes;             /* receiver: bytes */
-    _Alignas(64) atomic_llong tx_msgs; /* sender: messages sent */
-    _Alignas(64) atomic_int stop;      /* main: the sender stops */
-    atomic_int rx_done;                /* receiver: it saw the end */
-    atomic_int failed;                 /* a loop failed: err holds why */
-    pthread_mutex_t lk;                /* guards err */
-    char err[NP_ERRLEN];
+/* The counters of the system calls of the two sides.  One process: the
+ * whole process in client, server unused. */
+struct sides {
+    struct np_calls client, server;
 };
 
-/* One loop's arguments: its endpoint, the peer's address (UDP). */
-struct loop {
-    const struct np_opts *o;
-    struct shared *sh;
-    int ep;
-    struct np_addr peer;
-    const char *who;
+/* The result of one point. */
+struct result {
+    double x[NP_MAX_ITER];  /* per iteration: bytes/s (STREAM) or transactions/s (RR) */
+    double msgs, sent;      /* means: messages received/s, sent/s */
+    struct np_stats st;
+    long long d_rx, d_tx;       /* over the measured iterations: received (RR: transactions), sent */
+    long long d_bytes;          /* bytes received in that time */
+    long long calls_c, calls_s; /* system calls in that time; -1 not counted */
+    pid_t cpid, spid;           /* client and server processes */
+    char why[NP_ERRLEN];        /* why the calls were not counted, or "" */
 };
 
-/* Record the first failure (later ones are consequences of it). */
-static void fail_msg(struct shared *sh, const char *fmt, ...)
-{
-    va_list ap;
-    pthread_mutex_lock(&sh->lk);
-    if (!atomic_load(&sh->failed)) {
-        va_start(ap, fmt);
-        vsnprintf(sh->err, sizeof(sh->err), fmt, ap);
-        va_end(ap);
-    }
-    atomic_store(&sh->failed, 1);
-    pthread_mutex_unlock(&sh->lk);
-}
+/* ---------------------------------------------------------------- one process */
 
-/* A loop's call failed: the API's reason for it. */
-static void loop_fail(struct loop *l, const char *what)
-{
-    char e[NP_ERRLEN];
-    l->o->api->last_error(e);
-    fail_msg(l->sh, "%s: %s: %s", l->who, what, e);
-}
-
-static int stopping(struct shared *sh)
-{
-    return atomic_load_explicit(&sh->stop, memory_order_relaxed);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void sleep_s(double s)
-{
-    struct timespec ts = {.tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
-    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-        ;
-}
-
-static char *alloc_buf(struct loop *l, size_t n)
-{
-    char *b = malloc(n ? n : 1);
-    if (!b)
-        fail_msg(l->sh, "%s: out of memory", l->who);
-    else
-        memset(b, 'n', n ? n : 1);
-    return b;
-}
-
-/* ---------------------------------------------------------------- UDP */
-
-/* UDP_STREAM receiver: count datagrams until a zero-length one. */
-static void *udp_stream_rx(void *p)
-{
-    struct loop *l = p;
-    const struct np_api *api = l->o->api;
-    char *buf = alloc_buf(l, RECV_BUF);
-    long long n = 0, bytes = 0;
-    while (buf) {
-        ssize_t r = api->dg_recv(l->ep, buf, RECV_BUF);
-        if (r < 0) {
-            loop_fail(l, "receive");
-            break;
-        }
-        if (r == 0)
-            break;
-        n++;
-        bytes += r;
-        atomic_store_explicit(&l->sh->rx_msgs, n, memory_order_relaxed);
-        atomic_store_explicit(&l->sh->rx_bytes, bytes, memory_order_relaxed);
-    }
-    atomic_store(&l->sh->rx_done, 1);
-    free(buf);
-    return NULL;
-}
-
-/* Send zero-length datagrams to l->peer until the receiver is done. */
-static void udp_send_end(struct loop *l)
-{
-    double until = now_s() + END_WAIT;
-    while (!atomic_load(&l->sh->rx_done) && now_s() < until) {
-        if (l->o->api->dg_send(l->ep, "", 0, &l->peer) < 0) {
-            loop_fail(l, "send (end)");
-            return;
-        }
-        sleep_s(0.001);
-    }
-}
-
-/* UDP_STREAM sender: SIZE-byte datagrams until stop, then the end. */
-static void *udp_stream_tx(void *p)
-{
-    struct loop *l = p;
-    const struct np_api *api = l->o->api;
-    char *buf = alloc_buf(l, l->o->size);
-    long long n = 0;
-    while (buf && !stopping(l->sh)) {
-        if (api->dg_send(l->ep, buf, l->o->size, &l->peer) < 0) {
-            loop_fail(l, "send");
-            free(buf);
-            return NULL;
-        }
-        atomic_store_explicit(&l->sh->tx_msgs, ++n, memory_order_relaxed);
-    }
-    free(buf);
-    udp_send_end(l);
-    return NULL;
-}
-
-/* UDP_RR server: answer each request with SIZE bytes, until a zero-length one. */
-static void *udp_rr_server(void *p)
-{
-    struct loop *l = p;
-    const struct np_api *api = l->o->api;
-    char *buf = alloc_buf(l, RECV_BUF);
-    while (buf) {
-        ssize_t r = api->dg_recv(l->ep, buf, RECV_BUF);
-        if (r < 0) {
-            loop_fail(l, "receive");
-            break;
-        }
-        if (r == 0)
-            break;
-        if (api->dg_send(l->ep, buf, l->o->size, &l->peer) < 0) {
-            loop_fail(l, "send");
-            break;
-        }
-    }
-    atomic_store(&l->sh->rx_done, 1);
-    free(buf);
-    return NULL;
-}
-
-/* UDP_RR client: request, response, count; at stop the zero-length request. */
-static void *udp_rr_client(void *p)
-{
-    struct loop *l = p;
-    const struct np_api *api = l->o->api;
-    char *buf = alloc_buf(l, RECV_BUF);
-    long long n = 0;
-    while (buf && !stopping(l->sh)) {
-        if (api->dg_send(l->ep, buf, l->o->size, &l->peer) < 0) {
-            loop_fail(l, "send");
-            goto out;
-        }
-        ssize_t r = api->dg_recv(l->ep, buf, RECV_BUF);
-        if (r < 0) {
-            loop_fail(l, "receive");
-            goto out;
-        }
-        n++;
-        atomic_store_explicit(&l->sh->rx_msgs, n, memory_order_relaxed);
-        atomic_store_explicit(&l->sh->rx_bytes, n * (long long)l->o->size, memory_order_relaxed);
-        atomic_store_explicit(&l->sh->tx_msgs, n, memory_order_relaxed);
-    }
-    udp_send_end(l);
-out:
-    free(buf);
-    return NULL;
-}
-
-/* ---------------------------------------------------------------- TCP */
-
-/* Read until the peer's orderly release (0); 0, or -1 failed. */
-static int drain_to_release(struct loop *l, char *buf, size_t n)
-{
-    for (;;) {
-        ssize_t r = l->o->api->st_recv(l->ep, buf, n);
-        if (r == 0)
-            return 0;
-        if (r < 0) {
-            loop_fail(l, "receive (end)");
-            return -1;
-        }
-    }
-}
-
-/* TCP_STREAM receiver: count bytes until the release, then release too. */
-static void *tcp_stream_rx(void *p)
-{
-    struct loop *l = p;
-    const struct np_api *api = l->o->api;
-    char *buf = alloc_buf(l, RECV_BUF);
-    long long calls = 0, bytes = 0;
-    while (buf) {
-        ssize_t r = api->st_recv(l->ep, buf, RECV_BUF);
-        if (r < 0) {
-            loop_fail(l, "receive");
-            goto out;
-        }
-        if (r == 0)
-            break;
-        calls++;
-        bytes += r;
-        atomic_store_explicit(&l->sh->rx_msgs, calls, memory_order_relaxed);
-        atomic_store_explicit(&l->sh->rx_bytes, bytes, memory_order_relaxed);
-    }
-    if (buf && api->st_release(l->ep) < 0)
-        loop_fail(l, "release");
-out:
-    atomic_store(&l->sh->rx_done, 1);
-    free(buf);
-    return NULL;
-}
-
-/* TCP_STREAM sender: SIZE-byte sends until stop, release, read to the peer's. */
-static void *tcp_stream_tx(void *p)
-{
-    struct loop *l = p;
-    const struct np_api *api = l->o->api;
-    char *buf = alloc_buf(l, l->o->size > RECV_BUF ? l->o->size : RECV_BUF);
-    long long n = 0;
-    while (buf && !stopping(l->sh)) {
-        if (api->st_send(l->ep, buf, l->o->size) < 0) {
-            loop_fail(l, "send");
-            goto out;
-        }
-        atomic_store_explicit(&l->sh->tx_msgs, ++n, memory_order_relaxed);
-    }
-    if (buf && api->st_release(l->ep) < 0)
-        loop_fail(l, "release");
-    else if (buf)
-        (void)drain_to_release(l, buf, RECV_BUF);
-out:
-    free(buf);
-    return NULL;
-}
-
-/* Receive exactly n bytes: 1, 0 at the peer's release before any, -1 failed. */
-static int recv_all(struct loop *l, char *buf, size_t n)
-{
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = l->o->api->st_recv(l->ep, buf + got, n - got);
-        if (r < 0) {
-            loop_fail(l, "receive");
-            return -1;
-        }
-        if (r == 0) {
-            if (got == 0)
-                return 0;
-            fail_msg(l->sh, "%s: the peer released in the middle of a message", l->who);
-            return -1;
-        }
-        got += (size_t)r;
-    }
-    return 1;
-}
-
-/* TCP_RR server: echo SIZE-byte requests until the release, release too. */
-static void *tcp_rr_server(void *p)
-{
-    struct loop *l = p;
-    const struct np_api *api = l->o->api;
-    char *buf = alloc_buf(l, l->o->size);
-    int r = 0;
-    while (buf && (r = recv_all(l, buf, l->o->size)) == 1) {
-        if (api->st_send(l->ep, buf, l->o->size) < 0) {
-            loop_fail(l, "send");
-            r = -1;
-            break;
-        }
-    }
-    if (buf && r == 0 && api->st_release(l->ep) < 0)
-        loop_fail(l, "release");
-    atomic_store(&l->sh->rx_done, 1);
-    free(buf);
-    return NULL;
-}
-
-/* TCP_RR client: request, response, count; at stop release and drain. */
-static void *tcp_rr_client(void *p)
-{
-    struct loop *l = p;
-    const struct np_api *api = l->o->api;
-    char *buf = alloc_buf(l, l->o->size > RECV_BUF ? l->o->size : RECV_BUF);
-    long long n = 0;
-    while (buf && !stopping(l->sh)) {
-        if (api->st_send(l->ep, buf, l->o->size) < 0) {
-            loop_fail(l, "send");
-            goto out;
-        }
-        int r = recv_all(l, buf, l->o->size);
-        if (r != 1) {
-            if (r == 0)
-                fail_msg(l->sh, "%s: the server released the connection", l->who);
-            goto out;
-        }
-        n++;
-        atomic_store_explicit(&l->sh->rx_msgs, n, memory_order_relaxed);
-        atomic_store_explicit(&l->sh->rx_bytes, n * (long long)l->o->size, memory_order_relaxed);
-        atomic_store_explicit(&l->sh->tx_msgs, n, memory_order_relaxed);
-    }
-    if (buf && api->st_release(l->ep) < 0)
-        loop_fail(l, "release");
-    else if (buf)
-        (void)drain_to_release(l, buf, RECV_BUF);
-out:
-    free(buf);
-    return NULL;
-}
-
-/* ---------------------------------------------------------------- set-up */
-
-/* The endpoints of a test: a receives (the server in RR), b sends (the client). */
+/* The endpoints of a one-process test: a the server's, b the client's. */
 struct endpoints {
     int a, b;
     struct np_addr addr_a, addr_b;
@@ -416,7 +109,7 @@ struct accept_arg {
 static void *accept_thread(void *p)
 {
     struct accept_arg *x = p;
-    x->rc = x->o->api->st_accept(x->lep, x->o->family, x->o->buf, &x->ep, x->err);
+    x->rc = x->o->api->st_accept(x->lep, x->o->family, x->o->rbuf, &x->ep, x->err);
     return NULL;
 }
 
@@ -428,7 +121,7 @@ static int setup(const struct np_opts *o, struct endpoints *e, char *err)
     const struct np_api *api = o->api;
     int rc;
     if (np_is_udp(o)) {
-        if ((rc = api->dg_open(o->family, o->buf, &e->a, &e->addr_a, err)) != 0)
+        if ((rc = api->dg_open(o->family, o->rbuf, &e->a, &e->addr_a, err)) != 0)
             return rc == NP_EXIT_UNAVAILABLE ? rc : NP_EXIT_FAIL;
         if (api->dg_open(o->family, o->buf, &e->b, &e->addr_b, err) != 0)
             return NP_EXIT_FAIL;
@@ -437,7 +130,7 @@ static int setup(const struct np_opts *o, struct endpoints *e, char *err)
     struct np_addr laddr;
     struct accept_arg x = {.o = o, .rc = -1};
     pthread_t t;
-    if ((rc = api->st_listen(o->family, o->buf, &x.lep, &laddr, err)) != 0)
+    if ((rc = api->st_listen(o->family, o->rbuf, &x.lep, &laddr, err)) != 0)
         return rc == NP_EXIT_UNAVAILABLE ? rc : NP_EXIT_FAIL;
     if (pthread_create(&t, NULL, accept_thread, &x) != 0) {
         snprintf(err, NP_ERRLEN, "cannot start a thread");
@@ -452,46 +145,55 @@ static int setup(const struct np_opts *o, struct endpoints *e, char *err)
     }
     e->a = x.ep;
     api->close(x.lep);
+    if (o->nodelay && (api->st_nodelay(e->a, err) != 0 || api->st_nodelay(e->b, err) != 0))
+        return NP_EXIT_FAIL;
     return 0;
 }
 
 /* ---------------------------------------------------------------- measuring */
 
-/* The result of one point. */
-struct result {
-    double x[NP_MAX_ITER];  /* per iteration: bytes/s (STREAM) or transactions/s (RR) */
-    double msgs, sent;      /* means: messages received/s, sent/s */
-    struct np_stats st;
-};
-
-/* Sample the iterations until the interval holds or MAX; the reason for a
- * failure in err.  0 or NP_EXIT_FAIL. */
-static int measure(const struct np_opts *o, struct shared *sh, struct result *res, char *err)
+static long long calls_now(const struct np_calls *c)
 {
-    long long m0, b0, s0, m1, b1, s1;
+    return c->n ? np_calls_read(c) : -1;
+}
+
+/* Sample the iterations until the interval holds or MAX; the system calls
+ * of the sides over the same time.  The reason for a failure in err.  0 or
+ * NP_EXIT_FAIL. */
+static int measure(const struct np_opts *o, struct np_shared *sh, struct sides *sd,
+                   struct result *res, char *err)
+{
+    long long m0, b0, s0, m1, b1, s1, ms, bs, ss, c0, k0;
     double t0, t1, msum = 0, ssum = 0;
 
-    sleep_s(o->warmup);
-    t0 = now_s();
-    m0 = atomic_load(&sh->rx_msgs);
-    b0 = atomic_load(&sh->rx_bytes);
-    s0 = atomic_load(&sh->tx_msgs);
+    np_sleep(o->warmup);
+    t0 = np_now();
+    ms = m0 = atomic_load(&sh->rx_msgs);
+    bs = b0 = atomic_load(&sh->rx_bytes);
+    ss = s0 = atomic_load(&sh->tx_msgs);
+    c0 = calls_now(&sd->client);
+    k0 = calls_now(&sd->server);
     for (int it = 0; it < o->max_iter; it++) {
-        sleep_s(o->len);
-        t1 = now_s();
+        np_sleep(o->len);
+        t1 = np_now();
         /* Nothing yet (a machine too loaded to run us, or a stall): wait
          * up to STALL_S before calling it a stall. */
         while ((m1 = atomic_load(&sh->rx_msgs)) == m0 && t1 - t0 < STALL_S &&
                !atomic_load(&sh->failed)) {
-            sleep_s(0.01);
-            t1 = now_s();
+            np_sleep(0.01);
+            t1 = np_now();
         }
         b1 = atomic_load(&sh->rx_bytes);
         s1 = atomic_load(&sh->tx_msgs);
+        long long c1 = calls_now(&sd->client), k1 = calls_now(&sd->server);
         if (atomic_load(&sh->failed)) {
-            pthread_mutex_lock(&sh->lk);
             snprintf(err, NP_ERRLEN, "%s", sh->err);
-            pthread_mutex_unlock(&sh->lk);
+            return NP_EXIT_FAIL;
+        }
+        long long srv = atomic_load(&sh->srv_msgs); /* after m1: at least m1 - 1 */
+        if (np_is_rr(o) && srv + 1 < m1) {
+            snprintf(err, NP_ERRLEN, "the client counted %lld transactions, the server answered "
+                     "%lld: the responses did not come from the server", m1, srv);
             return NP_EXIT_FAIL;
         }
         if (m1 == m0) {
@@ -504,6 +206,11 @@ static int measure(const struct np_opts *o, struct shared *sh, struct result *re
         res->x[it] = (double)(np_is_rr(o) ? m1 - m0 : b1 - b0) / dt;
         msum += (double)(m1 - m0) / dt;
         ssum += (double)(s1 - s0) / dt;
+        res->d_rx = m1 - ms;
+        res->d_tx = s1 - ss;
+        res->d_bytes = b1 - bs;
+        res->calls_c = c0 >= 0 && c1 >= 0 ? c1 - c0 : -1;
+        res->calls_s = k0 >= 0 && k1 >= 0 ? k1 - k0 : -1;
         if (o->verbose)
             fprintf(stderr, "netperf: iteration %d: %.3f s, %.6g %s\n", it + 1, dt, res->x[it],
                     np_is_rr(o) ? "transactions/s" : "bytes/s");
@@ -521,7 +228,7 @@ static int measure(const struct np_opts *o, struct shared *sh, struct result *re
 static int join_by(pthread_t t, double deadline)
 {
     struct timespec ts;
-    double wait = deadline - now_s();
+    double wait = deadline - np_now();
     clock_gettime(CLOCK_REALTIME, &ts);
     if (wait < 0)
         wait = 0;
@@ -532,18 +239,277 @@ static int join_by(pthread_t t, double deadline)
     return pthread_timedjoin_np(t, NULL, &ts) == 0 ? 0 : -1;
 }
 
+/* Raise stop, then wait for the client thread (and nothing else) by the
+ * end's deadline.  0, or NP_EXIT_FAIL with err. */
+static int end_client(const struct np_opts *o, struct np_shared *sh, pthread_t t, char *err,
+                      double deadline)
+{
+    atomic_store(&sh->stop, 1);
+    if (join_by(t, deadline) < 0) {
+        snprintf(err, NP_ERRLEN, "the %s did not end within %g s",
+                 np_is_rr(o) ? "exchange" : "transfer", NP_END_WAIT);
+        return NP_EXIT_FAIL;
+    }
+    return 0;
+}
+
+static int run_one(const struct np_opts *o, struct np_shared *sh, struct result *res, char *err)
+{
+    struct sides sd = {0};
+    struct endpoints e;
+    int rc;
+
+    res->cpid = res->spid = getpid();
+    /* Every task of this process, before the endpoints exist: the
+     * library's threads made later are inherited. */
+    if (np_calls_open(&sd.client, getpid()) < 0)
+        snprintf(res->why, sizeof(res->why), "%s", sd.client.why);
+    if (o->xti_dev && o->api == &np_api_xti)
+        np_xti_use(o->xti_dev);
+    if ((rc = setup(o, &e, err)) != 0)
+        return rc;
+    struct np_loop rx = {.o = o, .sh = sh, .ep = e.a, .peer = e.addr_b,
+                         .who = np_is_rr(o) ? "server" : "receiver"};
+    struct np_loop tx = {.o = o, .sh = sh, .ep = e.b, .peer = e.addr_a,
+                         .who = np_is_rr(o) ? "client" : "sender"};
+    pthread_t rt, tt;
+    if (pthread_create(&rt, NULL, np_server_loop[o->test], &rx) != 0 ||
+        pthread_create(&tt, NULL, np_client_loop[o->test], &tx) != 0) {
+        snprintf(err, NP_ERRLEN, "cannot start threads");
+        return NP_EXIT_FAIL;
+    }
+    if ((rc = measure(o, sh, &sd, res, err)) != 0)
+        return rc;
+    double deadline = np_now() + NP_END_WAIT;
+    if ((rc = end_client(o, sh, tt, err, deadline)) != 0)
+        return rc;
+    if (join_by(rt, deadline) < 0) {
+        snprintf(err, NP_ERRLEN, "the %s did not end within %g s", np_is_rr(o) ? "server" :
+                 "receiver", NP_END_WAIT);
+        return NP_EXIT_FAIL;
+    }
+    if (atomic_load(&sh->failed)) {
+        snprintf(err, NP_ERRLEN, "at the end: %.180s", sh->err);
+        return NP_EXIT_FAIL;
+    }
+    o->api->close(e.a);
+    o->api->close(e.b);
+    np_calls_close(&sd.client);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- two processes */
+
+/* Reap pid by the deadline; its wait status, or -1 if it is still running. */
+static int reap_by(pid_t pid, double deadline)
+{
+    int st;
+    for (;;) {
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            return st;
+        if (r < 0 && errno != EINTR)
+            return 0; /* already reaped: nothing more to learn */
+        if (np_now() >= deadline)
+            return -1;
+        np_sleep(0.002);
+    }
+}
+
+/* "exit N" / "signal N" of a wait status. */
+static void status_text(int st, char *buf, size_t n)
+{
+    if (WIFEXITED(st))
+        snprintf(buf, n, "exit %d", WEXITSTATUS(st));
+    else if (WIFSIGNALED(st))
+        snprintf(buf, n, "signal %d", WTERMSIG(st));
+    else
+        snprintf(buf, n, "status %#x", st);
+}
+
+/* The server process failed to answer: why, from its status if it ended. */
+static void server_gone(pid_t pid, const char *when, char *err)
+{
+    char s[32];
+    int st = reap_by(pid, np_now() + 0.2);
+    if (st < 0)
+        snprintf(err, NP_ERRLEN, "the server process did not answer %s within %g s", when,
+                 CTL_WAIT);
+    else {
+        status_text(st, s, sizeof(s));
+        snprintf(err, NP_ERRLEN, "the server process ended %s (%s)", when, s);
+    }
+}
+
+/* The client's side of a two-process run; the server is pid, its control
+ * socket ctl.  0, or an exit status with err (the caller kills the server). */
+static int client_side(const struct np_opts *o, struct np_shared *sh, struct result *res,
+                       pid_t pid, int ctl, char *err)
+{
+    const struct np_api *api = o->api;
+    struct sides sd = {0};
+    struct np_ctl m = {0};
+    struct np_loop tx = {.o = o, .sh = sh, .who = np_is_rr(o) ? "client" : "sender"};
+    pthread_t tt;
+    int rc;
+
+    /* Both processes counted before either opens a stream (the child waits
+     * for the start message, so it has its one thread). */
+    if (np_calls_open(&sd.client, getpid()) < 0)
+        snprintf(res->why, sizeof(res->why), "%s", sd.client.why);
+    else if (np_calls_open(&sd.server, pid) < 0)
+        snprintf(res->why, sizeof(res->why), "%s", sd.server.why);
+    if (np_ctl_send(ctl, &m) < 0 || np_ctl_recv(ctl, &m, CTL_WAIT) < 0) {
+        server_gone(pid, "at set-up", err);
+        return NP_EXIT_FAIL;
+    }
+    if (m.rc != 0) {
+        snprintf(err, NP_ERRLEN, "%s", m.err);
+        return m.rc == NP_EXIT_UNAVAILABLE ? m.rc : NP_EXIT_FAIL;
+    }
+    tx.peer = m.addr;
+    if (o->xti_dev && api == &np_api_xti)
+        np_xti_use(o->xti_dev);
+    memset(&m, 0, sizeof(m));
+    if (np_is_udp(o)) {
+        if ((rc = api->dg_open(o->family, o->buf, &tx.ep, &m.addr, err)) != 0)
+            return rc == NP_EXIT_UNAVAILABLE ? rc : NP_EXIT_FAIL;
+        if (np_ctl_send(ctl, &m) < 0) {
+            server_gone(pid, "at set-up", err);
+            return NP_EXIT_FAIL;
+        }
+    } else {
+        if ((rc = api->st_connect(o->family, o->buf, &tx.peer, &tx.ep, err)) != 0)
+            return rc == NP_EXIT_UNAVAILABLE ? rc : NP_EXIT_FAIL;
+        if (o->nodelay && api->st_nodelay(tx.ep, err) != 0)
+            return NP_EXIT_FAIL;
+    }
+    if (np_ctl_recv(ctl, &m, CTL_WAIT) < 0) {
+        server_gone(pid, "at set-up", err);
+        return NP_EXIT_FAIL;
+    }
+    if (m.rc != 0) {
+        snprintf(err, NP_ERRLEN, "%s", m.err);
+        return NP_EXIT_FAIL;
+    }
+    if (pthread_create(&tt, NULL, np_client_loop[o->test], &tx) != 0) {
+        snprintf(err, NP_ERRLEN, "cannot start a thread");
+        return NP_EXIT_FAIL;
+    }
+    if ((rc = measure(o, sh, &sd, res, err)) != 0)
+        return rc;
+    double deadline = np_now() + NP_END_WAIT;
+    if ((rc = end_client(o, sh, tt, err, deadline)) != 0)
+        return rc;
+    int st = reap_by(pid, deadline);
+    if (st < 0) {
+        snprintf(err, NP_ERRLEN, "the server process did not end within %g s", NP_END_WAIT);
+        return NP_EXIT_FAIL;
+    }
+    if (atomic_load(&sh->failed)) {
+        snprintf(err, NP_ERRLEN, "at the end: %.180s", sh->err);
+        return NP_EXIT_FAIL;
+    }
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        char s[32];
+        status_text(st, s, sizeof(s));
+        snprintf(err, NP_ERRLEN, "the server process ended with %s", s);
+        return NP_EXIT_FAIL;
+    }
+    api->close(tx.ep);
+    np_calls_close(&sd.client);
+    np_calls_close(&sd.server);
+    return 0;
+}
+
+static int run_procs(const struct np_opts *o, struct np_shared *sh, struct result *res,
+                     char *err)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+        snprintf(err, NP_ERRLEN, "socketpair: %s", strerror(errno));
+        return NP_EXIT_FAIL;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(err, NP_ERRLEN, "fork: %s", strerror(errno));
+        close(sv[0]);
+        close(sv[1]);
+        return NP_EXIT_FAIL;
+    }
+    if (pid == 0) {
+        close(sv[0]);
+        np_server_main(o, sh, sv[1]);
+    }
+    close(sv[1]);
+    res->cpid = getpid();
+    res->spid = pid;
+    int rc = client_side(o, sh, res, pid, sv[0], err);
+    if (rc != 0) {
+        /* Any state: the server may be blocked for good.  Its end is ours. */
+        kill(pid, SIGKILL);
+        (void)reap_by(pid, np_now() + 2);
+    }
+    close(sv[0]);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- output */
 
-static void print_result(const struct np_opts *o, const struct result *r)
+/* Calls per operation, or -1: n calls over d operations. */
+static double per_op(long long n, long long d)
+{
+    return n >= 0 && d > 0 ? (double)n / (double)d : -1;
+}
+
+/* The system calls of a result: per operation of the client, the server,
+ * and both together (one process: total only); why not, if not counted. */
+struct calls_fig {
+    double client, server, total;
+    const char *why;
+};
+
+static struct calls_fig calls_of(const struct np_opts *o, const struct result *r,
+                                 const char *why)
+{
+    struct calls_fig f = {-1, -1, -1, why};
+    /* RR: transactions; STREAM: messages delivered, the bytes received in
+     * -m units (a TCP receive may hold many sends or part of one) */
+    long long ops = np_is_rr(o) ? r->d_rx : r->d_bytes / (long long)o->size;
+    if (o->one_process) {
+        f.total = per_op(r->calls_c, ops);
+    } else {
+        f.client = per_op(r->calls_c, np_is_rr(o) ? ops : r->d_tx);
+        f.server = per_op(r->calls_s, ops);
+        if (r->calls_c >= 0 && r->calls_s >= 0)
+            f.total = per_op(r->calls_c + r->calls_s, ops);
+    }
+    if (f.total >= 0)
+        f.why = "";
+    return f;
+}
+
+static void csv_num(double v, const char *sep)
+{
+    if (v >= 0)
+        printf("%.3f%s", v, sep);
+    else
+        printf("%s", sep);
+}
+
+static void print_result(const struct np_opts *o, const struct result *r, const char *why)
 {
     const struct np_stats *st = &r->st;
     double pct = st->half >= 0 && st->mean > 0 ? st->half / st->mean * 100 : -1;
     const char *fam = o->family == AF_INET6 ? "IPv6" : "IPv4";
     double lat = np_is_rr(o) && st->mean > 0 ? 1e6 / st->mean : -1;
+    struct calls_fig cf = calls_of(o, r, why);
 
     if (o->csv) {
         printf("test,api,family,size,mean,unit,ci_half,ci_pct,iterations,ci_met,msgs_per_s,"
-               "sent_per_s,latency_us,buffer\n");
+               "sent_per_s,latency_us,buffer,mode,client_pid,server_pid,calls_client,"
+               "calls_server,calls_total,calls_note\n");
         printf("%s,%s,%s,%zu,%.1f,%s,", np_test_names[o->test], o->api->name, fam, o->size,
                st->mean, np_is_rr(o) ? "trans/s" : "bytes/s");
         if (st->half >= 0)
@@ -553,7 +519,14 @@ static void print_result(const struct np_opts *o, const struct result *r)
         printf("%d,%s,%.1f,%.1f,", st->n, st->met ? "yes" : "no", r->msgs, r->sent);
         if (lat >= 0)
             printf("%.2f", lat);
-        printf(",%d\n", o->buf);
+        printf(",%d,%s,%d,%d,", o->buf, o->one_process ? "one-process" : "procs", (int)r->cpid,
+               (int)r->spid);
+        csv_num(cf.client, ",");
+        csv_num(cf.server, ",");
+        csv_num(cf.total, ",");
+        for (const char *p = cf.why; *p; p++) /* the note is one field */
+            putchar(*p == ',' || *p == '\n' || *p == '"' ? ';' : *p);
+        putchar('\n');
         return;
     }
     if (np_is_rr(o))
@@ -565,22 +538,31 @@ static void print_result(const struct np_opts *o, const struct result *r)
         printf(", +-%.2f %% (%d %% CI)\n", pct, o->level);
     else
         printf(", no confidence interval (one iteration)\n");
-    if (st->met)
-        printf("  confidence interval met after %d iterations\n", st->n);
+    if (o->max_iter > 1) {
+        if (st->met)
+            printf("  confidence interval met after %d iterations\n", st->n);
+        else
+            printf("  confidence interval NOT met: %d iterations (the limit)\n", st->n);
+    }
+    const char *per = np_is_rr(o) ? "transaction" : "message";
+    if (cf.total < 0)
+        printf("  system calls per %s: n/a: %s\n", per, cf.why);
+    else if (o->one_process)
+        printf("  system calls per %s: %.2f (one process, both sides)\n", per, cf.total);
+    else if (np_is_rr(o))
+        printf("  system calls per transaction: client %.2f, server %.2f (processes %d, %d)\n",
+               cf.client, cf.server, (int)r->cpid, (int)r->spid);
     else
-        printf("  confidence interval NOT met: %d iterations (the limit)\n", st->n);
+        printf("  system calls: sender %.2f per message sent, receiver %.2f per message "
+               "delivered (processes %d, %d)\n", cf.client, cf.server, (int)r->cpid,
+               (int)r->spid);
 }
 
 /* ---------------------------------------------------------------- main */
 
-typedef void *(*loop_fn)(void *);
-
 int ust_cmd_netperf(int argc, char **argv)
 {
-    static const loop_fn rx_fn[] = {udp_stream_rx, udp_rr_server, tcp_stream_rx, tcp_rr_server};
-    static const loop_fn tx_fn[] = {udp_stream_tx, udp_rr_client, tcp_stream_tx, tcp_rr_client};
     struct np_opts o;
-    struct endpoints e;
     struct result res;
     char err[NP_ERRLEN + 64];
     int rc;
@@ -589,74 +571,47 @@ int ust_cmd_netperf(int argc, char **argv)
         return NP_EXIT_USAGE;
     signal(SIGPIPE, SIG_IGN);
     memset(&res, 0, sizeof(res));
-    if (o.xti_dev && o.api == &np_api_xti)
-        np_xti_use(o.xti_dev);
+    res.calls_c = res.calls_s = -1;
     const char *over = "sockets";
     if (o.api == &np_api_xti)
         over = o.xti_dev ? o.xti_dev : np_is_udp(&o) ? "/dev/udp" : "/dev/tcp";
-    if (!o.csv)
-        printf("netperf: %s over %s%s, %s, %zu-byte %s, buffers %d, %g s x %d..%d iterations, "
-               "%d %% CI +-%g %%\n",
-               np_test_names[o.test], o.api == &np_api_xti ? "XTI " : "", over,
-               o.xti_dev && o.api == &np_api_xti ? "its own addresses"
-               : o.family == AF_INET6               ? "::1"
-                                                    : "127.0.0.1",
-               o.size,
-               np_is_rr(&o) ? "requests and responses" : "messages", o.buf, o.len, o.min_iter,
-               o.max_iter, o.level, o.width / 2);
+    if (!o.csv) {
+        printf("netperf: %s over %s%s, %s, ", np_test_names[o.test],
+               o.api == &np_api_xti ? "XTI " : "", over,
+               o.xti_dev ? "its own addresses" : o.family == AF_INET6 ? "::1" : "127.0.0.1");
+        if (np_is_rr(&o))
+            printf("%zu-byte requests, %zu-byte responses", o.size, o.rsp_size);
+        else
+            printf("%zu-byte sends, %zu-byte receives", o.size, o.rsize);
+        printf(", buffers %d/%d%s, %s, ", o.buf, o.rbuf, o.nodelay ? ", no delay" : "",
+               o.one_process ? "one process" : "client and server processes");
+        if (o.max_iter > 1)
+            printf("%g s x %d..%d iterations, %d %% CI +-%g %%\n", o.len, o.min_iter,
+                   o.max_iter, o.level, o.width / 2);
+        else
+            printf("%g s\n", o.len);
+    }
     fflush(stdout);
 
-    rc = setup(&o, &e, err);
-    if (rc == NP_EXIT_UNAVAILABLE) {
-        fprintf(stderr, "netperf: not available: %s\n", err);
-        return rc;
-    }
-    if (rc != 0) {
-        fprintf(stderr, "netperf: %s: set-up: %s\n", np_test_names[o.test], err);
-        fflush(NULL);
-        _exit(rc); /* a TCP accept may still be waiting */
-    }
-
-    struct shared *sh = calloc(1, sizeof(*sh));
-    if (!sh) {
-        fprintf(stderr, "netperf: out of memory\n");
+    /* Shared with the server process: made before the fork. */
+    struct np_shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+                                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (sh == MAP_FAILED) {
+        fprintf(stderr, "netperf: mmap: %s\n", strerror(errno));
         return NP_EXIT_FAIL;
     }
-    pthread_mutex_init(&sh->lk, NULL);
-    struct loop rx = {.o = &o, .sh = sh, .ep = e.a, .peer = e.addr_b,
-                      .who = np_is_rr(&o) ? "server" : "receiver"};
-    struct loop tx = {.o = &o, .sh = sh, .ep = e.b, .peer = e.addr_a,
-                      .who = np_is_rr(&o) ? "client" : "sender"};
-    pthread_t rt, tt;
-    if (pthread_create(&rt, NULL, rx_fn[o.test], &rx) != 0 ||
-        pthread_create(&tt, NULL, tx_fn[o.test], &tx) != 0) {
-        fprintf(stderr, "netperf: cannot start threads\n");
-        fflush(NULL);
-        _exit(NP_EXIT_FAIL);
-    }
-
-    rc = measure(&o, sh, &res, err);
-    atomic_store(&sh->stop, 1);
-    if (rc == 0) {
-        double deadline = now_s() + END_WAIT;
-        if (join_by(tt, deadline) < 0 || join_by(rt, deadline) < 0) {
-            snprintf(err, sizeof(err), "the %s did not end within %g s", np_is_rr(&o) ?
-                     "exchange" : "transfer", END_WAIT);
-            rc = NP_EXIT_FAIL;
-        } else if (atomic_load(&sh->failed)) {
-            snprintf(err, sizeof(err), "at the end: %s", sh->err);
-            rc = NP_EXIT_FAIL;
-        }
+    rc = o.one_process ? run_one(&o, sh, &res, err) : run_procs(&o, sh, &res, err);
+    if (rc == NP_EXIT_UNAVAILABLE) {
+        fprintf(stderr, "netperf: not available: %s\n", err);
+        munmap(sh, sizeof(*sh));
+        return rc;
     }
     if (rc != 0) {
         fprintf(stderr, "netperf: %s over %s: %s\n", np_test_names[o.test], o.api->name, err);
         fflush(NULL);
         _exit(rc); /* a loop may be blocked for good */
     }
-    print_result(&o, &res);
-    o.api->close(e.a);
-    o.api->close(e.b);
-    pthread_mutex_destroy(&sh->lk);
-    free(sh);
+    print_result(&o, &res, res.why[0] ? res.why : "not counted");
+    munmap(sh, sizeof(*sh));
     return NP_EXIT_OK;
 }

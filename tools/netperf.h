@@ -74,6 +74,10 @@ struct np_api {
     ssize_t (*st_recv)(int ep, void *data, size_t len);
     /* Orderly release of the sending direction (t_sndrel, shutdown SHUT_WR). */
     int (*st_release)(int ep);
+    /* Send without waiting to coalesce (netperf's -D): TCP_NODELAY with
+     * setsockopt, or INET_TCP TCP_NODELAY T_YES with t_optmgmt, on a
+     * connected endpoint.  0, or -1 with err. */
+    int (*st_nodelay)(int ep, char *err);
     /* Close any endpoint. */
     void (*close)(int ep);
     /* The reason for the calling thread's last failed data call. */
@@ -83,11 +87,13 @@ struct np_api {
 extern const struct np_api np_api_xti;
 extern const struct np_api np_api_sock;
 
-/* --xti-dev DEV: the XTI API opens DEV instead of "/dev/udp" or "/dev/tcp"
- * and binds with no address, taking the one the provider gives (for the
- * loopback transports, /dev/ticlts and /dev/ticotsord, whose addresses are
- * not sockaddrs): the XTI code can then be run where the Internet
- * providers are not built.  Called before any endpoint is made. */
+/* -X DEV (--xti-dev): the XTI API of this process opens DEV instead of
+ * "/dev/udp" or "/dev/tcp" and binds with no address, taking the one the
+ * provider gives (for the loopback transports, /dev/ticlts and
+ * /dev/ticotsord, whose addresses are not sockaddrs): the XTI code can then
+ * be run where the Internet providers are not built.  Called before any
+ * endpoint is made; each process of a run calls it with its own device of
+ * the pair (-X LOCAL,REMOTE). */
 void np_xti_use(const char *dev);
 
 /* The statistics of the repetitions of one point (tools/netperf_stats.c). */
@@ -117,17 +123,23 @@ extern const char *const np_test_names[4];
 struct np_opts {
     enum np_test test;
     const struct np_api *api;
-    size_t size;     /* -m */
-    double len;      /* -l: seconds per iteration */
-    int max_iter;    /* -i MAX */
+    size_t size;     /* -m: bytes per send (RR: the request, -r REQ) */
+    size_t rsp_size; /* RR: the response (-r ,RESP; -m sets both) */
+    size_t rsize;    /* -M: bytes per receive of the STREAM tests (default 65536) */
+    double len;      /* -l: the test's length; with -i, of each iteration */
+    int max_iter;    /* -i MAX (default 1: no interval, as netperf) */
     int min_iter;    /* -i ,MIN */
     int level;       /* -I LEVEL */
     double width;    /* -I ,WIDTH: percent, the whole interval */
-    int buf;         /* -s */
+    int buf;         /* -s: the client's send and receive buffers */
+    int rbuf;        /* -S: the server's (default: as -s) */
+    int nodelay;     /* -D: TCP_NODELAY on both ends of a TCP test */
     int family;      /* -4/-6 */
     double warmup;
     int csv, verbose;
-    const char *xti_dev; /* --xti-dev, or NULL */
+    int one_process; /* --one-process: client and server threads of one process */
+    const char *xti_dev;    /* -X LOCAL: the client's XTI device, or NULL */
+    const char *xti_rdev;   /* -X ,REMOTE: the server's (default: LOCAL) */
 };
 
 static inline int np_is_rr(const struct np_opts *o)

@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -162,6 +163,16 @@ static int sk_st_release(int ep)
     return shutdown(ep, SHUT_WR);
 }
 
+static int sk_st_nodelay(int ep, char *err)
+{
+    int one = 1;
+    if (setsockopt(ep, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0) {
+        snprintf(err, NP_ERRLEN, "TCP_NODELAY: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 static void sk_close(int ep)
 {
     close(ep);
@@ -183,6 +194,7 @@ const struct np_api np_api_sock = {
     .st_send = sk_st_send,
     .st_recv = sk_st_recv,
     .st_release = sk_st_release,
+    .st_nodelay = sk_st_nodelay,
     .close = sk_close,
     .last_error = sk_last_error,
 };

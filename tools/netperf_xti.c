@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include <xti.h>
+#include <xti_inet.h>
 
 #include "netperf.h"
 
@@ -338,6 +339,38 @@ static int x_st_release(int ep)
     return 0;
 }
 
+/* INET_TCP TCP_NODELAY = T_YES through t_optmgmt (T_NEGOTIATE) on a
+ * connected endpoint; the tcp provider sets TCP_NODELAY on its kernel
+ * socket.  Over another provider (-X) the option is not asked: it is an
+ * Internet option, which the loopback transports do not know. */
+static int x_st_nodelay(int ep, char *err)
+{
+    struct {
+        struct t_opthdr h;
+        t_uscalar_t v;
+    } req, ret;
+    struct t_optmgmt oreq, ores;
+
+    if (other_dev)
+        return 0;
+    memset(&req, 0, sizeof(req));
+    req.h = (struct t_opthdr){.len = sizeof(req), .level = INET_TCP, .name = TCP_NODELAY};
+    req.v = T_YES;
+    oreq = (struct t_optmgmt){.opt = {.len = sizeof(req), .buf = (char *)&req},
+                              .flags = T_NEGOTIATE};
+    ores = (struct t_optmgmt){.opt = {.maxlen = sizeof(ret), .buf = (char *)&ret}};
+    if (t_optmgmt(ep, &oreq, &ores) < 0) {
+        xti_reason(err, "t_optmgmt TCP_NODELAY");
+        return -1;
+    }
+    if (ores.flags != T_SUCCESS) {
+        snprintf(err, NP_ERRLEN, "t_optmgmt TCP_NODELAY: refused (flags %#lx)",
+                 (unsigned long)ores.flags);
+        return -1;
+    }
+    return 0;
+}
+
 static void x_close(int ep)
 {
     t_close(ep);
@@ -359,6 +392,7 @@ const struct np_api np_api_xti = {
     .st_send = x_st_send,
     .st_recv = x_st_recv,
     .st_release = x_st_release,
+    .st_nodelay = x_st_nodelay,
     .close = x_close,
     .last_error = x_last_error,
 };
