@@ -46,6 +46,7 @@
 
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/socket.h>
 #include <sys/stream.h>
 #include <sys/tihdr.h>
@@ -104,6 +105,9 @@ struct tcp_ep {
     timeout_id_t acc_tid;      /* LK: listener: the last retry of accept4 armed (out of descriptors) */
     struct tcp_optv opt[TCP_NOPTS]; /* LK: options to set on the next socket */
     struct ust_iow io; /* registration of fd with the epoll thread */
+    atomic_int tx;     /* the sender's claim: a put sending directly or the write
+                        * service procedure's turn (tcp_data.c): one at a time, so a
+                        * direct send never overtakes data taken off the queue */
 };
 
 /* --- tcp.c --- */

@@ -46,6 +46,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "strcore.h"
 #include "tcp.h"
 #include "tl.h"
 
@@ -64,6 +65,44 @@ static int tcp_nblocks(const mblk_t *mp)
     for (; mp != NULL; mp = mp->b_cont)
         k += mp->b_wptr > mp->b_rptr;
     return k;
+}
+
+static int tcp_sendv(queue_t *q, struct tcp_ep *ep, int fd, mblk_t **v, int n, struct iovec *iov,
+                     int niov);
+
+/*
+ * The channel's send path (seed 003; issue 23): normal data goes from the
+ * put procedure straight to the kernel on the caller's thread while the
+ * connection is established, nothing is queued and the service procedure
+ * is not sending (the sender's claim, ep->tx).  What the socket does not
+ * take is put back on the queue, EPOLLOUT armed (tcp_sendv).  Returns 1
+ * when dp was consumed (sent, put back, or failed: T_DISCON_IND follows),
+ * 0 when the caller must queue it.
+ */
+static int tcp_send_now(queue_t *q, struct tcp_ep *ep, mblk_t *dp)
+{
+    int idle = 0;
+    if (ust_q_nonempty_hint(q) || !atomic_compare_exchange_strong(&ep->tx, &idle, 1))
+        return 0;
+    int fd = tcp_io_get(ep), done = 0;
+    if (fd >= 0) {
+        pthread_mutex_lock(&ep->lk);
+        int ok = !ep->dead && ep->werr == 0 &&
+                 (ep->state == TS_DATA_XFER || ep->state == TS_WREQ_ORDREL);
+        pthread_mutex_unlock(&ep->lk);
+        if (ok && !ust_q_nonempty_hint(q)) { /* checked again under the claim */
+            struct iovec iov[TCP_IOV];
+            int niov = 0;
+            for (mblk_t *b = dp; b != NULL; b = b->b_cont)
+                if (b->b_wptr > b->b_rptr)
+                    iov[niov++] = (struct iovec){b->b_rptr, (size_t)(b->b_wptr - b->b_rptr)};
+            tcp_sendv(q, ep, fd, &dp, 1, iov, niov);
+            done = 1;
+        }
+        tcp_io_put(ep);
+    }
+    atomic_store(&ep->tx, 0);
+    return done;
 }
 
 /*
@@ -151,7 +190,7 @@ void tcp_data_req(queue_t *q, mblk_t *mp, t_scalar_t prim)
         tl_merror(q, NULL);
         return;
     }
-    if (!putq(q, dp))
+    if (!tcp_send_now(q, ep, dp) && !putq(q, dp))
         freemsg(dp);
 }
 
@@ -241,6 +280,11 @@ int tcp_wsrv(queue_t *q)
         flushq(q, FLUSHDATA);
         goto out;
     }
+    int idle = 0;
+    if (!atomic_compare_exchange_strong(&ep->tx, &idle, 1)) {
+        qenable(q); /* a direct send is on its way: look again after it */
+        goto out;
+    }
     while ((mp = getq(q)) != NULL) {
         mblk_t *v[TCP_IOV];
         struct iovec iov[TCP_IOV];
@@ -261,12 +305,12 @@ int tcp_wsrv(queue_t *q)
                 if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
                     putbq(q, mp);
                     ust_iow_want_out(&ep->io);
-                    goto out;
+                    goto done;
                 }
                 freemsg(mp);
                 if (r < 0) {
                     tcp_send_failed(q, ep, errno);
-                    goto out;
+                    goto done;
                 }
             } else { /* T_ORDREL_REQ: everything before it has gone */
                 freemsg(mp);
@@ -297,8 +341,10 @@ int tcp_wsrv(queue_t *q)
             }
         }
         if (tcp_sendv(q, ep, fd, v, n, iov, niov) != 0)
-            goto out;
+            break;
     }
+done:
+    atomic_store(&ep->tx, 0);
 out:
     tcp_io_put(ep);
     return 0;
