@@ -58,6 +58,22 @@
 
 #include "xti_impl.h"
 
+/*
+ * The stream head's protected copy (src/head/sd_ucopy.c, exported by
+ * libustreams): a bad pointer fails with EFAULT, as everywhere in XTI, at
+ * the cost of a memcpy.  The one symbol libxnet takes from below the
+ * public API: xti_uread's system call (process_vm_readv) per held send was
+ * 70 % of a 64-byte T_MORE send (bench/README.md "T_MORE coalescing").
+ */
+int ust_copyin(const void *uaddr, void *kaddr, size_t len);
+
+/* n bytes of the caller's src into library memory dst; 0 or -1 (TSYSERR, EFAULT). */
+static int more_copyin(void *dst, const void *src, size_t n)
+{
+    int e = ust_copyin(src, dst, n);
+    return e ? xti_syserr(e) : 0;
+}
+
 static pthread_mutex_t tm_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t tm_cv;               /* CLOCK_MONOTONIC (more_init) */
 static struct xti_ep *tm_head, *tm_tail;   /* T: armed endpoints, earliest first */
@@ -280,7 +296,7 @@ static int more_hold(struct xti_ep *ep, const char *src, size_t n)
         return 0;
     if (!ep->e_mbuf && !(ep->e_mbuf = malloc(XTI_MORE_CAP)))
         return xti_syserr(ENOMEM);
-    if (xti_uread(ep->e_mbuf + ep->e_mlen, src, n) < 0)
+    if (more_copyin(ep->e_mbuf + ep->e_mlen, src, n) < 0)
         return -1; /* EFAULT: nothing taken */
     ep->e_mlen += n;
     if (first)
@@ -298,7 +314,7 @@ int xti_more_snd(struct xti_ep *ep, const char *buf, size_t nbytes, int flags)
     if (held) {
         /* Top the hold up with the head of this send; they cross as one. */
         k = XTI_MORE_CAP - held < nbytes ? XTI_MORE_CAP - held : nbytes;
-        if (k && xti_uread(ep->e_mbuf + held, buf, k) < 0)
+        if (k && more_copyin(ep->e_mbuf + held, buf, k) < 0)
             return -1;
         /* It ends the TSDU only if it carries the whole of a send without T_MORE. */
         int more = k < nbytes || (flags & T_MORE);
