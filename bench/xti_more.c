@@ -33,7 +33,7 @@
 #include <xti.h>
 
 enum { M_MORE, M_MORE_OFF, M_PUSH, M_SOCK, M_N };
-static const char *mode_name[M_N] = {"xti T_MORE", "xti T_MORE, coalescing off", "xti no T_MORE",
+static const char *mode_name[M_N] = {"xti T_MORE", "xti T_MORE (coalescing off)", "xti no T_MORE",
                                      "socket send"};
 
 struct result {
