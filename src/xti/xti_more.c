@@ -26,7 +26,10 @@
  * delivers every TSDU whole, its end marked where the sender ended it; only
  * the pieces inside it are cut differently, which XTI allows.  On a byte
  * stream (tcp, TSDU 0) MORE_flag means nothing and the hold simply turns
- * many small sends into one.
+ * many small sends into one.  t_open's default (XTI_MORE_USED): on for a
+ * byte stream, off where the provider keeps TSDU boundaries (programs
+ * there count on the receiver's pieces being the sender's); t_coalesce
+ * switches it per endpoint.
  *
  * Held bytes belong to one connection of one process: e_mepoch records the
  * connection (e_cepoch, bumped by xti_discon_state: t_snddis, t_rcvdis)
