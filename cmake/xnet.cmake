@@ -10,6 +10,7 @@
 #                            program: -I include, <xti.h> only, linked with libxnet
 #   test_xti_compile_shared -> the same, linked with the shared libxnet (--as-needed)
 #   bench/xti_open.c      -> bench_xti_open, linked with xnet_static
+#   bench/xti_more.c      -> bench_xti_more (T_MORE coalescing), linked with xnet_static
 #   tools/netperf_xti.c   -> the ustreams command is linked with xnet_static
 file(GLOB XNET_SOURCES CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/src/xti/*.c")
 
@@ -87,6 +88,9 @@ target_link_libraries(ustreams_cmd PRIVATE xnet_static m)
 
 if(EXISTS "${PROJECT_SOURCE_DIR}/bench/xti_open.c" AND TARGET bench_xti_open)
     target_link_libraries(bench_xti_open PRIVATE xnet_static)
+endif()
+if(EXISTS "${PROJECT_SOURCE_DIR}/bench/xti_more.c" AND TARGET bench_xti_more)
+    target_link_libraries(bench_xti_more PRIVATE xnet_static)
 endif()
 
 install(TARGETS xnet xnet_static

@@ -113,6 +113,19 @@ int t_sndvudata(int fd, struct t_unitdata *unitdata, struct t_iovec *iov, unsign
 const char *t_strerror(int errnum);
 int t_sysconf(int name); /* name: _SC_T_IOV_MAX */
 
+/*
+ * ---- ustreams extension (not XNS 5) ----
+ * t_coalesce: whether t_snd / t_sndv data sent with T_MORE on connection-
+ * mode endpoint fd is held in the library and crosses into the stream in
+ * batches (on: 1) or goes at once (off: 0; what is held is sent first).
+ * t_open's default: on for a byte stream (t_info tsdu 0: /dev/tcp), off
+ * where the provider keeps TSDU boundaries.  on == -1 only asks.  Returns the previous setting (0 or
+ * 1), or -1 with t_errno TBADF, TNOTSUPPORT (connectionless), TBADFLAG, or
+ * TFLOW / TLOOK / TSYSERR when held data could not be sent.  docs/XTI.md
+ * "T_MORE coalescing".
+ */
+int t_coalesce(int fd, int on);
+
 #ifdef __cplusplus
 }
 #endif

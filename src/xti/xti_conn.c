@@ -137,6 +137,7 @@ void xti_discon_state(struct xti_ep *ep, t_scalar_t seq)
     }
     ep->e_more_norm = ep->e_more_exp = 0;
     ep->e_flow = ep->e_eflow = 0;
+    ep->e_cepoch++; /* bytes still held for the connection are stale (xti_more.c) */
 }
 
 /* Wait for (or poll for) the T_CONN_CON of an outgoing connection; call is
@@ -540,7 +541,8 @@ int t_rcvdis(int fd, struct t_discon *discon)
 
 static int xti_sndrel(int fd, struct t_discon *udiscon)
 {
-    struct xti_ep *ep = xti_ep_get(fd);
+    /* The send side's lock too: held T_MORE bytes go before the release. */
+    struct xti_ep *ep = xti_ep_get_io(fd, XTI_WR);
     struct T_ordrel_req *or;
     struct t_discon d, *discon = udiscon ? &d : NULL;
     int rc = -1;
@@ -565,6 +567,13 @@ static int xti_sndrel(int fd, struct t_discon *udiscon)
         xti_err(TLOOK);
         goto out;
     }
+    /* Orderly release: every byte sent before is delivered, held ones too. */
+    if (xti_more_check(ep) < 0 || xti_more_flush(ep) < 0)
+        goto out;
+    if (ep->e_state != T_DATAXFER && ep->e_state != T_INREL) {
+        xti_err(TOUTSTATE); /* another thread ended it while the flush waited */
+        goto out;
+    }
     or = (struct T_ordrel_req *)(void *)ep->e_ctl;
     or->PRIM_type = T_ORDREL_REQ;
     if (xti_putmsg(ep, sizeof(*or), NULL, 0) < 0) {
@@ -575,7 +584,7 @@ static int xti_sndrel(int fd, struct t_discon *udiscon)
     ep->e_state = ep->e_state == T_DATAXFER ? T_OUTREL : T_IDLE;
     rc = 0;
 out:
-    xti_ep_put(ep);
+    xti_ep_put_io(ep, XTI_WR);
     return rc;
 }
 

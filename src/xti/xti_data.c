@@ -35,8 +35,6 @@
 
 #include "xti_impl.h"
 
-#define XTI_TIDU 65536 /* most bytes of one T_DATA_REQ */
-
 /* Park a non-data primitive read into the user's buffer; TLOOK. */
 static int xti_park(struct xti_ep *ep, const struct strbuf *ctl, const struct strbuf *data, int rc)
 {
@@ -80,6 +78,46 @@ static int xti_park(struct xti_ep *ep, const struct strbuf *ctl, const struct st
 
 /* ------------------------------------------------------------------ send */
 
+int xti_snd_pieces(struct xti_ep *ep, const char *buf, size_t nbytes, int more, int exp,
+                   size_t *sentp)
+{
+    int band = (exp && !(ep->e_provflag & EXPINLINE)) ? 1 : 0;
+    size_t sent = 0;
+
+    *sentp = 0;
+    do {
+        size_t n = nbytes - sent > XTI_TIDU ? XTI_TIDU : nbytes - sent;
+        int m = (sent + n < nbytes) || more;
+        struct T_data_req dr = {.PRIM_type = exp ? T_EXDATA_REQ : T_DATA_REQ, .MORE_flag = m};
+        struct strbuf c = {.len = (int)sizeof(dr), .buf = (char *)&dr};
+        struct strbuf d = {.len = (int)n, .buf = (char *)(uintptr_t)(buf + sent)};
+        int prc, perr;
+
+        pthread_mutex_unlock(&ep->e_lock); /* may block on flow control */
+        prc = xti_sys_putpmsg(ep->e_fd, &c, &d, band, MSG_BAND);
+        perr = errno;
+        if (xti_io_relock(ep) < 0)
+            return -1;
+        errno = perr;
+        if (prc < 0) {
+            if (errno == EAGAIN) {
+                if (exp)
+                    ep->e_eflow = 1;
+                else
+                    ep->e_flow = 1;
+                return xti_err(TFLOW);
+            }
+            int e = errno;
+            if (!sent && xti_look_event(ep) == T_DISCONNECT)
+                return xti_err(TLOOK);
+            return xti_syserr(e);
+        }
+        sent += n;
+        *sentp = sent;
+    } while (sent < nbytes);
+    return 0;
+}
+
 static int xti_snd(struct xti_ep *ep, const char *buf, size_t nbytes, int flags)
 {
     int exp = flags & T_EXPEDITED;
@@ -99,41 +137,15 @@ static int xti_snd(struct xti_ep *ep, const char *buf, size_t nbytes, int flags)
         return xti_err(TBADDATA);
     if (ep->e_look && ep->e_look->l_event == T_DISCONNECT)
         return xti_err(TLOOK);
-    do {
-        size_t n = nbytes - sent > XTI_TIDU ? XTI_TIDU : nbytes - sent;
-        int more = (sent + n < nbytes) || (flags & T_MORE);
-        struct T_data_req dr = {.PRIM_type = exp ? T_EXDATA_REQ : T_DATA_REQ, .MORE_flag = more};
-        struct strbuf c = {.len = (int)sizeof(dr), .buf = (char *)&dr};
-        struct strbuf d = {.len = (int)n, .buf = (char *)(uintptr_t)(buf + sent)};
-        int band = (exp && !(ep->e_provflag & EXPINLINE)) ? 1 : 0;
-
-        int prc, perr;
-
-        pthread_mutex_unlock(&ep->e_lock); /* may block on flow control */
-        prc = xti_sys_putpmsg(ep->e_fd, &c, &d, band, MSG_BAND);
-        perr = errno;
-        if (xti_io_relock(ep) < 0)
-            return sent ? (int)sent : -1;
-        errno = perr;
-        if (prc < 0) {
-            if (errno == EAGAIN) {
-                if (exp)
-                    ep->e_eflow = 1;
-                else
-                    ep->e_flow = 1;
-                if (sent)
-                    return (int)sent;
-                return xti_err(TFLOW);
-            }
-            if (sent)
-                return (int)sent;
-            int e = errno;
-            if (xti_look_event(ep) == T_DISCONNECT)
-                return xti_err(TLOOK);
-            return xti_syserr(e);
-        }
-        sent += n;
-    } while (sent < nbytes);
+    if (xti_more_check(ep) < 0)
+        return -1;
+    if (!exp && XTI_MORE_USED(ep))
+        return xti_more_snd(ep, buf, nbytes, flags);
+    /* Expedited data never overtakes normal data held in the library. */
+    if (ep->e_mlen && xti_more_flush(ep) < 0)
+        return -1;
+    if (xti_snd_pieces(ep, buf, nbytes, flags & T_MORE, exp, &sent) < 0 && !sent)
+        return -1;
     return (int)sent;
 }
 
@@ -250,6 +262,8 @@ static int xti_rcv(struct xti_ep *ep, char *buf, size_t nbytes, int *flags)
     int *bandp = flags ? flags : &band;
     union T_primitives *p;
 
+    /* A reader may be waiting for the answer to what is held: send it. */
+    xti_more_try(ep);
     if (ep->e_info.servtype == T_CLTS)
         return xti_err(TNOTSUPPORT);
     if (ep->e_state != T_DATAXFER && ep->e_state != T_OUTREL)

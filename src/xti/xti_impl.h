@@ -35,6 +35,11 @@
  *      updates, and drops it across the getmsg/putmsg that may block.
  *      t_accept, which works on two descriptors, locks the one with the
  *      lower number first.
+ *   4. xti_more.c's tm_lock, the T_MORE timer's list: a leaf after
+ *      e_lock.  The timer thread holds it while it flushes an endpoint and
+ *      takes e_wlock and e_lock then only with trylock; t_rcv and t_look
+ *      likewise take e_wlock with trylock under e_lock (xti_more_try): a
+ *      trylock never waits, so the order above still cannot deadlock.
  * An entry lives while it has references; t_close removes it from the table
  * and the last reference frees it, so a thread blocked on e_lock of a
  * descriptor being closed wakes up to find e_closed and fails with TBADF.
@@ -98,6 +103,23 @@ struct xti_ep {
     char *e_wctl;              /* e_wlock: scratch of senders, e_wctlsize bytes */
     size_t e_iosize;           /* C */
     size_t e_wctlsize;         /* e_wlock */
+    /*
+     * T_MORE coalescing (xti_more.c).  W: e_wlock and e_lock both held;
+     * T: xti_more.c's timer lock.  Invariant: e_mlen > 0 only for data
+     * held in connection e_mepoch of this process (e_mfork); anything
+     * else is stale and is discarded at the next look.
+     */
+    char *e_mbuf;              /* W: held normal data, XTI_MORE_CAP bytes, NULL until needed */
+    size_t e_mlen;             /* W: bytes held */
+    unsigned e_mepoch;         /* W: e_cepoch when the first of them was held */
+    unsigned e_mfork;          /* W: the fork generation then */
+    int e_mmode;               /* W: XTI_MORE_DEFAULT, _ON or _OFF (t_coalesce) */
+    int e_merr;                /* W: errno of a background flush that failed: the next t_snd's */
+    atomic_int e_mheld;        /* e_mlen != 0, read without the locks (t_rcv, t_look, timer) */
+    unsigned e_cepoch;         /* E: bumped whenever a connection ends (xti_discon_state) */
+    struct xti_ep *e_mnext;    /* T: the timer's list */
+    int e_marmed;              /* T: on the timer's list (it then holds a reference) */
+    unsigned long long e_mdue; /* T: when the timer looks at it (CLOCK_MONOTONIC, ns) */
 };
 
 #define XTI_RD 1 /* xti_ep_get_io: the receive side */
@@ -136,6 +158,10 @@ void xti_ep_remove(struct xti_ep *ep);
 
 /* xti_ep_free -- free an entry never inserted. */
 void xti_ep_free(struct xti_ep *ep);
+
+/* xti_ep_ref_add / xti_ep_unref -- take / drop a reference (the last one frees). */
+void xti_ep_ref_add(struct xti_ep *ep);
+void xti_ep_unref(struct xti_ep *ep);
 
 /* ---- xti_error.c ---- */
 
@@ -299,6 +325,74 @@ int xti_peek_prim(struct xti_ep *ep);
  */
 int xti_next_msg(struct xti_ep *ep, t_scalar_t want, t_scalar_t want2, int block, size_t dcap,
                  struct xti_msg *m);
+
+/* ---- xti_data.c helper shared with xti_more.c ---- */
+
+/*
+ * xti_snd_pieces -- nbytes at buf (the caller's memory or the library's)
+ * down as T_DATA_REQ (T_EXDATA_REQ if exp) pieces of at most XTI_TIDU
+ * bytes, MORE_flag on every piece but the last, and on the last if more.
+ * e_wlock and e_lock held; e_lock is dropped across each putpmsg (which
+ * may block on flow control when the endpoint is blocking) and retaken.
+ * *sentp: the bytes that went.  0 when all went, else -1 with t_errno set
+ * (TFLOW, TLOOK, TSYSERR, TBADF when t_close ran meanwhile: e_lock then
+ * still held, e_closed set).
+ */
+#define XTI_TIDU 65536 /* most bytes of one T_DATA_REQ */
+int xti_snd_pieces(struct xti_ep *ep, const char *buf, size_t nbytes, int more, int exp,
+                   size_t *sentp);
+
+/* ---- xti_more.c: T_MORE coalescing (docs/XTI.md "T_MORE coalescing") ---- */
+
+#define XTI_MORE_DEFAULT 0 /* t_open's: on for a byte stream (TSDU 0), off where TSDUs are kept */
+#define XTI_MORE_ON 1
+#define XTI_MORE_OFF 2
+#define XTI_MORE_USED(ep)                                                                          \
+    ((ep)->e_mmode == XTI_MORE_ON || ((ep)->e_mmode == XTI_MORE_DEFAULT && (ep)->e_info.tsdu == 0))
+#define XTI_MORE_CAP 16384             /* bytes held at most (<= XTI_TIDU) */
+#define XTI_MORE_IDLE_NS 2000000ULL    /* held bytes go at the latest this long after the first */
+
+/*
+ * xti_more_snd -- t_snd of normal data with coalescing on: bytes sent with
+ * T_MORE are copied into the endpoint's hold and cross later; a send
+ * without T_MORE (or with T_PUSH) sends what is held and itself at once,
+ * as one T_DATA_REQ when they fit.  e_wlock and e_lock held, the XTI
+ * checks of t_snd done.  Returns the bytes taken, or -1 with t_errno set
+ * (then nothing of this call was taken, the hold is as it was).
+ */
+int xti_more_snd(struct xti_ep *ep, const char *buf, size_t nbytes, int flags);
+
+/*
+ * xti_more_check -- before any send: drops stale held bytes (the
+ * connection ended, or inherited across fork) and reports a background
+ * flush's failure (-1: TLOOK when a disconnect waits, else TSYSERR with
+ * its errno).  e_wlock and e_lock held.  0 otherwise.
+ */
+int xti_more_check(struct xti_ep *ep);
+
+/*
+ * xti_more_flush -- send what is held now, MORE_flag set (the TSDU is not
+ * finished), waiting for flow control if the endpoint is blocking.
+ * e_wlock and e_lock held (e_lock dropped across the putpmsg).  0 (the
+ * hold is empty), or -1 with t_errno set (the hold is kept).
+ */
+int xti_more_flush(struct xti_ep *ep);
+
+/*
+ * xti_more_try -- a reader (t_rcv, t_look) is about to wait or look for
+ * the peer: send what is held if that needs no wait: e_wlock taken with
+ * trylock (never waited for, so it may be taken under e_lock and
+ * e_rlock), I_CANPUT asked first.  e_lock held.  Never fails: what cannot
+ * go stays for the timer, a send error is kept for the next t_snd.
+ */
+void xti_more_try(struct xti_ep *ep);
+
+/*
+ * xti_more_close -- t_close's part: send what is held as a t_snd would
+ * (waiting for flow control if blocking; non-blocking and flow-controlled:
+ * discarded).  Takes and releases the endpoint's locks itself.
+ */
+void xti_more_close(int fd);
 
 /* ---- xti_conn.c helper shared with xti_data.c ---- */
 

@@ -130,6 +130,7 @@ int t_look(int fd)
 
     if (!ep)
         return -1;
+    xti_more_try(ep); /* an event loop looks before it waits: what is held goes */
     ev = xti_look_event(ep);
     xti_ep_put(ep);
     return ev;

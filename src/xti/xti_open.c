@@ -224,7 +224,10 @@ fail:
 
 int t_close(int fd)
 {
-    struct xti_ep *ep = xti_ep_get(fd);
+    struct xti_ep *ep;
+
+    xti_more_close(fd); /* bytes held by T_MORE go first, as a t_snd's */
+    ep = xti_ep_get(fd);
 
     if (!ep)
         return -1;

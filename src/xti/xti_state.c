@@ -17,7 +17,12 @@ static pthread_mutex_t xti_tab_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct xti_ep **xti_tab; /* xti_tab_lock */
 static int xti_tabsize;         /* xti_tab_lock */
 
-static void xti_ep_unref(struct xti_ep *ep)
+void xti_ep_ref_add(struct xti_ep *ep)
+{
+    atomic_fetch_add(&ep->e_refs, 1);
+}
+
+void xti_ep_unref(struct xti_ep *ep)
 {
     if (atomic_fetch_sub(&ep->e_refs, 1) == 1)
         xti_ep_free(ep);
@@ -32,6 +37,7 @@ void xti_ep_free(struct xti_ep *ep)
     free(ep->e_ctl);
     free(ep->e_rctl);
     free(ep->e_wctl);
+    free(ep->e_mbuf);
     free(ep);
 }
 
