@@ -14,6 +14,16 @@
  *   is released -- the datagrams go up the stream with no hand-over to a
  *   scheduler thread (one context switch less per wake-up); what is beyond
  *   the call's budget goes to the scheduler threads.
+ *   Channel readers (ust_iow_poll_enter, src/head/sd_chan.c): while a
+ *   thread blocked in a read polls the socket itself, plain readability is
+ *   its own; the thread marks it skipped.  An endpoint read that way wakes
+ *   this thread for every datagram for nothing, so the first skip also
+ *   takes EPOLLIN off the registration (in_off; errors, urgent data and
+ *   hang-ups still come).  It is put back once no reader has polled for
+ *   IO_REARM_NS -- the thread then waits with a timeout and looks -- and
+ *   EPOLL_CTL_MOD reports at once what arrived meanwhile, so event loops
+ *   and strm_poll see it at most IO_REARM_NS late, and only right after a
+ *   thread's blocking read of that endpoint.
  *   Deletion: an event carries no pointer but the registration's id, a
  *   slot of io_tab and that slot's generation, and the thread looks it up
  *   under io_lock.  ust_iow_del empties the slot and removes the socket
@@ -36,6 +46,7 @@
 
 #define IO_EVENTS 64
 #define IO_TAB_MIN 64
+#define IO_REARM_NS 1000000LL /* EPOLLIN back this long after the last poller left */
 
 static pthread_mutex_t io_lock = PTHREAD_MUTEX_INITIALIZER;
 static int io_epfd = -1;         /* io_lock: the epoll instance, -1 before the first add */
@@ -44,6 +55,7 @@ static struct ust_iow io_head = {.next = &io_head, .prev = &io_head}; /* io_lock
 static struct ust_iow **io_tab;  /* io_lock: registrations by slot, NULL when free */
 static uint32_t *io_gen;         /* io_lock: each slot's generation */
 static uint32_t io_tab_n;        /* io_lock: slots allocated */
+static struct ust_iow *io_off;   /* io_lock: registrations with in_off */
 
 /* Under io_lock: the registration an event's id names, or NULL. */
 static struct ust_iow *io_lookup(uint64_t id)
@@ -55,16 +67,72 @@ static struct ust_iow *io_lookup(uint64_t id)
 }
 static pthread_once_t io_once = PTHREAD_ONCE_INIT;
 
+/* The events io is registered for (io_lock). */
+static uint32_t io_events(const struct ust_iow *io)
+{
+    return (io->in_off ? 0 : EPOLLIN) | EPOLLPRI | EPOLLET | (io->out ? EPOLLOUT : 0);
+}
+
+static void io_mod(int epfd, struct ust_iow *io)
+{
+    struct epoll_event e = {.events = io_events(io), .data.u64 = io->id};
+    epoll_ctl(epfd, EPOLL_CTL_MOD, io->fd, &e);
+}
+
 /* Readability while a reader polls the socket itself is the reader's: mark
  * it skipped (1), unless the poller has left (0: the thread takes it).  One
- * word, so that the poller's leave and this mark are ordered. */
-static int io_left_to_poller(struct ust_iow *io)
+ * word, so that the poller's leave and this mark are ordered.  The first
+ * skip takes EPOLLIN off (io_lock held). */
+static int io_left_to_poller(int epfd, struct ust_iow *io)
 {
     unsigned v = atomic_load(&io->poll);
-    while (v & IOW_POLLING)
-        if (atomic_compare_exchange_weak(&io->poll, &v, v | IOW_SKIPPED))
+    while (v & IOW_POLLING) {
+        if (atomic_compare_exchange_weak(&io->poll, &v, v | IOW_SKIPPED)) {
+            if (!io->in_off) {
+                io->in_off = 1;
+                io_mod(epfd, io);
+                io->off_next = io_off;
+                io_off = io;
+            }
             return 1;
+        }
+    }
     return 0;
+}
+
+/* Put EPOLLIN back on the registrations no reader has polled for
+ * IO_REARM_NS (io_lock held); the timeout of the next wait: -1 when none
+ * is left off. */
+static int io_rearm(int epfd)
+{
+    long long now = ust_now_ns(), soonest = -1;
+    for (struct ust_iow **pp = &io_off; *pp != NULL;) {
+        struct ust_iow *io = *pp;
+        long long left = atomic_load(&io->left_ns);
+        if ((atomic_load(&io->poll) & IOW_POLLING) || now - left < IO_REARM_NS) {
+            long long due = (atomic_load(&io->poll) & IOW_POLLING) ? IO_REARM_NS
+                                                                   : IO_REARM_NS - (now - left);
+            if (soonest < 0 || due < soonest)
+                soonest = due;
+            pp = &io->off_next;
+            continue;
+        }
+        io->in_off = 0;
+        io_mod(epfd, io); /* reports at once what came meanwhile */
+        *pp = io->off_next;
+    }
+    return soonest < 0 ? -1 : (int)(soonest / 1000000LL) + 1;
+}
+
+/* Take io off the list of registrations with in_off (io_lock held). */
+static void io_off_remove(struct ust_iow *io)
+{
+    for (struct ust_iow **pp = &io_off; *pp != NULL; pp = &(*pp)->off_next)
+        if (*pp == io) {
+            *pp = io->off_next;
+            break;
+        }
+    io->in_off = 0;
 }
 
 static void *io_thread(void *arg)
@@ -72,8 +140,9 @@ static void *io_thread(void *arg)
     struct epoll_event ev[IO_EVENTS];
     int epfd = (int)(intptr_t)arg;
 
+    int timeout = -1;
     for (;;) {
-        int n = epoll_wait(epfd, ev, IO_EVENTS, -1);
+        int n = epoll_wait(epfd, ev, IO_EVENTS, timeout);
         if (n < 0 && errno != EINTR)
             break;
         ust_call_begin(); /* the enables below run here, at ust_call_end */
@@ -87,15 +156,15 @@ static void *io_thread(void *arg)
             if (ev[i].events & EPOLLPRI)
                 atomic_store(&io->pri, 1);
             if ((ev[i].events & (EPOLLPRI | EPOLLERR | EPOLLHUP)) ||
-                ((ev[i].events & EPOLLIN) && !io_left_to_poller(io)))
+                ((ev[i].events & EPOLLIN) && !io_left_to_poller(epfd, io)))
                 qenable(io->rq);
             if ((ev[i].events & EPOLLOUT) && io->out) {
-                struct epoll_event e = {.events = EPOLLIN | EPOLLPRI | EPOLLET, .data.u64 = io->id};
                 io->out = 0;
-                epoll_ctl(epfd, EPOLL_CTL_MOD, io->fd, &e);
+                io_mod(epfd, io);
                 qenable(WR(io->rq));
             }
         }
+        timeout = io_off != NULL ? io_rearm(epfd) : -1;
         pthread_mutex_unlock(&io_lock);
         ust_call_end(); /* no lock held: the service procedures of the batch */
     }
@@ -124,6 +193,7 @@ static void io_fork_child(void)
         __atomic_store_n(&ust_qpv(io->rq)->chan, NULL, __ATOMIC_RELEASE);
     }
     io_head.next = io_head.prev = &io_head;
+    io_off = NULL;
     if (io_epfd >= 0)
         close(io_epfd);
     io_epfd = -1;
@@ -209,6 +279,9 @@ int ust_iow_add(struct ust_iow *io, int fd, queue_t *rq)
         atomic_store(&io->err, 0);
         atomic_store(&io->pri, 0);
         atomic_store(&io->poll, 0);
+        atomic_store(&io->left_ns, 0);
+        io->in_off = 0;
+        io->off_next = NULL;
         if (epoll_ctl(io_epfd, EPOLL_CTL_ADD, fd, &e) < 0) {
             rc = errno;
         } else {
@@ -226,12 +299,10 @@ int ust_iow_add(struct ust_iow *io, int fd, queue_t *rq)
 
 void ust_iow_want_out(struct ust_iow *io)
 {
-    struct epoll_event e = {.events = EPOLLIN | EPOLLPRI | EPOLLOUT | EPOLLET, .data.u64 = io->id};
-
     pthread_mutex_lock(&io_lock);
     if (!io->out && !io->gone) {
         io->out = 1;
-        epoll_ctl(io_epfd, EPOLL_CTL_MOD, io->fd, &e);
+        io_mod(io_epfd, io);
     }
     pthread_mutex_unlock(&io_lock);
 }
@@ -240,6 +311,8 @@ void ust_iow_del(struct ust_iow *io)
 {
     pthread_mutex_lock(&io_lock);
     __atomic_store_n(&io->gone, 1, __ATOMIC_RELEASE);
+    if (io->in_off)
+        io_off_remove(io);
     io_tab[io->slot] = NULL; /* events still in flight find nothing */
     epoll_ctl(io_epfd, EPOLL_CTL_DEL, io->fd, NULL);
     io->prev->next = io->next;
@@ -268,5 +341,6 @@ int ust_iow_poll_enter(struct ust_iow *io)
 
 int ust_iow_poll_leave(struct ust_iow *io)
 {
+    atomic_store(&io->left_ns, ust_now_ns()); /* before: the thread's rearm reads it after poll */
     return (atomic_exchange(&io->poll, 0) & IOW_SKIPPED) != 0;
 }

@@ -47,6 +47,9 @@ struct ust_iow {
     atomic_int pri;              /* set by the thread on EPOLLPRI (urgent data), taken by the reader */
     int inherit;                 /* set before ust_iow_add: a fork child keeps fd open */
     atomic_uint poll;            /* IOW_POLLING | IOW_SKIPPED: a reader polls fd itself */
+    atomic_llong left_ns;        /* when the last poller left (ust_now_ns) */
+    int in_off;                  /* io_lock: EPOLLIN taken off while readers poll (io_watch.c) */
+    struct ust_iow *off_next;    /* io_lock: on the list of registrations with in_off */
 };
 
 #define IOW_POLLING 1u /* a thread polls fd and will take what comes */
