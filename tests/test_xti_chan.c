@@ -21,6 +21,9 @@
  *        TLOOK / T_ORDREL.
  *   CH.7 fork: a child of a process whose threads have polled reads on a
  *        new endpoint of its own.
+ *   CH.8 after blocking reads, with no reader in a call, a datagram shows as
+ *        POLLIN to poll(2) within 500 ms (readability handed back to the
+ *        epoll thread), 20 rounds alternating with blocking reads.
  *   End: no lost wake-up, no message block outstanding.
  */
 #include <arpa/inet.h>
@@ -149,6 +152,14 @@ static int no_false_pollin(int fd, unsigned *next)
     return 1;
 }
 
+struct later {
+    int k;
+    struct sockaddr_in to;
+    int ms;
+};
+
+static void *send_later(void *arg);
+
 struct echo {
     int fd, rounds, ok;
     struct sockaddr_in peer;
@@ -193,6 +204,27 @@ static void ch1_pingpong(void)
     pthread_join(t, NULL);
     CHECK(e.ok);
     CHECK(!kernel_pollin(x));
+    /* CH.8: no reader in a call now: a datagram shows as POLLIN to an event
+     * loop's poll(2) soon (the epoll thread's readability is back within
+     * 1 ms of the last poller), and a non-blocking read takes it. */
+    for (unsigned round = 0; round < 20; round++) {
+        unsigned v = 1000 + round;
+        CHECK_EQ(sendto(k, &v, 4, 0, (struct sockaddr *)&xa, sizeof(xa)), 4);
+        struct pollfd p = {.fd = x, .events = POLLIN};
+        long long t0 = ust_now_ns();
+        CHECK_EQ(poll(&p, 1, 2000), 1);
+        CHECK(ust_now_ns() - t0 < 500000000LL);
+        unsigned next = v;
+        CHECK_EQ(no_false_pollin(x, &next), 1);
+        if (round % 2 == 0) { /* a blocking read in between: the readability taken off again */
+            struct later l = {.k = k, .to = xa, .ms = 5};
+            pthread_t tl;
+            CHECK_EQ(pthread_create(&tl, NULL, send_later, &l), 0);
+            char buf[64];
+            CHECK_EQ(rcvu(x, buf, sizeof(buf)), 4);
+            pthread_join(tl, NULL);
+        }
+    }
     close(k);
     t_close(x);
 }
@@ -274,12 +306,6 @@ static void alarm_in(long ms, long every_ms)
                            {ms / 1000, (ms % 1000) * 1000}};
     setitimer(ITIMER_REAL, &it, NULL);
 }
-
-struct later {
-    int k;
-    struct sockaddr_in to;
-    int ms;
-};
 
 static void *send_later(void *arg)
 {
