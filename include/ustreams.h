@@ -36,6 +36,28 @@ int strm_poll(struct pollfd *fds, nfds_t nfds, int timeout);
 int strm_pipe(int fds[2]);
 int strm_fcntl(int fd, int cmd, ...);
 
+/*
+ * ustreams_copyin / ustreams_copyout -- the library's fault-safe copy, for
+ * libraries layered on ustreams (libxnet) whose calls take pointers from
+ * their own callers and must fail with EFAULT on a bad one, as a system call
+ * does, instead of dying of SIGSEGV.
+ *   ustreams_copyin copies len bytes from the caller's address usrc into
+ *   dst; ustreams_copyout copies len bytes from src to the caller's address
+ *   udst.  Only the caller's side (usrc, udst) may fault: a fault on the
+ *   other side (the library's own memory) is a bug and still kills the
+ *   process, as do faults anywhere else.
+ *   Context: any thread; no system call on success (a thread-local frame
+ *   and a jump back from the library's SIGSEGV/SIGBUS handler, which the
+ *   first copy installs if no stream was opened yet).  Not async-signal-
+ *   safe with respect to the library.
+ *   Returns 0, or EFAULT (returned, errno is not set) when the caller's
+ *   range cannot be read (written): NULL page, outside user space, not
+ *   mapped, or not writable.  After EFAULT the destination may hold any
+ *   prefix of the bytes.  len 0 copies nothing and never faults.
+ */
+int ustreams_copyin(const void *usrc, void *dst, size_t len);
+int ustreams_copyout(const void *src, void *udst, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -24,8 +24,9 @@
  *       I_GETMSG/I_PUTMSG, I_SETCLTIME, I_FLUSHBAND
  *   F.5 strm_poll, strm_pipe, strm_open, fattach, fdetach
  *   F.6 signal handlers (in forked children): one installed before the
- *       library, one installed after it, none (the process still dies of
- *       its own bad pointer)
+ *       library, one installed after it (chained by an open 1 ms or more
+ *       later), opens look at most once per ms (counted), none (the
+ *       process still dies of its own bad pointer)
  *   F.7 nothing leaks
  */
 #include <errno.h>
@@ -41,7 +42,10 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <time.h>
 #include <ustreams.h>
+
+#include "sd_ucopy.h" /* ust_ucopy_nchecks */
 
 #include "check.h"
 #include "harness.h"
@@ -534,10 +538,45 @@ static void child_after(void)
     int p[2];
     if (strm_pipe(p) != 0) /* the library's handler is in place */
         _exit(2);
-    set_handler(0, 0); /* replaces it, until the next open */
+    set_handler(0, 0); /* replaces it, until an open looks again */
     strm_close(p[0]);
     strm_close(p[1]);
+    /* The rule (sd_ucopy.c): an open that starts 1 ms or more after the
+     * application's sigaction puts the library's handler in front again. */
+    struct timespec ms2 = {0, 2000000};
+    nanosleep(&ms2, NULL);
     child_faults(); /* strm_pipe puts the library's in front again */
+}
+
+/* Opens look at the dispositions (two sigaction calls) at most once per
+ * millisecond: over a loop of opens, looks <= 2 + elapsed ms (exit 4 if
+ * not), and a handler installed meanwhile is still chained (exit 42). */
+static void child_often(void)
+{
+    struct timespec t0, t1;
+    int p[2];
+    if (strm_pipe(p) != 0)
+        _exit(2);
+    strm_close(p[0]);
+    strm_close(p[1]);
+    unsigned long c0 = ust_ucopy_nchecks();
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < 300; i++) {
+        if (strm_pipe(p) != 0)
+            _exit(2);
+        strm_close(p[0]);
+        strm_close(p[1]);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    unsigned long looks = ust_ucopy_nchecks() - c0;
+    long long ms = ((long long)(t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec)) /
+                   1000000LL;
+    if ((long long)looks > 2 + ms)
+        _exit(4);
+    set_handler(0, 0);
+    struct timespec ms2 = {0, 2000000};
+    nanosleep(&ms2, NULL);
+    child_faults();
 }
 
 static void child_none(void)
@@ -552,6 +591,8 @@ static void test_handlers(void)
     st = run_child("before-altstack");
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 42);
     st = run_child("after");
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 42);
+    st = run_child("often");
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 42);
     st = run_child("none");
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -573,6 +614,7 @@ int main(int argc, char **argv)
     } cases[] = {{"before", child_before},
                  {"before-altstack", child_before_altstack},
                  {"after", child_after},
+                 {"often", child_often},
                  {"none", child_none}};
     pages_init();
     for (size_t i = 0; argc > 1 && i < sizeof(cases) / sizeof(cases[0]); i++)

@@ -10,6 +10,11 @@
  *   the perimeter.  An entry leaves the in-flight list when its callback has
  *   returned.
  *
+ *   A new timeout wakes the thread only when it would otherwise sleep past
+ *   the new one's time (timer_wakes_at): a timeout set and cancelled per
+ *   request (timod's probe, every TPI round trip) costs no wake-up and no
+ *   futex call while the thread's earlier wake-up time still stands.
+ *
  *   untimeout/quntimeout of a pending entry removes it; of an in-flight one
  *   waits until the callback has returned -- except from inside that callback
  *   (it would wait for itself), and except when the callback is still
@@ -18,6 +23,7 @@
  *   routine, which holds the perimeter the callback waits for.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 
 #include "strcore.h"
@@ -44,6 +50,10 @@ static struct tentry *pending; /* sorted by `when` */
 static struct tentry *inflight;
 static toid_t next_id = 1;
 static int thread_running, thread_stop;
+/* When the timer thread next looks at `pending` by itself: the time its
+ * timed wait ends, LLONG_MAX when it waits for a signal, or a past time
+ * while it runs (it looks again before it sleeps). */
+static long long timer_wakes_at;
 static pthread_t timer_thread;
 static pthread_once_t timer_once = PTHREAD_ONCE_INIT;
 static _Thread_local struct tentry *tls_current; /* callback running on this thread */
@@ -96,13 +106,16 @@ static void *timer_main(void *unused)
         long long now = ust_now_ns();
         struct tentry *e = pending;
         if (!e) {
+            timer_wakes_at = LLONG_MAX;
             ust_cond_wait(&timer_cv, &timer_lock);
             continue;
         }
         if (e->when > now) {
+            timer_wakes_at = e->when;
             ust_cond_timedwait(&timer_cv, &timer_lock, e->when);
             continue;
         }
+        timer_wakes_at = now; /* running: it looks at the list again */
         pending = e->next;
         e->next = inflight;
         inflight = e;
@@ -149,6 +162,7 @@ static toid_t add_timeout(queue_t *q, void (*func)(void *), void *arg, long tick
             return 0;
         }
         thread_running = 1;
+        timer_wakes_at = 0; /* the new thread looks before it sleeps */
     }
     e->id = next_id++;
     struct tentry **pp = &pending;
@@ -156,7 +170,11 @@ static toid_t add_timeout(queue_t *q, void (*func)(void *), void *arg, long tick
         pp = &(*pp)->next;
     e->next = *pp;
     *pp = e;
-    if (pending == e)
+    /* Wake the thread only if it would sleep past e's time: after a
+     * cancelled timeout it still wakes at that one's time and then looks
+     * again, so a request/cancel pattern (timod's probe per round trip)
+     * wakes it once per period, not once per request. */
+    if (pending == e && e->when < timer_wakes_at)
         ust_cond_signal(&timer_cv);
     toid_t id = e->id;
     ust_unlock(&timer_lock);
@@ -301,6 +319,7 @@ void ust_timer_fork_child(void)
         }
     }
     thread_running = thread_stop = 0;
+    timer_wakes_at = 0;
     tls_current = NULL;
     ust_cond_init(&timer_cv);
     ust_cond_init(&done_cv);

@@ -48,6 +48,10 @@
  *   the longjmp, so none needs to be volatile; signal fences keep the
  *   compiler from moving the frame's stores across the copy.
  *
+ *   Libraries layered on ustreams reach the same copies through the public
+ *   pair ustreams_copyin / ustreams_copyout (ustreams.h): libxnet copies
+ *   every t_* struct argument with them.
+ *
  *   Sanitizers.  ASan and TSan intercept memcpy and would report (or
  *   instrument) the wild access before the fault; in sanitizer builds the
  *   copy is a byte loop compiled without their instrumentation, through
@@ -58,9 +62,13 @@
  *   The application's handlers.  A handler installed before the library
  *   keeps working: it is called for every fault that is not a library
  *   copy's.  A handler installed after the library replaces the library's
- *   until the next stream open (strm_open, strm_pipe), which calls
- *   ust_ucopy_check: it finds another handler and installs the library's in
- *   front of it, chaining to it.  Meanwhile a bad pointer given to the
+ *   until a stream open (strm_open, strm_pipe) calls ust_ucopy_check and
+ *   finds another handler: it installs the library's in front of it,
+ *   chaining to it.  Looking costs two sigaction(2) calls, so an open looks
+ *   only when 1 ms (UCOPY_RECHECK_NS, CLOCK_MONOTONIC read through the vDSO)
+ *   has passed since the last look: every open that starts 1 ms or more
+ *   after the application installed its handler chains it (the rule;
+ *   before 2026-11-27 every open looked, two system calls per open).  Meanwhile a bad pointer given to the
  *   library reaches the application's handler (which may chain back to the
  *   library's, as well-behaved chaining handlers do, and then gets EFAULT).
  *   Two handlers that chain to each other are cut: when the handler the
@@ -83,6 +91,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <ucontext.h>
+#include <ustreams.h>
 
 #include "lock.h"
 #include "sd_ucopy.h"
@@ -124,6 +133,8 @@ typedef void *ucopy_jmp_buf[5];
  * lazily allocated block exists by then. */
 #define UCOPY_TLS
 #define UCOPY_SLOTS 8
+/* Opens look at the SIGSEGV/SIGBUS dispositions at most this often. */
+#define UCOPY_RECHECK_NS 1000000LL /* 1 ms */
 #define USER_TOP    0x800000000000ULL /* end of the x86-64/AArch64 user half */
 
 /* A protected copy in progress on this thread. */
@@ -144,6 +155,8 @@ static ust_lock_t ucopy_lock = UST_LOCK_INIT;       /* installing, ucopy_prev; l
 static struct sigaction ucopy_prev[UCOPY_SLOTS][2]; /* ucopy_lock; read by the handler */
 static int ucopy_slot = -1;                         /* the published slot (atomic) */
 static int ucopy_installed;                         /* atomic: the handler is set up */
+static long long ucopy_next_check;                  /* atomic: no look before (ust_now_ns) */
+static unsigned long ucopy_nchecks;                 /* atomic: looks so far (tests) */
 
 static void ucopy_handler(int sig, siginfo_t *si, void *uc);
 
@@ -241,11 +254,25 @@ void ust_ucopy_fork_release(void)
     ust_unlock(&ucopy_lock);
 }
 
+unsigned long ust_ucopy_nchecks(void)
+{
+    return __atomic_load_n(&ucopy_nchecks, __ATOMIC_RELAXED);
+}
+
 void ust_ucopy_check(void)
 {
     struct sigaction cur[2], sa;
     int mine[2];
+    long long now = ust_now_ns();
 
+    /* At most one look per UCOPY_RECHECK_NS once installed: the time is
+     * read before the look and the next one allowed only after it, so an
+     * open that starts UCOPY_RECHECK_NS after a handler was installed
+     * always looks (or another look began after the install). */
+    if (__atomic_load_n(&ucopy_installed, __ATOMIC_ACQUIRE) &&
+        now < __atomic_load_n(&ucopy_next_check, __ATOMIC_RELAXED))
+        return;
+    __atomic_fetch_add(&ucopy_nchecks, 1, __ATOMIC_RELAXED);
     ust_lock(&ucopy_lock); /* ucopy_lock: the slots, one installer at a time */
     for (int i = 0; i < 2; i++) {
         sigaction(ucopy_sigs[i], NULL, &cur[i]);
@@ -265,6 +292,7 @@ void ust_ucopy_check(void)
                 sigaction(ucopy_sigs[i], &sa, NULL);
     }
     __atomic_store_n(&ucopy_installed, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&ucopy_next_check, now + UCOPY_RECHECK_NS, __ATOMIC_RELAXED);
     ust_unlock(&ucopy_lock);
 }
 
@@ -344,6 +372,18 @@ int ust_copyout(const void *kaddr, void *uaddr, size_t len)
     if (bad_uaddr(uaddr, len))
         return EFAULT;
     return ucopy_run(uaddr, kaddr, len, uaddr, 0);
+}
+
+/* The public pair (ustreams.h): the same copies, for libraries layered on
+ * the library (libxnet), which may use only the public API. */
+int ustreams_copyin(const void *usrc, void *dst, size_t len)
+{
+    return ust_copyin(usrc, dst, len);
+}
+
+int ustreams_copyout(const void *src, void *udst, size_t len)
+{
+    return ust_copyout(src, udst, len);
 }
 
 /* The string loop: byte by byte, never past the NUL.  Returns the length, or

@@ -53,11 +53,17 @@ int ust_strncpy_in(const char *usrc, char *dst, size_t size, size_t *lenp);
  *   the process's SIGSEGV/SIGBUS handler, chaining to whatever is there.
  *   The copies install it on first use; stream opens call this again so that
  *   a handler the application installed after the library is chained behind
- *   the library's instead of replacing it.
- *   Context: any thread, no lock held; two sigaction(2) calls, four when it
- *   installs.  Takes the ucopy install lock (a leaf).
+ *   the library's instead of replacing it.  Once installed it looks at most
+ *   once per millisecond (a call within 1 ms of the last look returns at
+ *   once, no system call): an open 1 ms or more after the application's
+ *   sigaction always chains it.
+ *   Context: any thread, no lock held; two sigaction(2) calls when it looks,
+ *   four when it installs.  Takes the ucopy install lock (a leaf).
  */
 void ust_ucopy_check(void);
+
+/* ust_ucopy_nchecks -- how many times ust_ucopy_check looked (tests). */
+unsigned long ust_ucopy_nchecks(void);
 
 /* fork() hooks (sd_fork.c, rank UST_FORK_HEAD_UCOPY): take ucopy_lock before
  * fork, release it in the parent and in the child. */

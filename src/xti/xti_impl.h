@@ -200,7 +200,7 @@ void xti_look_flush(struct xti_ep *ep);
 
 /*
  * A batch of copies between library memory (loc) and user addresses (rem),
- * done by one system call.  XTI_UV_MAX covers T_IOV_MAX iovec elements plus
+ * each done by the library's protected copy (ustreams_copyin/copyout).  XTI_UV_MAX covers T_IOV_MAX iovec elements plus
  * the struct of a call.
  */
 #define XTI_UV_MAX (T_IOV_MAX + 4)
@@ -225,8 +225,8 @@ void xti_uv_add(struct xti_uvec *v, void *lib, const void *user, size_t len);
 
 /*
  * xti_uv_read / xti_uv_write -- run the batch: user -> library, or library
- * -> user.  Context: any thread, any lock (a leaf mutex in the fallback);
- * one system call (process_vm_readv/writev), none for an empty batch.
+ * -> user.  Context: any thread, any lock; no system call (the library's
+ * protected copy, element by element, stopping at the first fault).
  * Returns 0, or -1 with t_errno TSYSERR and errno EFAULT when a user range
  * is not readable (writable); after a failed write any prefix of the
  * batch may have been written, after a failed read the library side holds
