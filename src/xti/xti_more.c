@@ -61,19 +61,12 @@
 
 #include "xti_impl.h"
 
-/*
- * The stream head's protected copy (src/head/sd_ucopy.c, exported by
- * libustreams): a bad pointer fails with EFAULT, as everywhere in XTI, at
- * the cost of a memcpy.  The one symbol libxnet takes from below the
- * public API: xti_uread's system call (process_vm_readv) per held send was
- * 70 % of a 64-byte T_MORE send (bench/README.md "T_MORE coalescing").
- */
-int ust_copyin(const void *uaddr, void *kaddr, size_t len);
-
-/* n bytes of the caller's src into library memory dst; 0 or -1 (TSYSERR, EFAULT). */
+/* n bytes of the caller's src into library memory dst: the library's
+ * fault-safe copy (ustreams_copyin, no system call); 0 or -1 (TSYSERR,
+ * EFAULT). */
 static int more_copyin(void *dst, const void *src, size_t n)
 {
-    int e = ust_copyin(src, dst, n);
+    int e = ustreams_copyin(src, dst, n);
     return e ? xti_syserr(e) : 0;
 }
 
