@@ -70,7 +70,7 @@ static pthread_once_t io_once = PTHREAD_ONCE_INIT;
 /* The events io is registered for (io_lock). */
 static uint32_t io_events(const struct ust_iow *io)
 {
-    return (io->in_off ? 0 : EPOLLIN) | EPOLLPRI | EPOLLET | (io->out ? EPOLLOUT : 0);
+    return (io->in_off ? 0 : EPOLLIN) | EPOLLPRI | EPOLLRDHUP | EPOLLET | (io->out ? EPOLLOUT : 0);
 }
 
 static void io_mod(int epfd, struct ust_iow *io)
@@ -155,7 +155,9 @@ static void *io_thread(void *arg)
                 atomic_store(&io->err, 1);
             if (ev[i].events & EPOLLPRI)
                 atomic_store(&io->pri, 1);
-            if ((ev[i].events & (EPOLLPRI | EPOLLERR | EPOLLHUP)) ||
+            if (ev[i].events & EPOLLRDHUP)
+                atomic_store(&io->rdhup, 1);
+            if ((ev[i].events & (EPOLLPRI | EPOLLERR | EPOLLHUP | EPOLLRDHUP)) ||
                 ((ev[i].events & EPOLLIN) && !io_left_to_poller(epfd, io)))
                 qenable(io->rq);
             if ((ev[i].events & EPOLLOUT) && io->out) {
@@ -261,7 +263,7 @@ static int io_slot(void)
 
 int ust_iow_add(struct ust_iow *io, int fd, queue_t *rq)
 {
-    struct epoll_event e = {.events = EPOLLIN | EPOLLPRI | EPOLLET};
+    struct epoll_event e = {.events = EPOLLIN | EPOLLPRI | EPOLLRDHUP | EPOLLET};
     int rc, slot = -1;
 
     pthread_mutex_lock(&io_lock);
@@ -280,6 +282,7 @@ int ust_iow_add(struct ust_iow *io, int fd, queue_t *rq)
         atomic_store(&io->pri, 0);
         atomic_store(&io->poll, 0);
         atomic_store(&io->left_ns, 0);
+        atomic_store(&io->rdhup, 0);
         io->in_off = 0;
         io->off_next = NULL;
         if (epoll_ctl(io_epfd, EPOLL_CTL_ADD, fd, &e) < 0) {

@@ -10,6 +10,7 @@
  *   readable or error (EPOLLIN, EPOLLERR, EPOLLHUP)  -> qenable(rq)
  *                                  (EPOLLERR also sets io->err first)
  *   urgent data (EPOLLPRI, tcp)    -> io->pri set, qenable(rq)
+ *   the peer's FIN (EPOLLRDHUP)    -> io->rdhup set, qenable(rq)
  *   writable (EPOLLOUT, armed by ust_iow_want_out)   -> disarm, qenable(WR(rq))
  *
  * Descriptors are registered edge-triggered: a service procedure reads until
@@ -48,6 +49,7 @@ struct ust_iow {
     int inherit;                 /* set before ust_iow_add: a fork child keeps fd open */
     atomic_uint poll;            /* IOW_POLLING | IOW_SKIPPED: a reader polls fd itself */
     atomic_llong left_ns;        /* when the last poller left (ust_now_ns) */
+    atomic_int rdhup;            /* the peer's FIN seen (EPOLLRDHUP): a reader reads to EOF */
     int in_off;                  /* io_lock: EPOLLIN taken off while readers poll (io_watch.c) */
     struct ust_iow *off_next;    /* io_lock: on the list of registrations with in_off */
 };

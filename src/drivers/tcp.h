@@ -105,6 +105,8 @@ struct tcp_ep {
     timeout_id_t acc_tid;      /* LK: listener: the last retry of accept4 armed (out of descriptors) */
     struct tcp_optv opt[TCP_NOPTS]; /* LK: options to set on the next socket */
     struct ust_iow io; /* registration of fd with the epoll thread */
+    size_t rsize;      /* read service procedure only (one run at a time): the size
+                        * its next readv asks, adapted to what the last ones got */
     atomic_int tx;     /* the sender's claim: a put sending directly or the write
                         * service procedure's turn (tcp_data.c): one at a time, so a
                         * direct send never overtakes data taken off the queue */

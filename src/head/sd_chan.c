@@ -211,7 +211,7 @@ int ust_sd_chan_wait(struct stdata *sd, struct ust_iow *io, queue_t *rq, struct 
         atomic_store(&w->poller, 0);
         return -1;
     }
-    struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = efd, .events = POLLIN}};
+    struct pollfd p[2] = {{.fd = fd, .events = POLLIN | POLLRDHUP}, {.fd = efd, .events = POLLIN}};
     int r = 0, e = 0;
     if (atomic_load(&w->seq) == seq) { /* after registering: a wake from now on kicks efd */
         r = poll(p, 2, (int)(UST_WAIT_RECHECK_NS / 1000000));
@@ -226,7 +226,9 @@ int ust_sd_chan_wait(struct stdata *sd, struct ust_iow *io, queue_t *rq, struct 
         (void)!eventfd_read(efd, &v);
         *seen = 1;
     }
-    if (skipped || (r > 0 && (p[0].revents & (POLLIN | POLLERR | POLLHUP)))) {
+    if (r > 0 && (p[0].revents & POLLRDHUP))
+        atomic_store(&io->rdhup, 1); /* the driver reads on to the end of file */
+    if (skipped || (r > 0 && (p[0].revents & (POLLIN | POLLERR | POLLHUP | POLLRDHUP)))) {
         tls_pulling = sd;
         qenable(rq);
         ust_call_run_now();

@@ -46,7 +46,8 @@
 #include "sd_rdv.h"
 #include "sthead.h"
 
-#define OWN_TRIES 8 /* races with other processes becoming the owner */
+#define OWN_TRIES 8        /* races with other processes becoming the owner */
+#define OWN_TRIES_BLOCK 80 /* a blocking open's: about 5 s of 64 ms waits (a loaded machine) */
 
 struct owned {
     struct owned *next;
@@ -103,7 +104,8 @@ static int may_own(const struct stat *st)
 
 int ust_fifo_open_node(const char *path, const struct stat *st, int oflag, cred_t *cr)
 {
-    for (int i = 0; i < OWN_TRIES; i++) {
+    int tries = (oflag & (O_NONBLOCK | O_NDELAY)) ? OWN_TRIES : OWN_TRIES_BLOCK;
+    for (int i = 0; i < tries; i++) {
         ust_lock(&fifo_lock);
         struct owned *o = owned_find(st->st_dev, st->st_ino);
         ust_unlock(&fifo_lock);
@@ -169,7 +171,8 @@ int ust_fifo_open_node(const char *path, const struct stat *st, int oflag, cred_
         unsigned jitter = 0;
         (void)!getrandom(&jitter, sizeof(jitter), 0);
         struct timespec ts = {0, (1000000L << (i < 6 ? i : 6)) + (long)(jitter % 1000000u)};
-        nanosleep(&ts, NULL);
+        if (nanosleep(&ts, NULL) != 0 && errno == EINTR && !(oflag & (O_NONBLOCK | O_NDELAY)))
+            return -EINTR; /* a signal ends a blocking open's wait, as open(2)'s */
     }
     return -EAGAIN;
 }
