@@ -253,6 +253,18 @@ static int end_client(const struct np_opts *o, struct np_shared *sh, pthread_t t
     return 0;
 }
 
+/* The client thread tt runs: measure, then end it.  *deadline: when the
+ * rest of the run must have ended.  0, or an exit code with err. */
+static int measure_and_end(const struct np_opts *o, struct np_shared *sh, struct sides *sd,
+                           struct result *res, pthread_t tt, char *err, double *deadline)
+{
+    int rc = measure(o, sh, sd, res, err);
+    if (rc != 0)
+        return rc;
+    *deadline = np_now() + NP_END_WAIT;
+    return end_client(o, sh, tt, err, *deadline);
+}
+
 static int run_one(const struct np_opts *o, struct np_shared *sh, struct result *res, char *err)
 {
     struct sides sd = {0};
@@ -278,10 +290,8 @@ static int run_one(const struct np_opts *o, struct np_shared *sh, struct result 
         snprintf(err, NP_ERRLEN, "cannot start threads");
         return NP_EXIT_FAIL;
     }
-    if ((rc = measure(o, sh, &sd, res, err)) != 0)
-        return rc;
-    double deadline = np_now() + NP_END_WAIT;
-    if ((rc = end_client(o, sh, tt, err, deadline)) != 0)
+    double deadline;
+    if ((rc = measure_and_end(o, sh, &sd, res, tt, err, &deadline)) != 0)
         return rc;
     if (join_by(rt, deadline) < 0) {
         snprintf(err, NP_ERRLEN, "the %s did not end within %g s", np_is_rr(o) ? "server" :
@@ -396,10 +406,8 @@ static int client_side(const struct np_opts *o, struct np_shared *sh, struct res
         snprintf(err, NP_ERRLEN, "cannot start a thread");
         return NP_EXIT_FAIL;
     }
-    if ((rc = measure(o, sh, &sd, res, err)) != 0)
-        return rc;
-    double deadline = np_now() + NP_END_WAIT;
-    if ((rc = end_client(o, sh, tt, err, deadline)) != 0)
+    double deadline;
+    if ((rc = measure_and_end(o, sh, &sd, res, tt, err, &deadline)) != 0)
         return rc;
     int st = reap_by(pid, deadline);
     if (st < 0) {
