@@ -30,12 +30,15 @@
  * would block (t_rcvudata / t_rcv: TNODATA; recv: EAGAIN), and send what is
  * owed until it would block (TFLOW / EAGAIN: POLLOUT asked).
  *
- * Reported per kind (medians): messages received per second and MB/s of
+ * Every run is a child process of its own (forked before it touches the
+ * library: the parent never does), so its memory, descriptors and threads
+ * are its own.  Reported per kind (medians): messages received per second and MB/s of
  * payload, over SECONDS after a 0.1 s warm-up; the process's resident
  * memory (RSS, /proc/self/statm) grown by opening the endpoints and by the
  * run, per endpoint; the kernel's slab grown by opening them, per endpoint
  * (/proc/meminfo Slab, system-wide: approximate on a shared machine); the
- * descriptors per endpoint (/proc/self/fd); the time to set one endpoint up;
+ * descriptors per endpoint (/proc/self/fd); the time to set one endpoint up
+ * (open, bind; for TCP connect, listen, accept, TCP_NODELAY) and to close it;
  * the process's threads during the run (/proc/self/status Threads:, which
  * must not grow with N).  RLIMIT_NOFILE is raised to its hard limit first.
  *
@@ -60,6 +63,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <ustreams.h>
@@ -470,6 +474,7 @@ struct result {
     double slab_open; /* bytes of kernel slab per endpoint, grown by opening */
     double fds;       /* descriptors per endpoint */
     double setup_us;  /* µs to set one endpoint up */
+    double close_us;  /* µs to close one endpoint */
     int threads;      /* the process's threads during the run */
     long long bad;
 };
@@ -543,10 +548,42 @@ static int run(int kind, int n, int nthreads, double secs, struct result *res)
     res->rss_run = (double)(rss2 - rss1) / n;
     res->slab_open = (double)(slab1 - slab0) * 1024.0 / n;
     res->fds = (double)(fds1 - fds0) / n;
+    t0 = now();
     close_all(kind, n);
+    res->close_us = (now() - t0) * 1e6 / n;
     free(all);
     all = NULL;
     return rc;
+}
+
+/* run() in a child process of its own, so that each run starts from a
+ * process that has never used the library nor freed memory (RSS grows by
+ * what the endpoints take, not less because of what an earlier run left in
+ * malloc's free lists); *res from the child through a pipe.  0 or -1. */
+static int run_child(int kind, int n, int nthreads, double secs, struct result *res)
+{
+    int p[2], st;
+    pid_t pid;
+
+    if (pipe(p) < 0)
+        return -1;
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        close(p[0]);
+        int rc = run(kind, n, nthreads, secs, res);
+        if (rc == 0 && write(p[1], res, sizeof(*res)) != (ssize_t)sizeof(*res))
+            rc = -1;
+        _exit(rc ? 1 : 0);
+    }
+    close(p[1]);
+    ssize_t got = read(p[0], res, sizeof(*res));
+    close(p[0]);
+    if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        return -1;
+    return got == (ssize_t)sizeof(*res) ? 0 : -1;
 }
 
 /* ---------------------------------------------------------------- main */
@@ -615,7 +652,7 @@ int main(int argc, char **argv)
     getrlimit(RLIMIT_NOFILE, &rl);
 
     static double mps[K_N][MAXREPS], ro[K_N][MAXREPS], rr[K_N][MAXREPS], so[K_N][MAXREPS],
-        fd[K_N][MAXREPS], su[K_N][MAXREPS], th[K_N][MAXREPS];
+        fd[K_N][MAXREPS], su[K_N][MAXREPS], cu[K_N][MAXREPS], th[K_N][MAXREPS];
     long long bad[K_N] = {0};
     int on[K_N];
     for (int k = 0; k < K_N; k++)
@@ -625,7 +662,8 @@ int main(int argc, char **argv)
             struct result res;
             if (!on[k])
                 continue;
-            if (run(k, k == K_XUDP || k == K_SUDP ? nudp : 2 * ntcp, nthreads, secs, &res) < 0) {
+            if (run_child(k, k == K_XUDP || k == K_SUDP ? nudp : 2 * ntcp, nthreads, secs, &res) <
+                0) {
                 fprintf(stderr, "%s: run failed\n", kind_name[k]);
                 return 1;
             }
@@ -635,6 +673,7 @@ int main(int argc, char **argv)
             so[k][r] = res.slab_open;
             fd[k][r] = res.fds;
             su[k][r] = res.setup_us;
+            cu[k][r] = res.close_us;
             th[k][r] = res.threads;
             bad[k] += res.bad;
         }
@@ -642,29 +681,29 @@ int main(int argc, char **argv)
     FILE *cf = csv ? fopen(csv, "w") : NULL;
     if (cf)
         fprintf(cf, "kind,endpoints,msgs_per_s,MBps,rss_open_per_ep,rss_run_per_ep,"
-                    "slab_open_per_ep,fds_per_ep,setup_us,threads,bad\n");
+                    "slab_open_per_ep,fds_per_ep,setup_us,close_us,threads,bad\n");
     printf("%d UDP endpoints, %d TCP connections (%d endpoints), %d-byte messages, window %d,\n"
            "%d threads polling, %.2f s a run, median of %d interleaved runs, RLIMIT_NOFILE %lu\n",
            nudp, ntcp, 2 * ntcp, msg_size, window, nthreads, secs, reps,
            (unsigned long)rl.rlim_cur);
-    printf("%-9s %6s %11s %8s %7s %12s %11s %12s %7s %9s %7s %5s\n", "kind", "endp", "msgs/s",
-           "MB/s", "x sock", "RSS/ep open", "RSS/ep run", "slab/ep open", "fds/ep",
-           "setup us", "threads", "bad");
+    printf("%-9s %6s %9s %6s %6s %11s %10s %12s %6s %8s %8s %7s %4s\n", "kind", "endp",
+           "msgs/s", "MB/s", "x sock", "RSS/ep open", "RSS/ep run", "slab/ep open", "fds/ep",
+           "setup us", "close us", "threads", "bad");
     for (int k = 0; k < K_N; k++) {
         if (!on[k])
             continue;
         int n = k == K_XUDP || k == K_SUDP ? nudp : 2 * ntcp;
         int sk = k == K_XUDP ? K_SUDP : k == K_XTCP ? K_STCP : k;
         double m = median(mps[k], reps), s = on[sk] ? median(mps[sk], reps) : 0;
-        printf("%-9s %6d %11.0f %8.2f %7.2f %12.0f %11.0f %12.0f %7.2f %9.1f %7.0f %5lld\n",
+        printf("%-9s %6d %9.0f %6.2f %6.2f %11.0f %10.0f %12.0f %6.2f %8.1f %8.1f %7.0f %4lld\n",
                kind_name[k], n, m, m * msg_size / 1e6, s > 0 ? m / s : 0, median(ro[k], reps),
                median(rr[k], reps), median(so[k], reps), median(fd[k], reps),
-               median(su[k], reps), median(th[k], reps), bad[k]);
+               median(su[k], reps), median(cu[k], reps), median(th[k], reps), bad[k]);
         if (cf)
-            fprintf(cf, "%s,%d,%.0f,%.3f,%.0f,%.0f,%.0f,%.2f,%.2f,%.0f,%lld\n", kind_name[k], n,
-                    m, m * msg_size / 1e6, median(ro[k], reps), median(rr[k], reps),
+            fprintf(cf, "%s,%d,%.0f,%.3f,%.0f,%.0f,%.0f,%.2f,%.2f,%.2f,%.0f,%lld\n", kind_name[k],
+                    n, m, m * msg_size / 1e6, median(ro[k], reps), median(rr[k], reps),
                     median(so[k], reps), median(fd[k], reps), median(su[k], reps),
-                    median(th[k], reps), bad[k]);
+                    median(cu[k], reps), median(th[k], reps), bad[k]);
     }
     if (cf)
         fclose(cf);
