@@ -11,6 +11,7 @@
 #   test_xti_compile_shared -> the same, linked with the shared libxnet (--as-needed)
 #   bench/xti_open.c      -> bench_xti_open, linked with xnet_static
 #   bench/xti_more.c      -> bench_xti_more (T_MORE coalescing), linked with xnet_static
+#   bench/xti_many.c      -> bench_xti_many (many endpoints at once), linked with xnet_static
 #   tools/netperf_xti.c   -> the ustreams command is linked with xnet_static
 file(GLOB XNET_SOURCES CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/src/xti/*.c")
 
@@ -91,6 +92,9 @@ if(EXISTS "${PROJECT_SOURCE_DIR}/bench/xti_open.c" AND TARGET bench_xti_open)
 endif()
 if(EXISTS "${PROJECT_SOURCE_DIR}/bench/xti_more.c" AND TARGET bench_xti_more)
     target_link_libraries(bench_xti_more PRIVATE xnet_static)
+endif()
+if(EXISTS "${PROJECT_SOURCE_DIR}/bench/xti_many.c" AND TARGET bench_xti_many)
+    target_link_libraries(bench_xti_many PRIVATE xnet_static)
 endif()
 
 install(TARGETS xnet xnet_static
