@@ -195,6 +195,28 @@ static void t_unbind_churn(void)
             churn_take(fd, &got, &bad);
         XCHECK_OK(r);
     }
+    /* The churned endpoint still receives: one blocking read while the
+     * sender runs (on a loaded machine the loop above may have taken none:
+     * its reads do not wait). */
+    ret.addr.maxlen = sizeof(bound);
+    if (got == 0 && t_bind(fd, &req, &ret) == 0) {
+        struct sockaddr_in src;
+        char buf[32];
+        struct t_unitdata in = {.addr = {.maxlen = sizeof(src), .buf = (char *)&src},
+                                .udata = {.maxlen = sizeof(buf), .buf = buf}};
+        int flags = 0;
+        xti_set_nb(fd, 0);
+        while (t_rcvudata(fd, &in, &flags) < 0 && t_errno == TLOOK && t_look(fd) == T_UDERR) {
+            struct t_uderr ue = {0};
+            XCHECK_OK(t_rcvuderr(fd, &ue));
+        }
+        got += in.udata.len >= 2 && buf[0] == 'd';
+        xti_set_nb(fd, 1);
+        int r, tries = 0;
+        while ((r = t_unbind(fd)) < 0 && t_errno == TLOOK && tries++ < 100000)
+            churn_take(fd, &got, &bad);
+        XCHECK_OK(r);
+    }
     atomic_store(&churn_stop, 1);
     pthread_join(th, NULL);
     CHECK_EQ(bad, 0);
