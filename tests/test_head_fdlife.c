@@ -32,6 +32,7 @@
 #include <dirent.h>
 
 #include "check.h"
+#include "fd_util.h"
 #include "harness.h"
 #include "sthead.h" /* ust_sd_peek, ust_sd_drop_stale: the late drop below */
 
@@ -66,19 +67,6 @@ static struct qinit fdl_rinit = {fdl_put, NULL, fdl_open, fdl_close, NULL, &fdl_
 static struct qinit fdl_winit = {fdl_put, NULL, NULL, NULL, NULL, &fdl_info, NULL};
 static struct streamtab fdl_tab = {&fdl_rinit, &fdl_winit, NULL, NULL};
 static struct fmodsw fdl_fmod = {.f_name = "fdlmod", .f_str = &fdl_tab, .f_flag = D_MP};
-
-static int count_fds(void)
-{
-    int n = 0;
-    DIR *d = opendir("/proc/self/fd");
-    if (d == NULL)
-        return -1;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        if (e->d_name[0] != '.')
-            n++;
-    closedir(d);
-    return n - 1; /* the directory's own descriptor */
-}
 
 /* The peer of a released pipe end sees it hung up. */
 static int hung_up(int fd)

@@ -26,20 +26,8 @@
 #include <ustreams.h>
 
 #include "check.h"
+#include "fd_util.h"
 #include "sthead.h" /* ust_sd_peek, ust_lend_ring_on */
-
-static int count_fds(void)
-{
-    int n = 0;
-    DIR *d = opendir("/proc/self/fd");
-    if (d == NULL)
-        return -1;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        if (e->d_name[0] != '.')
-            n++;
-    closedir(d);
-    return n - 1; /* the directory's own descriptor */
-}
 
 static long now_ms(void)
 {
