@@ -192,7 +192,8 @@ static void io_fork_child(void)
         if (!io->inherit)
             close(io->fd);
         __atomic_store_n(&io->gone, 1, __ATOMIC_RELEASE); /* no poller polls it here */
-        __atomic_store_n(&ust_qpv(io->rq)->chan, NULL, __ATOMIC_RELEASE);
+        if (io->chan)
+            __atomic_store_n(&ust_qpv(io->rq)->chan, NULL, __ATOMIC_RELEASE);
     }
     io_head.next = io_head.prev = &io_head;
     io_off = NULL;
@@ -293,7 +294,8 @@ int ust_iow_add(struct ust_iow *io, int fd, queue_t *rq)
             io->prev = &io_head;
             io_head.next->prev = io;
             io_head.next = io;
-            __atomic_store_n(&ust_qpv(rq)->chan, io, __ATOMIC_RELEASE);
+            if (io->chan)
+                __atomic_store_n(&ust_qpv(rq)->chan, io, __ATOMIC_RELEASE);
         }
     }
     pthread_mutex_unlock(&io_lock);
@@ -320,7 +322,8 @@ void ust_iow_del(struct ust_iow *io)
     epoll_ctl(io_epfd, EPOLL_CTL_DEL, io->fd, NULL);
     io->prev->next = io->next;
     io->next->prev = io->prev;
-    __atomic_store_n(&ust_qpv(io->rq)->chan, NULL, __ATOMIC_RELEASE);
+    if (io->chan)
+        __atomic_store_n(&ust_qpv(io->rq)->chan, NULL, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&io_lock);
 }
 

@@ -47,6 +47,8 @@ struct ust_iow {
     atomic_int err;              /* set by the thread on EPOLLERR, taken by the reader */
     atomic_int pri;              /* set by the thread on EPOLLPRI (urgent data), taken by the reader */
     int inherit;                 /* set before ust_iow_add: a fork child keeps fd open */
+    int chan;                    /* set before ust_iow_add: fd is a provider's socket, which
+                                  * a reader of the stream may poll itself (ust_iow_of) */
     atomic_uint poll;            /* IOW_POLLING | IOW_SKIPPED: a reader polls fd itself */
     atomic_llong left_ns;        /* when the last poller left (ust_now_ns) */
     atomic_int rdhup;            /* the peer's FIN seen (EPOLLRDHUP): a reader reads to EOF */

@@ -235,6 +235,7 @@ int tcp_sock_take(struct tcp_ep *ep)
 
 int tcp_sock_give(struct tcp_ep *ep, int fd)
 {
+    ep->io.chan = 1; /* a channel: readers may poll the socket (sd_chan.c) */
     int rc = ust_iow_add(&ep->io, fd, ep->rq);
 
     if (rc != 0)

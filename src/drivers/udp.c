@@ -417,6 +417,7 @@ static void udp_bind_req(queue_t *q, mblk_t *mp)
         uerr = ENOSR;
         goto fail;
     }
+    ep->io.chan = 1; /* a channel: readers may poll the socket (sd_chan.c) */
     uerr = ust_iow_add(&ep->io, fd, RD(q));
     if (uerr != 0) {
         freemsg(bp);

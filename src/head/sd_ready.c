@@ -60,6 +60,23 @@ void ust_sd_lockq(struct stdata *sd)
 }
 
 
+/* A wait inside the section drops sd_lock and may run service procedures
+ * on this thread (a pull, a pipe's ring): their back-enables of sd must take
+ * sd_lock themselves meanwhile, not assume it held. */
+int ust_sd_lockq_pause(struct stdata *sd)
+{
+    if (tls_held != sd)
+        return 0;
+    tls_held = NULL;
+    return 1;
+}
+
+void ust_sd_lockq_resume(struct stdata *sd, int paused)
+{
+    if (paused)
+        tls_held = sd;
+}
+
 void ust_sd_unlockq(struct stdata *sd)
 {
     tls_held = NULL;

@@ -72,8 +72,22 @@ static int arrivals_seen(struct stdata *sd)
  * is empty) the spin also ends when a pipe's writer deposits, and the
  * arrivals are marked sleepy (ust_sd_arrivals_sleep) only when the spin
  * gives up, so that a writer feeding a spinning reader makes no wake-up. */
+static int wait_body(struct stdata *sd, struct ust_waitq *w, unsigned seq, long long deadline_ns,
+                     int arrivals, int *seen, int intr);
+
+/* The wait, outside the caller's ust_sd_lockq section while sd_lock is
+ * dropped (sd_ready.c: what runs here meanwhile must not think it held). */
 static int wait_common(struct stdata *sd, struct ust_waitq *w, unsigned seq, long long deadline_ns,
                        int arrivals, int *seen, int intr)
+{
+    int paused = ust_sd_lockq_pause(sd);
+    int e = wait_body(sd, w, seq, deadline_ns, arrivals, seen, intr);
+    ust_sd_lockq_resume(sd, paused);
+    return e;
+}
+
+static int wait_body(struct stdata *sd, struct ust_waitq *w, unsigned seq, long long deadline_ns,
+                     int arrivals, int *seen, int intr)
 {
     struct timespec ts, *tsp = NULL;
     if (deadline_ns) {
@@ -94,7 +108,9 @@ static int wait_common(struct stdata *sd, struct ust_waitq *w, unsigned seq, lon
     /* A reader of a stream over a kernel socket waits on the socket itself
      * (sd_chan.c): one wake-up, as a socket's reader. */
     queue_t *chrq = NULL;
-    struct ust_iow *ch = arrivals && !deadline_ns && !intr ? ust_sd_chan_of(sd, &chrq) : NULL;
+    struct ust_iow *ch = arrivals && !deadline_ns && !intr && sd->sd_xend == NULL
+                             ? ust_sd_chan_of(sd, &chrq)
+                             : NULL;
     ust_unlock(&sd->sd_lock);
     /* A reader of a pipe end split across processes takes what comes into
      * the ring itself, on this thread, while it spins (sd_xpipe.c): no

@@ -428,6 +428,9 @@ void ust_sd_write_enable(queue_t *q);
  * the lock itself). */
 void ust_sd_lockq(struct stdata *sd);
 void ust_sd_unlockq(struct stdata *sd);
+/* A wait drops sd_lock: the section is paused (1 if it was sd's) and resumed. */
+int ust_sd_lockq_pause(struct stdata *sd);
+void ust_sd_lockq_resume(struct stdata *sd, int paused);
 /* Inside ust_sd_lockq: if relief is owed (see above), drop sd_lock, do it,
  * retake sd_lock and return 1 (the caller rechecks what it saw); else 0.
  * Call before blocking, so that a peer's writer is not kept waiting. */
