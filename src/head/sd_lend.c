@@ -13,8 +13,7 @@
  *   record received, shutdown -- are then submitted to the ring and waited
  *   for, one system call each, as they would be on a descriptor.  The close
  *   of U is watched by a multishot poll for POLLRDHUP on L whose
- *   completions name the slot and its adoption count (user_data, WATCH_TAG),
- *   and through them the stream; the same poll asks for POLLIN,
+ *   completions name the stream (user_data); the same poll asks for POLLIN,
  *   so that a record the program wrote on U is reported too (the
  *   completion's mask tells the two apart: ring_note; sd_urec.c delivers).
  *   Otherwise (io_uring refused -- kernel, seccomp, sysctl -- its fixed-file
@@ -34,13 +33,6 @@
  *   the watch thread -- ust_lend_wait_records -- shows one kept); a report may be stale (the stream
  *   reused, or L shut down by a hang-up, which reports too): the caller
  *   checks descriptors before it drops anything.
- *   Closing L is not waited for (since 2026-11-27, where the kernel has
- *   IORING_OP_FILES_UPDATE): ust_lend_close submits the watch's removal
- *   and the slot's release in one enter and returns; the slot is reused
- *   only once its release's completion has been seen.  One system call
- *   instead of two (a waiting enter and io_uring_register).  Not deferred
- *   to the next enter: closing L is what shows the hang-up on U to a
- *   thread polling it (test_head_poll).
  *
  * Locking
  *   The caller holds sd_lock of the stream whose L is operated on (that
@@ -67,29 +59,15 @@
 #include "sthead.h"
 
 enum { RING_CQ = 4096, RING_SLOTS_MAX = 1 << 15, REPORTS_MAX = 1024 };
-/* Submissions left queued by closes before a close enters the ring itself
- * (the ring has 8 entries; adopt and a synchronous operation add 1 each). */
-enum { RING_DEFER_MAX = 4 };
 /* user_data: a stream's watch is the (aligned) stdata pointer; a synchronous
  * operation has an odd tag of its own, so a late completion of one that was
  * given up (an enter failed) is never taken for the next one's. */
 static uint64_t sync_seq; /* ring_lock */
 static uint64_t sync_tag(void)
 {
-    return (++sync_seq << 3) | 1;
+    return (++sync_seq << 1) | 1;
 }
-/* user_data, by its low three bits: 001 a synchronous operation; 011 the
- * release of a slot queued by ust_lend_close, (slot << 3) | 3; 010 a
- * stream's watch, (gen << 23) | (slot << 3) | 2, where gen is the slot's
- * adoption count: a completion of a watch whose stream has let the slot go
- * (owner cleared) or whose slot was adopted again since (gen moved on)
- * names no stream and is dropped, so a stdata reused at once never gets
- * the old watch's news. */
-#define TAG_KIND(tag)    ((tag) & 7)
-#define RELEASE_TAG(s)   (((uint64_t)(s) << 3) | 3)
-#define WATCH_TAG(s)     (((uint64_t)rg.gen[s] << 23) | ((uint64_t)(s) << 3) | 2)
-#define WATCH_SLOT(tag)  ((int)(((tag) >> 3) & 0xfffff))
-#define WATCH_GEN(tag)   ((uint32_t)((tag) >> 23))
+#define IS_SYNC(tag) (((tag) & 1) != 0)
 
 static struct {
     int state; /* 0 not tried, 1 on, -1 unavailable; stored atomically (read unlocked) */
@@ -101,17 +79,11 @@ static struct {
     void *sq_map, *cq_map, *sqe_map;
     size_t sq_len, cq_len, sqe_len;
     int nslots, hint;
-    unsigned char *used;    /* slot map: 1 from adopt until the release completed */
-    struct stdata **owner;  /* the stream whose L is in the slot, NULL once closed */
-    uint32_t *gen;          /* adoptions of the slot (WATCH_TAG) */
-    int async_release;      /* IORING_OP_FILES_UPDATE: closes are not waited for */
+    unsigned char *used; /* slot map */
     struct stdata *reports[REPORTS_MAX];
     int nreports; /* ring_lock; also read unlocked (ust_lend_reports_pending) */
 } rg = {.fd = -1};
 static ust_lock_t ring_lock = UST_LOCK_INIT; /* rg; a leaf under sd_lock */
-/* The fd array of a queued slot release: read by the kernel when the
- * submission is taken, so it must outlive the call that queued it. */
-static const int ring_none = -1;
 static int lend_ep = -1; /* epoll set of plain L ends, made on first need */
 /* Identity of lend_ep (atomic, published before it) and of the ring's
  * descriptor (ring_lock). */
@@ -137,12 +109,8 @@ static void ring_unmap(void)
     if (rg.fd >= 0 && fd_is(rg.fd, rg_ino, rg_dev))
         close(rg.fd); /* not a number the program closed and reused */
     free(rg.used);
-    free(rg.owner);
-    free(rg.gen);
     rg.sq_map = rg.cq_map = rg.sqe_map = NULL;
     rg.used = NULL;
-    rg.owner = NULL;
-    rg.gen = NULL;
     rg.fd = -1;
     __atomic_store_n(&rg.nreports, 0, __ATOMIC_RELAXED);
 }
@@ -159,8 +127,6 @@ static int ring_has_ops(void)
         for (size_t i = 0; i < sizeof(need); i++)
             if (need[i] > p->last_op || !(p->ops[need[i]].flags & IO_URING_OP_SUPPORTED))
                 ok = 0;
-        rg.async_release = IORING_OP_FILES_UPDATE <= p->last_op &&
-                           (p->ops[IORING_OP_FILES_UPDATE].flags & IO_URING_OP_SUPPORTED);
     }
     free(p);
     return ok;
@@ -232,9 +198,7 @@ static void ring_setup(void)
         rg.nslots = (int)rl.rlim_cur;
     int *fds = malloc((size_t)rg.nslots * sizeof(int));
     rg.used = calloc((size_t)rg.nslots, 1);
-    rg.owner = calloc((size_t)rg.nslots, sizeof(*rg.owner));
-    rg.gen = calloc((size_t)rg.nslots, sizeof(*rg.gen));
-    if (fds == NULL || rg.used == NULL || rg.owner == NULL || rg.gen == NULL) {
+    if (fds == NULL || rg.used == NULL) {
         free(fds);
         goto fail;
     }
@@ -254,30 +218,17 @@ fail:
     __atomic_store_n(&rg.state, -1, __ATOMIC_RELEASE);
 }
 
-/* Keep a completion of a stream's watch.  It fired, or it ended:
- * -ECANCELED when the thread that submitted it has exited and the kernel's
- * worker, which runs its completion, may not (the close it saw is then
- * reported this way).  A watch that ust_lend_close removed says nothing
- * (its slot has no owner, or a new generation).  Every other one is kept:
- * a report is only a hint, checked before anything is dropped
- * (ust_sd_reap_orphans), so a stale one costs a look and no more.  A slot's
- * release completing frees the slot. */
+/* Keep a completion of a stream's watch.  It fired, or it ended: removed
+ * by ust_lend_close (the stream is being freed), or -ECANCELED when the
+ * thread that submitted it has exited and the kernel's worker, which runs
+ * its completion, may not (the close it saw is then reported this way).
+ * Every one is kept: a report is only a hint, checked before anything is
+ * dropped (ust_sd_reap_orphans), so a stale one costs a look and no more. */
 static void ring_note(const struct io_uring_cqe *c)
 {
-    if (TAG_KIND(c->user_data) == 3) { /* a closed stream's slot is empty again */
-        uint64_t s = c->user_data >> 3;
-        if (rg.used != NULL && s < (uint64_t)rg.nslots)
-            rg.used[s] = 0;
+    if (IS_SYNC(c->user_data))
         return;
-    }
-    if (TAG_KIND(c->user_data) != 2 || rg.owner == NULL)
-        return; /* a synchronous operation's */
-    int slot = WATCH_SLOT(c->user_data);
-    if (slot >= rg.nslots || rg.gen[slot] != WATCH_GEN(c->user_data))
-        return; /* an earlier stream's watch on this slot */
-    struct stdata *sd = rg.owner[slot];
-    if (sd == NULL)
-        return; /* the library closed the stream's L itself: no report */
+    struct stdata *sd = (struct stdata *)(uintptr_t)c->user_data;
     /* A record arrived in L (POLLIN alone): the program wrote on U
      * (sd_urec.c).  Anything else -- U closed, L shut down, the watch
      * ended -- is a close report. */
@@ -369,8 +320,6 @@ static int ring_sync(unsigned char op, int slot, const void *buf, unsigned len, 
     return ring_enter(tag);
 }
 
-static int ring_adopt_slot(int lfd);
-
 /* Move lfd into a free slot of the table: the slot, or -1 (lfd kept). */
 static int ring_adopt(int lfd)
 {
@@ -378,22 +327,6 @@ static int ring_adopt(int lfd)
         ring_setup();
     if (rg.state != 1)
         return -1;
-    for (int tries = 0; tries < 2; tries++) {
-        int s = ring_adopt_slot(lfd);
-        if (s != -2)
-            return s;
-        /* Every slot taken, some perhaps by releases still queued or not
-         * yet seen: submit them, take their completions, look again. */
-        int found = 0;
-        ring_enter(0);
-        ring_consume(0, &found);
-    }
-    return -1;
-}
-
-/* ring_adopt's look at the table: the slot, -1 (lfd kept), -2 (no slot). */
-static int ring_adopt_slot(int lfd)
-{
     for (int n = 0; n < rg.nslots; n++) {
         int s = (rg.hint + n) % rg.nslots;
         if (rg.used[s])
@@ -408,7 +341,7 @@ static int ring_adopt_slot(int lfd)
         rg.hint = s + 1;
         return s;
     }
-    return -2;
+    return -1;
 }
 
 /* ---- the plain descriptor's watch ---- */
@@ -460,9 +393,7 @@ void ust_lend_adopt(struct stdata *sd, int lfd)
     ust_lock(&ring_lock);
     int s = ring_adopt(lfd);
     if (s >= 0) {
-        rg.gen[s]++;
-        rg.owner[s] = sd;
-        struct io_uring_sqe *e = ring_sqe(IORING_OP_POLL_ADD, s, WATCH_TAG(s));
+        struct io_uring_sqe *e = ring_sqe(IORING_OP_POLL_ADD, s, (uint64_t)(uintptr_t)sd);
         e->poll32_events = POLLRDHUP | POLLIN; /* U closed; a record (sd_urec.c) */
         e->len = IORING_POLL_ADD_MULTI;
         ring_enter(0);
@@ -552,33 +483,13 @@ void ust_lend_close(struct stdata *sd)
 {
     if (lfd_checked(sd) >= 0) {
         close(sd->sd_lfd); /* also leaves the epoll set */
-    } else if (slot_live(sd) && rg.async_release) {
-        /* Submitted together, not waited for: the watch's removal and the
-         * slot's release (one enter instead of an enter that waits and a
-         * register).  They run at once, so L is gone when this returns and
-         * a thread polling U sees the hang-up.  The slot stays used until
-         * the release's completion is seen (ring_note). */
-        int s = sd->sd_lslot;
-        ust_lock(&ring_lock);
-        if (ring_pending() > RING_DEFER_MAX)
-            ring_enter(0); /* room for what follows */
-        rg.owner[s] = NULL; /* what the watch still says is not news */
-        struct io_uring_sqe *e = ring_sqe(IORING_OP_POLL_REMOVE, -1, sync_tag());
-        e->addr = WATCH_TAG(s);
-        e = ring_sqe(IORING_OP_FILES_UPDATE, -1, RELEASE_TAG(s));
-        e->addr = (uint64_t)(uintptr_t)&ring_none;
-        e->len = 1;
-        e->off = (uint64_t)s;
-        ring_enter(0); /* submitted now: L goes, U's other holders see the hang-up */
-        ust_unlock(&ring_lock);
     } else if (slot_live(sd)) {
         int none = -1, s = sd->sd_lslot;
         ust_lock(&ring_lock);
         /* The watch holds the file too: remove it, then empty the slot. */
         uint64_t tag = sync_tag();
-        rg.owner[s] = NULL;
         struct io_uring_sqe *e = ring_sqe(IORING_OP_POLL_REMOVE, -1, tag);
-        e->addr = WATCH_TAG(s);
+        e->addr = (uint64_t)(uintptr_t)sd;
         ring_enter(tag);
         struct io_uring_files_update up = {.offset = (unsigned)s, .fds = (uint64_t)(uintptr_t)&none};
         syscall(__NR_io_uring_register, rg.fd, IORING_REGISTER_FILES_UPDATE, &up, 1);
