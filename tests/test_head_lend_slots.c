@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_head_lend_slots.c -- the library's ends (L) of the readiness pairs in
- * the ring's fixed-file table are let go without waiting (sd_lend.c
- * ust_lend_close: the watch's removal and the slot's release submitted in
- * one enter), and the slots come back:
+ * the ring's fixed-file table are let go at close (sd_lend.c
+ * ust_lend_close), and the slots come back:
  *   L.1 with RLIMIT_NOFILE at 64 (a table of 64 slots), 3000 pipes (6000
  *       streams) made and closed one after the other: every end's L is in
  *       the ring (sd_lslot >= 0, never the epoll fallback), data and

@@ -156,11 +156,16 @@ struct stdata *ust_sd_chan_pulling(void)
 struct ust_iow *ust_sd_chan_of(struct stdata *sd, queue_t **rqp)
 {
     UST_ASSERT_HELD(&sd->sd_lock);
-    queue_t *q = sd->sd_wq;
-    for (int i = 0; q != NULL && q->q_next != NULL; i++) {
+    if (sd->sd_flag & (STRPIPE | STRFIFO))
+        return NULL; /* the twist leads to a head, never to a socket */
+    /* q_next is loaded atomically: plumbing relinks it without sd_lock
+     * (type-stable pairs: a stale link still names a queue pair). */
+    queue_t *q = sd->sd_wq, *next;
+    for (int i = 0; q != NULL && (next = __atomic_load_n(&q->q_next, __ATOMIC_ACQUIRE)) != NULL;
+         i++) {
         if (i == CHAN_WALK_MAX)
             return NULL;
-        q = q->q_next;
+        q = next;
     }
     if (q == NULL || (__atomic_load_n(&q->q_flag, __ATOMIC_RELAXED) & QREADR))
         return NULL; /* a pipe or FIFO: the twist leads to a head */
