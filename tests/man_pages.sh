@@ -1,0 +1,92 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# test_man_pages (CMakeLists.txt, "ABI and man pages"; issue 25 item 2):
+#   1. install the build tree to a scratch prefix (STAGE);
+#   2. every symbol of the installed shared libraries' public nodes
+#      (USTREAMS_0, XNET_0; nm -D --defined-only) has a page in STAGE's
+#      share/man whose NAME section names it (.Nm), and no symbol outside the
+#      public and private nodes is exported;
+#   3. every page renders with groff -mandoc -ww (all warnings) without a
+#      single diagnostic, and man -l reads it (when man is installed);
+#   4. every subcommand `ustreams help` lists has a page ustreams-NAME.1.
+# Usage: man_pages.sh BUILD_DIR STAGE_DIR [NM]
+# Exit 0 pass, 1 fail (each failure printed), 77 skip: groff absent only.
+set -u
+build=$1
+stage=$2
+nm=${3:-nm}
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+if ! command -v groff >/dev/null 2>&1; then
+    echo "SKIP: groff is not installed (Debian: groff-base; .ci/run installs it)"
+    exit 77
+fi
+
+rm -rf "$stage"
+if ! cmake --install "$build" --prefix "$stage" >"$stage.log" 2>&1; then
+    cat "$stage.log"; echo "FAIL: cmake --install"; exit 1
+fi
+man="$stage/share/man"
+[ -d "$man" ] || { echo "FAIL: no $man"; exit 1; }
+
+# 2. symbols -> pages.  nm -D prints "ADDR T name@@NODE" for a versioned
+# definition (binutils >= 2.35); a definition without a node is reported.
+nsym=0
+for lib in "$stage"/lib*/libustreams.so "$stage"/lib*/libxnet.so; do
+    [ -e "$lib" ] || { bad "missing $lib"; continue; }
+    syms=$("$nm" -D --defined-only "$lib" | awk '$2 != "A" {print $3}') # A: the nodes
+    for s in $syms; do
+        name=${s%%@*}
+        case "$s" in
+        *@*) node=${s##*@} ;;
+        *) bad "$(basename "$lib"): $name exported without a version node"; continue ;;
+        esac
+        case "$node" in
+        USTREAMS_0|XNET_0) ;;
+        USTREAMS_PRIVATE) continue ;;
+        *) bad "$(basename "$lib"): $name in unknown node $node"; continue ;;
+        esac
+        nsym=$((nsym + 1))
+        found=""
+        for p in "$man"/man[1-9]/"$name".[1-9]*; do
+            [ -e "$p" ] || continue
+            # the page (or the one its link points to) names the symbol
+            if grep -q "^\.Nm $name\( \|\$\)" "$p"; then found=$p; break; fi
+        done
+        [ -n "$found" ] || bad "$name ($node, $(basename "$lib")): no page names it"
+    done
+done
+[ "$nsym" -ge 150 ] || bad "only $nsym public symbols seen (nm output format?)"
+echo "symbols with a page: $nsym"
+
+# 3. every page renders without a warning.
+npages=0
+for p in "$man"/man[1-9]/*; do
+    [ -L "$p" ] && continue
+    npages=$((npages + 1))
+    out=$(groff -mandoc -Tutf8 -ww -z "$p" 2>&1)
+    [ -z "$out" ] || bad "$(basename "$p"): groff: $out"
+    if command -v man >/dev/null 2>&1; then
+        out=$(MANWIDTH=80 man -l "$p" 2>&1 >/dev/null)
+        [ -z "$out" ] || bad "$(basename "$p"): man -l: $out"
+    fi
+done
+[ "$npages" -ge 40 ] || bad "only $npages pages installed"
+echo "pages rendered: $npages"
+for p in "$man"/man[1-9]/*; do
+    [ -L "$p" ] && { [ -e "$p" ] || bad "dangling link $p"; }
+done
+
+# 4. subcommands -> section 1 pages.
+cmd="$stage/bin/ustreams"
+subs=$("$cmd" help | awk '/^subcommands:/ {on = 1; next} on && NF {print $1}')
+[ -n "$subs" ] || bad "ustreams help listed no subcommand"
+for s in $subs; do
+    [ -e "$man/man1/ustreams-$s.1" ] || bad "subcommand $s: no man1/ustreams-$s.1"
+done
+[ -e "$man/man1/ustreams.1" ] || bad "no man1/ustreams.1"
+
+[ "$fail" -eq 0 ] && echo "man pages: ok"
+exit "$fail"
