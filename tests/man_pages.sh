@@ -8,7 +8,8 @@
 #      share/man whose NAME section names it (.Nm), and no symbol outside the
 #      public and private nodes is exported;
 #   3. every page renders with groff -mandoc -ww (all warnings) without a
-#      single diagnostic, and man -l reads it (when man is installed);
+#      single diagnostic, man -l reads it (when man is installed), its .Dt
+#      matches its file name, and no link dangles;
 #   4. every subcommand `ustreams help` lists has a page ustreams-NAME.1.
 # Usage: man_pages.sh BUILD_DIR STAGE_DIR [NM]
 # Exit 0 pass, 1 fail (each failure printed), 77 skip: groff absent only.
@@ -66,6 +67,11 @@ npages=0
 for p in "$man"/man[1-9]/*; do
     [ -L "$p" ] && continue
     npages=$((npages + 1))
+    # .Dt TITLE SECTION matches the file name (allocb.9f: ALLOCB 9F)
+    f=$(basename "$p")
+    want="$(echo "${f%.*}" | tr '[:lower:]' '[:upper:]') $(echo "${f##*.}" | tr '[:lower:]' '[:upper:]')"
+    dt=$(sed -n 's/^\.Dt //p' "$p")
+    [ "$dt" = "$want" ] || bad "$f: .Dt '$dt', expected '$want'"
     out=$(groff -mandoc -Tutf8 -ww -z "$p" 2>&1)
     [ -z "$out" ] || bad "$(basename "$p"): groff: $out"
     if command -v man >/dev/null 2>&1; then
