@@ -25,6 +25,8 @@
  *        64 x 1000 B) to an XTI endpoint whose socket has UDP_GRO on:
  *        t_rcvudata returns each datagram alone, exact length, the sender's
  *        address; a 60-byte buffer takes a 100-byte one as 60 + T_MORE, 40.
+ *   GS.5 IPv6: 101 units to ::1 leave as two runs (64 + 37), each unit
+ *        once, in order, exact, from the endpoint's address.
  *   End: no message block outstanding.
  */
 #include <arpa/inet.h>
@@ -121,6 +123,18 @@ static void snd(int fd, const struct sockaddr_in *to, size_t len, uint32_t seq)
     XCHECK_OK(t_sndudata(fd, &ud));
 }
 
+/* Whether a and b (sockaddr_in or sockaddr_in6) name one address and port. */
+static int same_addr(const void *a, const void *b)
+{
+    const struct sockaddr_in6 *x = a, *y = b;
+    if (x->sin6_family != y->sin6_family || x->sin6_port != y->sin6_port)
+        return 0;
+    if (x->sin6_family == AF_INET)
+        return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+               ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+    return memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) == 0;
+}
+
 struct expect {
     size_t len;
     uint32_t seq;
@@ -129,7 +143,7 @@ struct expect {
 /* Receive on kernel socket s until the n units of e came (3 s without one
  * fails): each once, in order, with its length and bytes, from src.
  * Returns how many buffers held more than one datagram (UDP_GRO). */
-static int krecv(int s, const struct expect *e, int n, const struct sockaddr_in *src)
+static int krecv(int s, const struct expect *e, int n, const void *src)
 {
     int got = 0, coalesced = 0;
     unsigned char want[65536];
@@ -139,7 +153,7 @@ static int krecv(int s, const struct expect *e, int n, const struct sockaddr_in 
             fprintf(stderr, "  krecv: %d of %d came\n", got, n);
             return coalesced;
         }
-        struct sockaddr_in from;
+        struct sockaddr_in6 from;
         union {
             struct cmsghdr h;
             unsigned char b[CMSG_SPACE(sizeof(int))];
@@ -155,7 +169,7 @@ static int krecv(int s, const struct expect *e, int n, const struct sockaddr_in 
         if (r < 0)
             continue;
         CHECK(!(m.msg_flags & MSG_TRUNC));
-        CHECK(from.sin_port == src->sin_port && from.sin_addr.s_addr == src->sin_addr.s_addr);
+        CHECK(same_addr(&from, src));
         size_t seg = (size_t)r;
         for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c != NULL; c = CMSG_NXTHDR(&m, c)) {
             if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
@@ -377,6 +391,52 @@ static void gs4_gro(void)
     close(k);
 }
 
+/* GS.5: IPv6, a run of 100 units of 500 B and a shorter last to ::1 with
+ * UDP_GRO on; each once, in order, from the endpoint's address. */
+static void gs5_v6(void)
+{
+    struct sockaddr_in6 req = {.sin6_family = AF_INET6, .sin6_addr = in6addr_loopback}, xa, ga;
+    struct xti_addr b;
+    int g = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0), on = 1, big = 8 << 20;
+    socklen_t l = sizeof(ga);
+    if (g < 0 || bind(g, (struct sockaddr *)&req, sizeof(req)) != 0) {
+        fprintf(stderr, "  GS.5: no IPv6 loopback here: skipped\n");
+        if (g >= 0)
+            close(g);
+        return;
+    }
+    CHECK(getsockname(g, (struct sockaddr *)&ga, &l) == 0);
+    CHECK(setsockopt(g, SOL_UDP, UDP_GRO, &on, sizeof(on)) == 0);
+    if (setsockopt(g, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big)) != 0)
+        setsockopt(g, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+    int fd = xti_bound("/dev/udp", 0, &req, sizeof(req), &b);
+    CHECK(fd >= 0);
+    if (fd < 0) {
+        close(g);
+        return;
+    }
+    memcpy(&xa, b.buf, sizeof(xa));
+    struct udp_ep *ep = ep_of(fd);
+    static struct expect e[101];
+    hold(ep);
+    for (int i = 0; i < 101; i++) {
+        e[i] = (struct expect){i == 100 ? 33 : 500, (uint32_t)(7000 + i)};
+        struct t_unitdata ud;
+        memset(&ud, 0, sizeof(ud));
+        fill(obuf, e[i].len, e[i].seq);
+        ud.addr.buf = (char *)&ga;
+        ud.addr.len = sizeof(ga);
+        ud.udata.buf = (char *)obuf;
+        ud.udata.len = (unsigned)e[i].len;
+        XCHECK_OK(t_sndudata(fd, &ud));
+    }
+    release(ep);
+    CHECK(krecv(g, e, 101, &xa) >= 2); /* 64 + 37: two runs */
+    CHECK_EQ(ep->gso_off, 0);
+    t_close(fd);
+    close(g);
+}
+
 int main(void)
 {
     xti_require("/dev/udp");
@@ -385,5 +445,6 @@ int main(void)
     gs2_mixed();
     gs3_fallback();
     gs4_gro();
+    gs5_v6();
     return xti_finish();
 }
