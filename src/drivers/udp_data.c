@@ -219,12 +219,14 @@ void udp_unitdata_req(queue_t *q, mblk_t *mp)
  */
 #define UDP_TXUNITS 64 /* units per sendmmsg */
 #define UDP_GSO_MAX 64 /* segments per UDP_SEGMENT send (the kernel's UDP_MAX_SEGMENTS) */
+#define UDP_TXIOV 256  /* data blocks per batch (the batch lives on the stack of
+                        * whichever thread runs the service procedure) */
 struct udp_txbatch {
     mblk_t *v[UDP_TXUNITS];
     struct mmsghdr mh[UDP_TXUNITS];
     int first[UDP_TXUNITS], cnt[UDP_TXUNITS];
     size_t seg[UDP_TXUNITS], total[UDP_TXUNITS];
-    struct iovec iov[UDP_TXUNITS * UDP_IOVMAX];
+    struct iovec iov[UDP_TXIOV];
     union {
         struct cmsghdr h;
         unsigned char b[CMSG_SPACE(sizeof(uint16_t))];
@@ -253,15 +255,17 @@ static int udp_gso_joins(const struct udp_txbatch *b, int e, const mblk_t *mp, s
                                         (size_t)u.OPT_length) == 0);
 }
 
-/* Take units off q into b; gso: whether runs may share an entry; *single:
- * how many of the first units must still go one per entry (a refused run
- * being sent again unit by unit), counted down.  Returns the entries. */
+/* Take units off q into b (UDP_TXUNITS at most, fewer when their data
+ * blocks would overflow UDP_TXIOV); gso: whether runs may share an entry;
+ * *single: how many of the first units must still go one per entry (a
+ * refused run being sent again unit by unit), counted down.  Returns the
+ * entries. */
 static int udp_gather(queue_t *q, struct udp_txbatch *b, int gso, size_t tsdu, int *single)
 {
     int n = 0, ne = 0, k = 0;
     mblk_t *mp;
 
-    while (n < UDP_TXUNITS && (mp = getq(q)) != NULL) {
+    while (n < UDP_TXUNITS && k + UDP_IOVMAX <= UDP_TXIOV && (mp = getq(q)) != NULL) {
         if (mp->b_datap->db_type != M_PROTO) { /* only units are queued */
             freemsg(mp);
             continue;
