@@ -27,6 +27,9 @@
  *        address; a 60-byte buffer takes a 100-byte one as 60 + T_MORE, 40.
  *   GS.5 IPv6: 101 units to ::1 leave as two runs (64 + 37), each unit
  *        once, in order, exact, from the endpoint's address.
+ *   GS.6 a run to a closed port between runs to an open one: the open
+ *        port's units all arrive in order; T_UDERROR_IND(ECONNREFUSED)
+ *        names the closed port; the endpoint sends on.
  *   End: no message block outstanding.
  */
 #include <arpa/inet.h>
@@ -126,13 +129,21 @@ static void snd(int fd, const struct sockaddr_in *to, size_t len, uint32_t seq)
 /* Whether a and b (sockaddr_in or sockaddr_in6) name one address and port. */
 static int same_addr(const void *a, const void *b)
 {
-    const struct sockaddr_in6 *x = a, *y = b;
-    if (x->sin6_family != y->sin6_family || x->sin6_port != y->sin6_port)
+    sa_family_t fa, fb;
+    memcpy(&fa, a, sizeof(fa));
+    memcpy(&fb, b, sizeof(fb));
+    if (fa != fb)
         return 0;
-    if (x->sin6_family == AF_INET)
-        return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-               ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-    return memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) == 0;
+    if (fa == AF_INET) {
+        struct sockaddr_in x, y;
+        memcpy(&x, a, sizeof(x));
+        memcpy(&y, b, sizeof(y));
+        return x.sin_port == y.sin_port && x.sin_addr.s_addr == y.sin_addr.s_addr;
+    }
+    struct sockaddr_in6 x, y;
+    memcpy(&x, a, sizeof(x));
+    memcpy(&y, b, sizeof(y));
+    return x.sin6_port == y.sin6_port && memcmp(&x.sin6_addr, &y.sin6_addr, sizeof(x.sin6_addr)) == 0;
 }
 
 struct expect {
@@ -437,6 +448,59 @@ static void gs5_v6(void)
     close(g);
 }
 
+/* GS.6: a run to a closed port between runs to an open one: the open
+ * port gets its units, once, in order; the endpoint gets T_UDERROR_IND
+ * (ECONNREFUSED) naming the closed port, and no other error. */
+static void gs6_refused(void)
+{
+    struct sockaddr_in xa, ga, closed;
+    int fd = xudp(&xa), g = ksock(&ga, 1), c = ksock(&closed, 0);
+    struct udp_ep *ep = ep_of(fd);
+    static struct expect e[40];
+    close(c); /* a port nobody listens on */
+    hold(ep);
+    for (int i = 0; i < 20; i++) {
+        e[i] = (struct expect){300, (uint32_t)(9000 + i)};
+        snd(fd, &ga, 300, e[i].seq);
+    }
+    for (int i = 0; i < 10; i++)
+        snd(fd, &closed, 300, 0);
+    for (int i = 20; i < 40; i++) {
+        e[i] = (struct expect){300, (uint32_t)(9000 + i)};
+        snd(fd, &ga, 300, e[i].seq);
+    }
+    release(ep);
+    krecv(g, e, 40, &xa);
+    int errs = 0;
+    for (int t = 0; t < 300 && errs == 0; t++) { /* the ICMP error comes up the read side */
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        poll(&p, 1, 10);
+        while (t_look(fd) == T_UDERR) {
+            struct sockaddr_in dest;
+            struct t_uderr ue;
+            memset(&ue, 0, sizeof(ue));
+            ue.addr.buf = (char *)&dest;
+            ue.addr.maxlen = sizeof(dest);
+            XCHECK_OK(t_rcvuderr(fd, &ue));
+            CHECK_EQ(ue.error, ECONNREFUSED);
+            CHECK(ue.addr.len == sizeof(dest) && same_addr(&dest, &closed));
+            errs++;
+        }
+    }
+    CHECK(errs >= 1);
+    /* the endpoint sends on: one more run to the open port */
+    hold(ep);
+    for (int i = 0; i < 8; i++) {
+        e[i] = (struct expect){300, (uint32_t)(9100 + i)};
+        snd(fd, &ga, 300, e[i].seq);
+    }
+    release(ep);
+    krecv(g, e, 8, &xa);
+    CHECK_EQ(ep->gso_off, 0);
+    t_close(fd);
+    close(g);
+}
+
 int main(void)
 {
     xti_require("/dev/udp");
@@ -446,5 +510,6 @@ int main(void)
     gs3_fallback();
     gs4_gro();
     gs5_v6();
+    gs6_refused();
     return xti_finish();
 }
