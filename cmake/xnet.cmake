@@ -12,6 +12,7 @@
 #   bench/xti_open.c      -> bench_xti_open, linked with xnet_static
 #   bench/xti_more.c      -> bench_xti_more (T_MORE coalescing), linked with xnet_static
 #   bench/xti_many.c      -> bench_xti_many (many endpoints at once), linked with xnet_static
+#   bench/xti_gro.c       -> bench_xti_gro (UDP_GRO on udp's receive path), linked with xnet_static
 #   tools/netperf_xti.c   -> the ustreams command is linked with xnet_static
 file(GLOB XNET_SOURCES CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/src/xti/*.c")
 
@@ -95,6 +96,9 @@ if(EXISTS "${PROJECT_SOURCE_DIR}/bench/xti_more.c" AND TARGET bench_xti_more)
 endif()
 if(EXISTS "${PROJECT_SOURCE_DIR}/bench/xti_many.c" AND TARGET bench_xti_many)
     target_link_libraries(bench_xti_many PRIVATE xnet_static)
+endif()
+if(EXISTS "${PROJECT_SOURCE_DIR}/bench/xti_gro.c" AND TARGET bench_xti_gro)
+    target_link_libraries(bench_xti_gro PRIVATE xnet_static)
 endif()
 
 install(TARGETS xnet xnet_static

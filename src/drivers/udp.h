@@ -72,6 +72,8 @@ struct udp_ep {
     atomic_int tx;        /* the sender's claim: a put sending directly, or the write
                            * service procedure's batch (udp_data.c): one at a time,
                            * so a direct send never overtakes a batch taken off q */
+    int gso_off;          /* TX (under the claim tx): UDP_SEGMENT refused with EINVAL
+                           * or EIO once: the drain sends no more runs (udp_data.c) */
 };
 
 /* udp_opt.c: T_OPTMGMT_REQ (any state). */

@@ -10,6 +10,8 @@
 #include <time.h> /* before linux/errqueue.h, which uses struct timespec */
 #include <linux/errqueue.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ddi.h>
@@ -90,12 +92,11 @@ static void udp_uderror(queue_t *q, mblk_t *mp, t_scalar_t error)
     qreply(q, bp);
 }
 
-/* Gather unit mp (T_UNITDATA_REQ + data blocks) into h and iov. */
-static void udp_msghdr(mblk_t *mp, struct msghdr *h, struct iovec *iov)
+/* The non-empty data blocks of unit mp into iov (UDP_IOVMAX at most: the
+ * put procedure pulled up longer chains); returns how many. */
+static int udp_unit_iov(mblk_t *mp, struct iovec *iov)
 {
-    struct T_unitdata_req ur;
     int k = 0;
-    memcpy(&ur, mp->b_rptr, sizeof(ur));
     for (mblk_t *b = mp->b_cont; b != NULL; b = b->b_cont) {
         if (b->b_wptr > b->b_rptr) {
             iov[k].iov_base = b->b_rptr;
@@ -103,11 +104,19 @@ static void udp_msghdr(mblk_t *mp, struct msghdr *h, struct iovec *iov)
             k++;
         }
     }
+    return k;
+}
+
+/* h for unit mp (T_UNITDATA_REQ + data blocks), its nk blocks in iov. */
+static void udp_msghdr(mblk_t *mp, struct msghdr *h, struct iovec *iov, int nk)
+{
+    struct T_unitdata_req ur;
+    memcpy(&ur, mp->b_rptr, sizeof(ur));
     memset(h, 0, sizeof(*h));
     h->msg_name = mp->b_rptr + ur.DEST_offset;
     h->msg_namelen = (socklen_t)ur.DEST_length;
     h->msg_iov = iov;
-    h->msg_iovlen = (size_t)k;
+    h->msg_iovlen = (size_t)nk;
 }
 
 /*
@@ -127,7 +136,7 @@ static int udp_send_now(queue_t *q, struct udp_ep *ep, mblk_t *mp)
     if (fd >= 0 && !ust_q_nonempty_hint(q)) { /* checked again under the claim */
         struct msghdr h;
         struct iovec iov[UDP_IOVMAX];
-        udp_msghdr(mp, &h, iov);
+        udp_msghdr(mp, &h, iov, udp_unit_iov(mp, iov));
         for (int retried = 0;;) {
             if (sendmsg(fd, &h, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0) {
                 freemsg(mp);
@@ -200,19 +209,132 @@ void udp_unitdata_req(queue_t *q, mblk_t *mp)
 }
 
 /*
- * The write service procedure: send the queued units, UDP_BATCH per
- * sendmmsg.  EAGAIN (send buffer full): put the rest back, arm EPOLLOUT,
- * return.  A unit the kernel refuses gets T_UDERROR_IND with the errno; an
- * error left pending by an earlier ICMP message (ECONNREFUSED and the like,
- * reported already from the error queue) is skipped once.
+ * The drain's batch (docs/TPI.md "GSO and GRO"): up to UDP_TXUNITS units
+ * off the write queue, as entries of one sendmmsg.  Consecutive units of
+ * one destination, the same options and the same size (the last of a run
+ * may be shorter) share one entry, sent as one UDP_SEGMENT datagram that
+ * the kernel cuts back into the units: up to UDP_GSO_MAX of them and no
+ * more bytes than one datagram may carry.  Entry e holds the units
+ * first[e] .. first[e] + cnt[e] - 1 of v, their blocks consecutive in iov.
+ */
+#define UDP_TXUNITS 64 /* units per sendmmsg */
+#define UDP_GSO_MAX 64 /* segments per UDP_SEGMENT send (the kernel's UDP_MAX_SEGMENTS) */
+#define UDP_TXIOV 256  /* data blocks per batch (the batch lives on the stack of
+                        * whichever thread runs the service procedure) */
+struct udp_txbatch {
+    mblk_t *v[UDP_TXUNITS];
+    struct mmsghdr mh[UDP_TXUNITS];
+    int first[UDP_TXUNITS], cnt[UDP_TXUNITS];
+    size_t seg[UDP_TXUNITS], total[UDP_TXUNITS];
+    struct iovec iov[UDP_TXIOV];
+    union {
+        struct cmsghdr h;
+        unsigned char b[CMSG_SPACE(sizeof(uint16_t))];
+    } ctl[UDP_TXUNITS];
+};
+
+/* Whether unit mp (len data bytes) may join entry e of b as its next
+ * segment: same DEST and options bytes as the entry's first unit, len not
+ * above the entry's segment size (a shorter one ends the entry), room left
+ * in the entry (UDP_GSO_MAX, tsdu bytes). */
+static int udp_gso_joins(const struct udp_txbatch *b, int e, const mblk_t *mp, size_t len,
+                         size_t tsdu)
+{
+    const mblk_t *f = b->v[b->first[e]];
+    struct T_unitdata_req a, u;
+
+    if (len == 0 || b->cnt[e] >= UDP_GSO_MAX || b->total[e] + len > tsdu ||
+        b->total[e] != (size_t)b->cnt[e] * b->seg[e] || len > b->seg[e])
+        return 0; /* the entry's last segment was already a shorter one */
+    memcpy(&a, f->b_rptr, sizeof(a));
+    memcpy(&u, mp->b_rptr, sizeof(u));
+    return a.DEST_length == u.DEST_length && a.OPT_length == u.OPT_length &&
+           memcmp(f->b_rptr + a.DEST_offset, mp->b_rptr + u.DEST_offset,
+                  (size_t)u.DEST_length) == 0 &&
+           (u.OPT_length == 0 || memcmp(f->b_rptr + a.OPT_offset, mp->b_rptr + u.OPT_offset,
+                                        (size_t)u.OPT_length) == 0);
+}
+
+/* Take units off q into b (UDP_TXUNITS at most, fewer when their data
+ * blocks would overflow UDP_TXIOV); gso: whether runs may share an entry;
+ * *single: how many of the first units must still go one per entry (a
+ * refused run being sent again unit by unit), counted down.  Returns the
+ * entries. */
+static int udp_gather(queue_t *q, struct udp_txbatch *b, int gso, size_t tsdu, int *single)
+{
+    int n = 0, ne = 0, k = 0;
+    mblk_t *mp;
+
+    while (n < UDP_TXUNITS && k + UDP_IOVMAX <= UDP_TXIOV && (mp = getq(q)) != NULL) {
+        if (mp->b_datap->db_type != M_PROTO) { /* only units are queued */
+            freemsg(mp);
+            continue;
+        }
+        int nk = udp_unit_iov(mp, b->iov + k);
+        size_t len = 0;
+        for (int i = 0; i < nk; i++)
+            len += b->iov[k + i].iov_len;
+        b->v[n] = mp;
+        if (gso && *single == 0 && ne > 0 && udp_gso_joins(b, ne - 1, mp, len, tsdu)) {
+            b->mh[ne - 1].msg_hdr.msg_iovlen += (size_t)nk;
+            b->cnt[ne - 1]++;
+            b->total[ne - 1] += len;
+        } else {
+            memset(&b->mh[ne], 0, sizeof(b->mh[ne]));
+            udp_msghdr(mp, &b->mh[ne].msg_hdr, b->iov + k, nk);
+            b->first[ne] = n;
+            b->cnt[ne] = 1;
+            b->seg[ne] = b->total[ne] = len;
+            if (*single > 0) { /* alone, and nothing joins it */
+                (*single)--;
+                b->seg[ne] = 0;
+            }
+            ne++;
+        }
+        k += nk;
+        n++;
+    }
+    for (int e = 0; e < ne; e++) {
+        if (b->cnt[e] < 2)
+            continue;
+        struct msghdr *h = &b->mh[e].msg_hdr;
+        uint16_t gs = (uint16_t)b->seg[e];
+        h->msg_control = b->ctl[e].b;
+        h->msg_controllen = sizeof(b->ctl[e].b);
+        struct cmsghdr *c = CMSG_FIRSTHDR(h);
+        c->cmsg_level = SOL_UDP;
+        c->cmsg_type = UDP_SEGMENT;
+        c->cmsg_len = CMSG_LEN(sizeof(gs));
+        memcpy(CMSG_DATA(c), &gs, sizeof(gs));
+    }
+    return ne;
+}
+
+/* Put the units of entries from.. of b back on q, in order. */
+static void udp_putback(queue_t *q, struct udp_txbatch *b, int from, int ne)
+{
+    for (int e = ne - 1; e >= from; e--)
+        for (int i = b->first[e] + b->cnt[e] - 1; i >= b->first[e]; i--)
+            putbq(q, b->v[i]);
+}
+
+/*
+ * The write service procedure: send the queued units, UDP_TXUNITS per
+ * sendmmsg, runs of one destination and size as UDP_SEGMENT entries (above).
+ * EAGAIN (send buffer full): put the rest back, arm EPOLLOUT, return.  A
+ * unit the kernel refuses gets T_UDERROR_IND with the errno; an error left
+ * pending by an earlier ICMP message (ECONNREFUSED and the like, reported
+ * already from the error queue) is skipped once.  A UDP_SEGMENT entry the
+ * kernel refuses is sent again unit by unit, so that each unit meets its
+ * own verdict; EINVAL, EIO or EMSGSIZE (the kernel cannot segment: a
+ * segment above the path MTU, checksums off, a tunnel) turn GSO off for
+ * the endpoint.
  */
 int udp_wsrv(queue_t *q)
 {
     struct udp_ep *ep = q->q_ptr;
-    mblk_t *v[UDP_BATCH];
-    struct mmsghdr mh[UDP_BATCH];
-    struct iovec iov[UDP_BATCH][UDP_IOVMAX];
-    int fd = udp_io_get(ep);
+    struct udp_txbatch b;
+    int fd = udp_io_get(ep), single = 0, family;
 
     if (fd < 0) {
         flushq(q, FLUSHDATA); /* unbound while queued */
@@ -226,25 +348,21 @@ int udp_wsrv(queue_t *q)
         udp_io_put(ep);
         return 0;
     }
+    pthread_mutex_lock(&ep->lk);
+    family = ep->family;
+    pthread_mutex_unlock(&ep->lk);
+    size_t tsdu = (size_t)udp_tsdu(ep, family);
     for (;;) {
-        int n = 0, sent = 0, retried = 0;
-        mblk_t *mp;
-        while (n < UDP_BATCH && (mp = getq(q)) != NULL) {
-            if (mp->b_datap->db_type != M_PROTO) { /* only units are queued */
-                freemsg(mp);
-                continue;
-            }
-            memset(&mh[n], 0, sizeof(mh[n]));
-            udp_msghdr(mp, &mh[n].msg_hdr, iov[n]);
-            v[n++] = mp;
-        }
-        if (n == 0)
+        int gso = ep->kind->type == SOCK_DGRAM && !ep->gso_off;
+        int ne = udp_gather(q, &b, gso, tsdu, &single), sent = 0, retried = 0;
+        if (ne == 0)
             break;
-        while (sent < n) {
-            int r = sendmmsg(fd, mh + sent, (unsigned)(n - sent), MSG_DONTWAIT);
+        while (sent < ne) {
+            int r = sendmmsg(fd, b.mh + sent, (unsigned)(ne - sent), MSG_DONTWAIT);
             if (r > 0) {
-                for (int i = sent; i < sent + r; i++)
-                    freemsg(v[i]);
+                for (int e = sent; e < sent + r; e++)
+                    for (int i = 0; i < b.cnt[e]; i++)
+                        freemsg(b.v[b.first[e] + i]);
                 sent += r;
                 retried = 0;
                 continue;
@@ -252,8 +370,7 @@ int udp_wsrv(queue_t *q)
             if (errno == EINTR)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                for (int i = n - 1; i >= sent; i--)
-                    putbq(q, v[i]);
+                udp_putback(q, &b, sent, ne);
                 ust_iow_want_out(&ep->io);
                 goto out;
             }
@@ -262,12 +379,20 @@ int udp_wsrv(queue_t *q)
                 retried = 1; /* an earlier datagram's error, now consumed */
                 continue;
             }
-            udp_uderror(q, v[sent], errno);
+            if (b.cnt[sent] > 1) { /* a run refused: again unit by unit */
+                if (errno == EINVAL || errno == EIO || errno == EMSGSIZE)
+                    ep->gso_off = 1;
+                single = b.cnt[sent];
+                udp_putback(q, &b, sent, ne);
+                break;
+            }
+            udp_uderror(q, b.v[b.first[sent]], errno);
             sent++;
             retried = 0;
             if (!udp_io_valid(ep, fd)) { /* unbound inside the qreply */
-                while (sent < n)
-                    freemsg(v[sent++]);
+                for (; sent < ne; sent++)
+                    for (int i = 0; i < b.cnt[sent]; i++)
+                        freemsg(b.v[b.first[sent] + i]);
                 goto out;
             }
         }
@@ -358,6 +483,21 @@ static mblk_t *udp_unitdata_ind(const void *src, socklen_t slen, const unsigned 
     return bp;
 }
 
+/* The segment size of a coalesced datagram (the UDP_GRO control message
+ * on a socket with UDP_GRO on, docs/TPI.md "GSO and GRO"); 0 when h has none. */
+static size_t udp_gro_seg(struct msghdr *h)
+{
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c != NULL; c = CMSG_NXTHDR(h, c)) {
+        if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO &&
+            c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+            int g;
+            memcpy(&g, CMSG_DATA(c), sizeof(g));
+            return g > 0 ? (size_t)g : 0;
+        }
+    }
+    return 0;
+}
+
 /*
  * The read service procedure: enabled by the epoll thread (readable, error)
  * and by back-enabling.  Reads the error queue (when the epoll thread saw
@@ -372,6 +512,10 @@ int udp_rsrv(queue_t *q)
     struct mmsghdr mh[UDP_BATCH];
     struct iovec iov[UDP_BATCH];
     struct sockaddr_in6 src[UDP_BATCH];
+    union {
+        struct cmsghdr h;
+        unsigned char b[CMSG_SPACE(sizeof(int))];
+    } ctl[UDP_BATCH];
     unsigned char *buf;
     int fd = udp_io_get(ep), round, strip4;
 
@@ -395,6 +539,8 @@ int udp_rsrv(queue_t *q)
             mh[i].msg_hdr.msg_namelen = sizeof(src[i]);
             mh[i].msg_hdr.msg_iov = &iov[i];
             mh[i].msg_hdr.msg_iovlen = 1;
+            mh[i].msg_hdr.msg_control = ctl[i].b;
+            mh[i].msg_hdr.msg_controllen = sizeof(ctl[i].b);
         }
         n = recvmmsg(fd, mh, UDP_BATCH, MSG_DONTWAIT, NULL);
         if (n < 0) {
@@ -416,12 +562,22 @@ int udp_rsrv(queue_t *q)
                 p += hl;
                 len -= hl;
             }
-            mblk_t *bp = udp_unitdata_ind(&src[i], mh[i].msg_hdr.msg_namelen, p, len);
-            if (bp == NULL)
-                continue;
-            putnext(q, bp);
-            if (!udp_io_valid(ep, fd))
-                goto out; /* unbound inside the putnext: the rest is dropped */
+            /* A coalesced buffer (UDP_GRO) is seg-byte datagrams, the last
+             * maybe shorter: one T_UNITDATA_IND each. */
+            size_t seg = udp_gro_seg(&mh[i].msg_hdr);
+            if (seg == 0 || seg >= len)
+                seg = len;
+            size_t off = 0;
+            do {
+                size_t l = len - off < seg ? len - off : seg;
+                mblk_t *bp = udp_unitdata_ind(&src[i], mh[i].msg_hdr.msg_namelen, p + off, l);
+                off += l;
+                if (bp == NULL)
+                    continue;
+                putnext(q, bp);
+                if (!udp_io_valid(ep, fd))
+                    goto out; /* unbound inside the putnext: the rest is dropped */
+            } while (off < len);
         }
         if (n < UDP_BATCH)
             break;

@@ -50,6 +50,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
@@ -182,6 +183,14 @@ void udp_opt_apply(struct udp_ep *ep, int fd, int family)
     for (int i = 0; i < UDP_NOPTS; i++)
         if (ep->opt[i].set && !udp_kept(i))
             udp_sockset(i, fd, family, ep->opt[i].a);
+    /* UDP_GRO (docs/TPI.md "GSO and GRO"): the kernel may hand a run of
+     * datagrams of one source and size over as one buffer, which udp_rsrv
+     * cuts back at the segment size; an older kernel without it refuses
+     * the option, and then nothing changes. */
+    if (ep->kind->type == SOCK_DGRAM) {
+        int on = 1;
+        (void)setsockopt(fd, SOL_UDP, UDP_GRO, &on, sizeof(on));
+    }
 }
 
 static int udp_optfind(t_uscalar_t level, t_uscalar_t name)
