@@ -6,17 +6,24 @@
 #   make test              build/ ctest, then build-asan/ (ASan+UBSan, USTREAMS_DEBUG,
 #                          no block cache) ctest
 #   make tsan              build-tsan/ (TSan), ctest -L threaded
-#   make install PREFIX=D  install to D (default /usr/local)
+#   make install PREFIX=D  install to D (default /usr/local): bin/ustreams, lib/, headers
+#                          in D/include/ustreams, pkg-config and CMake package
+#                          (docs/PACKAGING.md)
 #   make examples          install to build/stage, build examples/*.c against it
 #                          (examples/xti_*.c with pkg-config xnet: libxnet, XTI)
 #   make bench             venv, build, build/bench_micro --quick, then the perftest sweep
 #                          (bench/README.md): writes of 1 B to 64 KiB (QUICK=1: to 4 KiB),
+#                          results in bench/out/ (git-ignored: the checkout stays clean);
 #                          REPEAT=N runs per point; installs libzmq3-dev for the ZeroMQ
 #                          peer if missing (as root with apt-get; BENCH_ZMQ_INSTALL=no: never);
 #                          then the netperf sweep (XTI against sockets, ~2 min; QUICK=1 fewer
 #                          sizes); between them the cross-process sweep (perftest --procs
 #                          against pipe(2) and AF_UNIX, ~1 min).  make bench-netperf,
-#                          make bench-procs: one sweep alone
+#                          make bench-procs: one sweep alone.  The sweeps run
+#                          build/ustreams-bench, the bench's copy of the command (with
+#                          the ZeroMQ peer where libzmq is found; never installed)
+#   make bench-publish     copy bench/out/ (the last make bench) into the tracked
+#                          bench/results/: the only target that changes tracked files
 #   make venv              .venv with bench/requirements.txt (matplotlib, for the charts)
 #   make fuzz              build-fuzz/ (clang, libFuzzer, ASan+UBSan): run each
 #                          tests/fuzz/fuzz_*.c target FUZZ_SECONDS (default 60) from its
@@ -73,9 +80,17 @@ TSAN_LAUNCH ?= $(shell setarch $$(uname -m) -R true >/dev/null 2>&1 && echo seta
 # writes; QUICK=1 stops it at 4 KiB (FULL=1, once needed for 64 KiB, changes
 # nothing); REPEAT=N runs each point N times.
 BENCH_MICRO_CSV := $(BUILD)/bench_micro.csv
+# Where the sweeps write (git-ignored); `make bench-publish` copies it to the
+# tracked BENCH_PUBLISHED.  BENCH_CMD is the command they run: the bench's
+# build/ustreams-bench (CMakeLists.txt: with the ZeroMQ peer where libzmq was
+# found, else a link to build/ustreams), so that the installed command never
+# links libzmq.
+BENCH_OUT       ?= bench/out
+BENCH_PUBLISHED := bench/results
+BENCH_CMD       ?= $(BUILD)/ustreams-bench
 BENCH_DEPS  ?= venv
 BENCH_SWEEP ?= QUICK="$(QUICK)" FULL="$(FULL)" $(VENV)/bin/python bench/sweep.py \
-               --perftest "$(BUILD)/ustreams perftest" \
+               --perftest "$(BENCH_CMD) perftest" --out "$(BENCH_OUT)" \
                $(if $(REPEAT),--repeat $(REPEAT)) --micro-csv $(BENCH_MICRO_CSV)
 # perftest's ZeroMQ peer is built where pkg-config finds libzmq (CMakeLists.txt).
 # When it does not, bench-zmq installs Debian's libzmq3-dev if it runs as root
@@ -89,13 +104,14 @@ BENCH_ZMQ_INSTALL ?= yes
 # latest.md (~45-60 s; QUICK=1 to 4 KiB).  ustreams is reported n/a, not failed,
 # while its pipes do not cross fork().  Empty: skipped.
 BENCH_PROCS ?= QUICK="$(QUICK)" $(VENV)/bin/python bench/procs_sweep.py \
-               --perftest "$(BUILD)/ustreams perftest" $(if $(REPEAT),--repeat $(REPEAT))
+               --perftest "$(BENCH_CMD) perftest" --out "$(BENCH_OUT)" $(if $(REPEAT),--repeat $(REPEAT))
 # BENCH_NETPERF is the command run after the pipe sweep: bench/netperf_sweep.py,
 # `build/ustreams netperf` over XTI (/dev/udp, /dev/tcp) and over sockets, with
-# bench_xti_open; results beside the pipe sweep's (bench/results/<date>/netperf*,
-# bench/results/latest-netperf.md).  QUICK=1 runs fewer sizes.  Empty: skipped.
+# bench_xti_open; results beside the pipe sweep's (bench/out/<date>/netperf*,
+# bench/out/latest-netperf.md).  QUICK=1 runs fewer sizes.  Empty: skipped.
 BENCH_NETPERF ?= QUICK="$(QUICK)" $(VENV)/bin/python bench/netperf_sweep.py \
-                 --netperf "$(BUILD)/ustreams netperf" --xti-open $(BUILD)/bench_xti_open
+                 --netperf "$(BENCH_CMD) netperf" --xti-open $(BUILD)/bench_xti_open \
+                 --out "$(BENCH_OUT)"
 
 EXAMPLES      := $(wildcard examples/*.c)
 EXAMPLE_FLAGS ?= -std=c11 -Wall -Wextra -O2 -g $(if $(filter ON,$(WERROR)),-Werror)
@@ -104,7 +120,8 @@ FORMAT_DIRS := include src tests tools bench examples
 CLANG_FORMAT ?= clang-format
 
 .PHONY: all configure test test-main test-asan tsan fuzz fuzz-build install examples bench \
-        bench-zmq bench-build bench-micro bench-sweep bench-procs bench-netperf venv format clean \
+        bench-zmq bench-build bench-micro bench-sweep bench-procs bench-netperf bench-publish \
+        venv format clean \
         distclean
 
 all: configure
@@ -228,10 +245,20 @@ bench-micro: bench-build $(BENCH_DEPS)
 	@if [ -x $(BUILD)/bench_micro ]; then $(BUILD)/bench_micro --quick --csv $(BENCH_MICRO_CSV); \
 	else echo "bench: $(BUILD)/bench_micro not built (no bench/micro.c yet)"; fi
 
-# The sweep (bench/sweep.py): results in bench/results/<date>/ and
-# bench/results/latest.md (a missing micro-benchmark CSV is skipped).
+# The sweep (bench/sweep.py): results in bench/out/<date>/ and
+# bench/out/latest.md (a missing micro-benchmark CSV is skipped).
 bench-sweep: bench-micro
 	$(if $(strip $(BENCH_SWEEP)),$(BENCH_SWEEP),@true)
+
+# The published results: what the last `make bench` wrote to bench/out/
+# (every dated folder, latest*.md, latest/), copied over bench/results/.  The
+# README's results table is written by hand from them (docs/PERFORMANCE.md).
+bench-publish:
+	@if [ ! -f "$(BENCH_OUT)/latest.md" ]; then \
+	    echo "bench-publish: no $(BENCH_OUT)/latest.md: run make bench first" >&2; exit 1; fi
+	mkdir -p $(BENCH_PUBLISHED)
+	cp -R $(BENCH_OUT)/. $(BENCH_PUBLISHED)/
+	@echo "bench-publish: $(BENCH_OUT)/ copied to $(BENCH_PUBLISHED)/; review with git status"
 
 venv: $(VENV)/.stamp
 

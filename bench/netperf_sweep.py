@@ -5,7 +5,7 @@
 charts of seed 000 (throughput against message size, the XTI/sockets ratio).
 
     bench/netperf_sweep.py [--netperf 'build/ustreams netperf'] [--xti-open build/bench_xti_open]
-                           [--quick] [--time SECONDS] [--max-iter N] [--out bench/results]
+                           [--quick] [--time SECONDS] [--max-iter N] [--out bench/out]
                            [--date YYYY-MM-DD] [--from-raw NETPERF_RAW_CSV]
 
 Client and server run as two processes (netperf's default mode), and each
@@ -20,14 +20,14 @@ opened (netperf's exit status 3: no tcp provider in the build) is reported
 as missing, with the reason; it is neither a failure nor a number.  Then
 bench_xti_open: t_open + t_bind against socket + bind.
 
-Output, beside the pipe sweep's in bench/results/<date>/:
+Output, beside the pipe sweep's in bench/out/<date>/:
     netperf_raw.csv         every run (netperf's CSV line, exit status, message)
     netperf_xti_open.csv    bench_xti_open's CSV
     netperf_throughput.png  bytes/s received against message size, log-log
     netperf_ratio.png       XTI / sockets against message size
     netperf_syscalls.png    system calls per transaction / message, both processes
     netperf.md              tables: per test, ratios, targets
-and bench/results/latest-netperf.md with bench/results/latest/netperf_*.png.
+and bench/out/latest-netperf.md with bench/out/latest/netperf_*.png.
 Timings are a report, never a test: the exit status is 0 unless netperf
 could not be run at all.
 """
@@ -400,7 +400,7 @@ def parse_args():
     ap.add_argument("--max-iter", type=int, default=10, help="most iterations per point")
     ap.add_argument("--from-raw", metavar="NETPERF_RAW_CSV",
                     help="measure nothing: redo the charts and report from a netperf_raw.csv")
-    ap.add_argument("--out", default="bench/results")
+    ap.add_argument("--out", default="bench/out")
     ap.add_argument("--date", default=datetime.date.today().isoformat())
     return ap.parse_args()
 

@@ -6,7 +6,7 @@ pipe(2) and AF_UNIX stream and seqpacket socketpairs, with ratios to pipe(2)
 between processes in the same run.  Part of `make bench`, after bench/sweep.py.
 
     bench/procs_sweep.py [--perftest 'build/ustreams perftest'] [--repeat N]
-                         [--time SECONDS] [--quick] [--out bench/results] [--date D]
+                         [--time SECONDS] [--quick] [--out bench/out] [--date D]
 
 Sizes 1 B to 64 KiB (--quick or QUICK=1: to 4 KiB), each point --repeat times
 (default 3) for --time seconds (default 0.2) after 0.05 s of warm-up, the runs
@@ -15,10 +15,10 @@ kept.  About 45 s on 2 cores without the ustreams series, 60 s with it.
 
 The ustreams series is "n/a" when perftest says a ustreams pipe does not cross
 fork() in this build (exit status 3): the report says so, nothing fails.
-Output, in bench/results/<date>/: procs_raw.csv (every run), procs_medians.csv,
+Output, in bench/out/<date>/: procs_raw.csv (every run), procs_medians.csv,
 procs_throughput.png (bytes/s against size, log-log) and procs.md (the table
 and the targets); the same section replaces any earlier one in that day's
-results.md and in bench/results/latest.md, and bench/results/latest-procs.md
+results.md and in bench/out/latest.md, and bench/out/latest-procs.md
 with latest/procs_throughput.png are the newest at stable paths.  The exit
 status is 0 unless perftest could not be run at all.
 """
@@ -68,7 +68,7 @@ def parse_args():
     ap.add_argument("--time", type=float, default=0.2, help="seconds per run (perftest -t)")
     ap.add_argument("--warmup", type=float, default=0.05)
     ap.add_argument("--quick", action="store_true", default=quick, help="sizes up to 4 KiB")
-    ap.add_argument("--out", default="bench/results")
+    ap.add_argument("--out", default="bench/out")
     ap.add_argument("--date", default=datetime.date.today().isoformat())
     return ap.parse_args()
 

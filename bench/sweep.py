@@ -6,7 +6,7 @@ the OpenSS7 pipe paper.
 
     bench/sweep.py [--perftest 'build/ustreams perftest'] [--micro-csv FILE] [--repeat N]
                    [--time SECONDS] [--quick] [--peers-only] [--no-extras] [--no-syscalls]
-                   [--out bench/results] [--date YYYY-MM-DD] [--from-raw RAW_CSV]
+                   [--out bench/out] [--date YYYY-MM-DD] [--from-raw RAW_CSV]
 
 Sizes 1 B to 64 KiB; --quick (or QUICK=1) stops at 4 KiB.  REPEAT=N is
 --repeat N.  --full and FULL=1 are accepted and change nothing (64 KiB is the
@@ -16,7 +16,7 @@ system calls per message at 64 B when `perf stat` can count them
 
 Every point is run REPEAT times (default 3) and the median kept.  Runs are
 interleaved (repetition, then size, then series) so that drift of a shared
-machine spreads over every series alike.  Output, in bench/results/<date>/:
+machine spreads over every series alike.  Output, in bench/out/<date>/:
     raw.csv          every run
     medians.csv      the medians the charts and tables use
     performance.png  writes/s against log2 size
@@ -26,7 +26,7 @@ machine spreads over every series alike.  Output, in bench/results/<date>/:
     throughput.png   log bytes/s against log size
     improvement.png  % of writes/s over pipe(2)
     results.md       ratios, delay fit, targets, system calls per message, extra tables
-and the same report as bench/results/latest.md with bench/results/latest/*.png.
+and the same report as bench/out/latest.md with bench/out/latest/*.png.
 --from-raw redoes the medians, charts and reports from an earlier raw.csv
 without measuring.  Timings are a report, never a test: the exit status is 0
 unless perftest could not be run at all.
@@ -257,8 +257,9 @@ def machine_info():
     try:
         rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                              text=True, check=True).stdout.strip()
-        # The sweep's own output (bench/results/, latest.md among it) is not
-        # a change to what was measured.
+        # The published results (bench/results/, refreshed by make
+        # bench-publish) are not a change to what was measured; the sweep's
+        # own output goes to the git-ignored bench/out/.
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
                                 ".", ":(exclude)bench/results"],
                                capture_output=True, text=True).stdout.strip()
@@ -505,7 +506,7 @@ def parse_args():
                     help="skip the system calls per message (perf stat)")
     ap.add_argument("--from-raw", metavar="RAW_CSV",
                     help="measure nothing: redo medians, charts and report from a raw.csv")
-    ap.add_argument("--out", default="bench/results")
+    ap.add_argument("--out", default="bench/out")
     ap.add_argument("--date", default=datetime.date.today().isoformat())
     return ap.parse_args()
 
@@ -749,7 +750,7 @@ def write_report(a, runner, results, sizes, labels, found, outdir, elapsed):
     with open(os.path.join(outdir, "results.md"), "w") as f:
         f.write(report(ctx, ""))
 
-    # Stable copies for links: bench/results/latest.md + bench/results/latest/*.png
+    # Stable copies for links: bench/out/latest.md + bench/out/latest/*.png
     latest = os.path.join(a.out, "latest")
     os.makedirs(latest, exist_ok=True)
     for p in made:

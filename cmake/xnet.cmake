@@ -20,7 +20,7 @@ add_library(xnet_obj OBJECT ${XNET_SOURCES})
 set_target_properties(xnet_obj PROPERTIES POSITION_INDEPENDENT_CODE ON)
 target_compile_options(xnet_obj PRIVATE ${USTREAMS_TLS_FLAGS}) # dlopen()-able: CMakeLists.txt
 # Public headers only: libxnet sits above the library's layers.
-target_include_directories(xnet_obj PRIVATE "${PROJECT_SOURCE_DIR}/include")
+target_include_directories(xnet_obj PRIVATE "${PROJECT_SOURCE_DIR}/include" "${USTREAMS_GEN_INCLUDEDIR}")
 target_link_libraries(xnet_obj PUBLIC Threads::Threads ${CMAKE_DL_LIBS})
 
 add_library(xnet SHARED $<TARGET_OBJECTS:xnet_obj>)
@@ -34,7 +34,8 @@ target_link_libraries(xnet_static PUBLIC ustreams_static)
 foreach(_lib xnet xnet_static)
     target_include_directories(${_lib} PUBLIC
         "$<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>"
-        "$<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>")
+        "$<BUILD_INTERFACE:${USTREAMS_GEN_INCLUDEDIR}>"
+        "$<INSTALL_INTERFACE:${USTREAMS_INSTALL_INCLUDEDIR}>")
 endforeach()
 
 foreach(_src IN LISTS USTREAMS_TEST_SOURCES)
@@ -86,7 +87,10 @@ if(EXISTS "${PROJECT_SOURCE_DIR}/examples/xti_echo_server.c")
 endif()
 
 # `ustreams netperf` (tools/netperf_xti.c) runs XTI over /dev/udp and /dev/tcp.
-target_link_libraries(ustreams_cmd PRIVATE xnet_static m)
+target_link_libraries(ustreams_tools_obj PRIVATE xnet_static)
+foreach(_cmd IN LISTS USTREAMS_TOOL_CMDS)
+    target_link_libraries(${_cmd} PRIVATE xnet_static m)
+endforeach()
 
 if(EXISTS "${PROJECT_SOURCE_DIR}/bench/xti_open.c" AND TARGET bench_xti_open)
     target_link_libraries(bench_xti_open PRIVATE xnet_static)
@@ -101,19 +105,8 @@ if(EXISTS "${PROJECT_SOURCE_DIR}/bench/xti_gro.c" AND TARGET bench_xti_gro)
     target_link_libraries(bench_xti_gro PRIVATE xnet_static)
 endif()
 
-install(TARGETS xnet xnet_static
-        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-set(_xnet_pc_in "${PROJECT_SOURCE_DIR}/xnet.pc.in")
-set(_xnet_pc_out "${PROJECT_BINARY_DIR}/pkgconfig/xnet.pc")
-install(CODE "
-    set(USTREAMS_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
-    set(CMAKE_INSTALL_LIBDIR \"${CMAKE_INSTALL_LIBDIR}\")
-    set(CMAKE_INSTALL_INCLUDEDIR \"${CMAKE_INSTALL_INCLUDEDIR}\")
-    set(PROJECT_VERSION \"${PROJECT_VERSION}\")
-    configure_file(\"${_xnet_pc_in}\" \"${_xnet_pc_out}\" @ONLY)
-")
-install(FILES "${_xnet_pc_out}" DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+# Installed with the library by cmake/packaging.cmake (libraries, xnet.pc,
+# the ustreams::xnet target).
 
 # test_dlopen: both shared libraries load with dlopen() in a program not
 # linked with them (Python ctypes, plugins): no initial-exec TLS.

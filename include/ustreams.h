@@ -20,6 +20,10 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <ustreams_exec.h>
+/* USTREAMS_VERSION ("0.1.0"), USTREAMS_VERSION_MAJOR, _MINOR, _PATCH and
+ * USTREAMS_VERSION_NUMBER (major * 10000 + minor * 100 + patch): generated
+ * from the build's project version, installed beside this header. */
+#include <ustreams_version.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -2,7 +2,7 @@
 /*
  * test_readme.c -- the C snippets of README.md compile as shown, so that the
  * README cannot rot.
- *   1. "## Using it": its first ```c block is a whole program; it is compiled
+ *   1. "## Quick start": its first ```c block is a whole program; it is compiled
  *      against include/ and the build's static library, run, and must print
  *      "hdr hello" (echo sends back what putmsg sent) and exit 0.
  *   2. "## Writing a module": its first ```c block is a module; it is
@@ -22,6 +22,9 @@
 
 #ifndef USTREAMS_TEST_CC
 #define USTREAMS_TEST_CC "cc"
+#endif
+#ifndef USTREAMS_GEN_INCLUDEDIR /* where the build generates <ustreams_version.h> */
+#define USTREAMS_GEN_INCLUDEDIR USTREAMS_SOURCE_DIR "/include"
 #endif
 #ifndef USTREAMS_TEST_SANFLAGS
 #define USTREAMS_TEST_SANFLAGS ""
@@ -73,8 +76,8 @@ static int build_and_run(const char *src, const char *exe, char *out, size_t siz
 {
     char cmd[4096];
     snprintf(cmd, sizeof(cmd),
-             "'%s' -std=c11 -Wall -Werror %s -I'%s/include' '%s' '%s' -lpthread -ldl -o '%s'",
-             USTREAMS_TEST_CC, USTREAMS_TEST_SANFLAGS, USTREAMS_SOURCE_DIR, src,
+             "'%s' -std=c11 -Wall -Werror %s -I'%s/include' -I'%s' '%s' '%s' -lpthread -ldl -o '%s'",
+             USTREAMS_TEST_CC, USTREAMS_TEST_SANFLAGS, USTREAMS_SOURCE_DIR, USTREAMS_GEN_INCLUDEDIR, src,
              USTREAMS_STATIC_LIB, exe);
     if (system(cmd) != 0) {
         fprintf(stderr, "test_readme: failed: %s\n", cmd);
@@ -92,7 +95,7 @@ int main(void)
 {
     char path[256], exe[256], out[256];
     char *readme = read_file(USTREAMS_SOURCE_DIR "/README.md");
-    char *using = snippet(readme, "\n## Using it\n");
+    char *using = snippet(readme, "\n## Quick start\n");
     char *module = snippet(readme, "\n## Writing a module\n");
 
     if (system("command -v '" USTREAMS_TEST_CC "' >/dev/null 2>&1") != 0) {

@@ -23,7 +23,8 @@
  * lastminor 0 means the one minor (SAP_ONE), otherwise the range
  * minor..lastminor (SAP_RANGE); then 1..MAXAPUSH modules, pushed in that
  * order.  '#' starts a comment; blank lines are ignored.  A bad line is
- * reported (file:line: reason) and the others are still applied.
+ * reported (file:line: reason) and the others are still applied; a module
+ * that does not exist is named ("module 'X': no such STREAMS module").
  *
  * Exit status: 0 all operations succeeded, 1 one failed, 2 usage error.
  */
@@ -166,12 +167,34 @@ static const char *parse_line(char **w, int n, struct strapush *sap)
     return NULL;
 }
 
+/* Why SAD_SAP refused sap with EINVAL, when the cause is a module name:
+ * each name is checked alone with SAD_VML (sad(7)), and the first that is
+ * not a module, registered or loadable, is named in msg ("module 'X': no
+ * such STREAMS module").  Otherwise strerror(EINVAL): the major, minors or
+ * count were refused.  Returns msg or a static string. */
+static const char *sap_einval(int sad, const struct strapush *sap, char *msg, size_t len)
+{
+    for (uint_t i = 0; i < sap->sap_npush && i < MAXAPUSH; i++) {
+        struct str_mlist one;
+        struct str_list l = {1, &one};
+        memset(&one, 0, sizeof(one));
+        memcpy(one.l_name, sap->sap_list[i], sizeof(one.l_name));
+        if (strm_ioctl(sad, SAD_VML, &l) == 1) {
+            snprintf(msg, len, "module '%s': no such STREAMS module (ustreams scls lists them)",
+                     one.l_name);
+            return msg;
+        }
+    }
+    return strerror(EINVAL);
+}
+
 /* -f file: every line through SAD_SAP.  Returns 0 or 1. */
 static int do_file(int sad, const char *file)
 {
     char line[1024], *w[4 + MAXAPUSH];
     struct strapush sap;
     const char *why;
+    char msg[FMNAMESZ + 80];
     int lineno = 0, status = 0, n;
     FILE *f = fopen(file, "r");
 
@@ -186,7 +209,7 @@ static int do_file(int sad, const char *file)
             continue;
         why = n > 3 + MAXAPUSH ? "too many modules" : parse_line(w, n, &sap);
         if (why == NULL && strm_ioctl(sad, SAD_SAP, &sap) < 0)
-            why = strerror(errno);
+            why = errno == EINVAL ? sap_einval(sad, &sap, msg, sizeof(msg)) : strerror(errno);
         if (why != NULL) {
             fprintf(stderr, "%s: %s:%d: %s\n", prog, file, lineno, why);
             status = 1;

@@ -83,6 +83,12 @@
  *               pipes do not cross fork() in this build: the child's first
  *               call on its inherited end fails with EIO.
  *
+ * A bad argument is refused before anything runs, with a line naming it
+ * ("perftest: -s 0: the size must be 1 to N bytes", "perftest: unexpected
+ * argument 'X'", "perftest: bad iterations 'X' ...") and then the synopsis;
+ * a module -m names that cannot be pushed is reported by its name
+ * ("I_PUSH: 'X': no such STREAMS module").
+ *
  * Exit status: 0 measured; 2 bad options or a failure (a loop or a process
  * failed, the byte totals disagree, blocks outstanding, a hung reader
  * process); 3 not available (above).
@@ -90,6 +96,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -322,6 +329,17 @@ static int peer_buffers(const struct ust_perftest_opts *o, int wfd, int rfd)
     return o->impl->buffers(wfd, rfd, (int)o->hiwat);
 }
 
+const char *ust_perftest_strerror(const struct ust_perftest_opts *o, const char *what, int err)
+{
+    static _Thread_local char msg[96];
+    if (err == EINVAL && strcmp(what, "I_PUSH") == 0) {
+        snprintf(msg, sizeof(msg), "'%s': no such STREAMS module (ustreams scls lists them)",
+                 o->module);
+        return msg;
+    }
+    return strerror(err);
+}
+
 int ust_perftest_setup_end(const struct ust_perftest_opts *o, int fd, int writer,
                            const char **what)
 {
@@ -394,7 +412,8 @@ static int setup_pair(const struct ust_perftest_opts *o, int *wfd, int *rfd, int
     return 0;
 
 fail:
-    fprintf(stderr, "perftest: %s: %s: %s\n", im->name, what, strerror(err));
+    fprintf(stderr, "perftest: %s: %s: %s\n", im->name, what,
+            ust_perftest_strerror(o, what, err));
     return -1;
 }
 
@@ -458,8 +477,23 @@ static long long parse_size(const char *s, const char *what)
         v *= 1024, end++;
     else if (*end == 'm' || *end == 'M')
         v *= 1024 * 1024, end++;
-    if (errno || *end || v < 0) {
+    if (errno || end == s || *end || v < 0) {
         fprintf(stderr, "perftest: bad %s '%s'\n", what, s);
+        exit(2);
+    }
+    return v;
+}
+
+/* A whole number 0..max for option what (iterations, push count): no
+ * k/M suffix, no wrap on the int it is stored in.  Exits 2 naming the
+ * argument. */
+static long long parse_count(const char *s, const char *what, long long max)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < 0 || v > max) {
+        fprintf(stderr, "perftest: bad %s '%s' (a whole number, 0 to %lld)\n", what, s, max);
         exit(2);
     }
     return v;
@@ -530,7 +564,7 @@ static void parse_args(int argc, char **argv, struct ust_perftest_opts *o)
             o->ttime = parse_secs(optarg, "test time");
             break;
         case 'i':
-            o->iters = (int)parse_size(optarg, "iterations");
+            o->iters = (int)parse_count(optarg, "iterations", INT_MAX);
             break;
         case 'H':
             o->hold = 1;
@@ -545,7 +579,7 @@ static void parse_args(int argc, char **argv, struct ust_perftest_opts *o)
             o->full = 1;
             break;
         case 'p':
-            o->npush = (int)parse_size(optarg, "push count");
+            o->npush = (int)parse_count(optarg, "push count", UST_NSTRPUSH);
             break;
         case 'm':
             o->module = optarg;
@@ -603,8 +637,25 @@ static void parse_args(int argc, char **argv, struct ust_perftest_opts *o)
             exit(2);
         }
     }
-    if (optind != argc || o->size < 1 || o->size > UST_STRMSGSZ || o->iters < 1 ||
-        o->ttime <= 0) {
+    /* Each refusal names the argument, then the synopsis follows. */
+    const char *bad = NULL;
+    char why[160];
+    if (optind != argc) {
+        snprintf(why, sizeof(why), "unexpected argument '%s'", argv[optind]);
+        bad = why;
+    } else if (o->size < 1 || o->size > UST_STRMSGSZ) {
+        snprintf(why, sizeof(why), "-s %zu: the size must be 1 to %d bytes", o->size,
+                 (int)UST_STRMSGSZ);
+        bad = why;
+    } else if (o->iters < 1) {
+        snprintf(why, sizeof(why), "-i %d: at least one iteration", o->iters);
+        bad = why;
+    } else if (o->ttime <= 0) {
+        snprintf(why, sizeof(why), "-t %g: the test time must be more than 0 seconds", o->ttime);
+        bad = why;
+    }
+    if (bad) {
+        fprintf(stderr, "perftest: %s\n", bad);
         ust_usage_perftest(stderr);
         exit(2);
     }
@@ -671,7 +722,8 @@ int ust_cmd_perftest(int argc, char **argv)
             const char *what = "";
             int err = ust_perftest_setup_end(&o, wfd[p], 1, &what);
             if (err) {
-                fprintf(stderr, "perftest: %s: %s: %s\n", im->name, what, strerror(err));
+                fprintf(stderr, "perftest: %s: %s: %s\n", im->name, what,
+                        ust_perftest_strerror(&o, what, err));
                 for (int q = 0; q < npairs; q++)
                     im->close(wfd[q]);
                 (void)ust_perftest_procs_finish(pp, NULL, 0);

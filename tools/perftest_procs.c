@@ -97,7 +97,8 @@ static _Noreturn void reader_child(const struct ust_perftest_opts *o, struct ust
     if (err) {
         if (im->streams && err == EIO)
             _exit(UST_PERFTEST_EXIT_NOTAVAIL);
-        fprintf(stderr, "perftest: %s: reader process: %s: %s\n", im->name, what, strerror(err));
+        fprintf(stderr, "perftest: %s: reader process: %s: %s\n", im->name, what,
+                ust_perftest_strerror(o, what, err));
         _exit(UST_PERFTEST_EXIT_FAIL);
     }
     if (write(ready, "R", 1) != 1)

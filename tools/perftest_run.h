@@ -85,6 +85,13 @@ void ust_perftest_writer_loop(const struct ust_perftest_opts *o, int fd,
 void ust_perftest_reader_loop(const struct ust_perftest_opts *o, int fd,
                               struct ust_perftest_pair *ps);
 
+/* What to print for err, the errno of the call *what of
+ * ust_perftest_setup_end: for an I_PUSH that failed with EINVAL, the module
+ * is not registered nor loadable, so "MODULE: no such STREAMS module" (the
+ * name given to -m, which a bare "Invalid argument" would hide); otherwise
+ * strerror(err).  Context: any; the string is static or strerror's. */
+const char *ust_perftest_strerror(const struct ust_perftest_opts *o, const char *what, int err);
+
 /* Set up one end as the options ask, in the process that will use it: the
  * writer end (writer 1: -p modules, -H) or the reader end (writer 0: -M, -w,
  * --hiwat/--lowat for ustreams); both: -n.  Returns 0, or the errno of the

@@ -2,11 +2,19 @@
 /*
  * strinfo.c -- show every queue of a stream, with its live counters.
  *
+ *   ustreams strinfo [-P] [-s]
  *   ustreams strinfo [-p MODULE]... [-w COUNT] [-b BAND] [-a] [-s] DEVICE...
  *   ustreams strinfo --pipe [-p MODULE]... [-w COUNT] [-b BAND] [-a] [-s]
- *   ustreams strinfo -P [-s]
  *
- * Opens each DEVICE (a name as strm_open takes it, /dev/streams/echo), or
+ * Without DEVICE or --pipe (with or without -P): the streams that exist,
+ * those of every ustreams process of the user (below, "-P"); nothing is
+ * made for the purpose.  A ustreams stream lives in the process that made
+ * it, so the tool's own process has none worth showing: the streams an
+ * operator asks about are in the others.  When no process published any,
+ * a line on stderr says so (exit 0).
+ *
+ * With DEVICE... or --pipe: a sample stream, made here on request, to see
+ * how a stack of modules lays out.  Opens each DEVICE (a name as strm_open takes it, /dev/streams/echo), or
  * with --pipe makes a STREAMS pipe (strm_pipe); pushes the MODULEs in the
  * order given (the first ends up lowest); writes COUNT messages (default 3,
  * "strinfo N\n") to each stream -- on a pipe to its first end -- without
@@ -28,7 +36,7 @@
  * followed by its bands ("band B count=...") and first messages ("msg TYPE
  * band=B bytes=N").
  *
- * -P (--procs): instead of streams of its own, every stream of every
+ * -P (--procs), and the default without DEVICE: every stream of every
  * ustreams process of the user that published itself (every process that
  * made a stream; src/admin/publish.c): for each, in the order of their
  * pids, a line "process PID COMMAND", then what ustreams_dump_all prints
@@ -59,9 +67,13 @@
 
 void ust_usage_strinfo(FILE *f)
 {
-    fprintf(f, "usage: ustreams strinfo [-p MODULE]... [-w COUNT] [-b BAND] [-a] [-s] DEVICE...\n"
+    fprintf(f, "usage: ustreams strinfo [-P] [-s]\n"
+               "       ustreams strinfo [-p MODULE]... [-w COUNT] [-b BAND] [-a] [-s] DEVICE...\n"
                "       ustreams strinfo --pipe [-p MODULE]... [-w COUNT] [-b BAND] [-a] [-s]\n"
-               "       ustreams strinfo -P [-s]\n");
+               "  Without DEVICE or --pipe: every stream of every ustreams process of the\n"
+               "  user (-P; -s adds their block counts and module tables); nothing is made.\n"
+               "  With DEVICE... or --pipe: a sample stream made here, with the MODULEs\n"
+               "  pushed and COUNT messages written (band BAND), shown, then closed.\n");
 }
 
 /* Parse a non-negative number no greater than max; -1 if it is not one. */
@@ -80,7 +92,9 @@ static int prepare(int fd, const char *name, char **mods, int nmods, long count,
 {
     for (int i = 0; i < nmods; i++)
         if (strm_ioctl(fd, I_PUSH, mods[i]) < 0) {
-            fprintf(stderr, "strinfo: %s: I_PUSH %s: %s\n", name, mods[i], strerror(errno));
+            fprintf(stderr, "strinfo: %s: I_PUSH %s: %s\n", name, mods[i],
+                    errno == EINVAL ? "no such STREAMS module (ustreams scls lists them)"
+                                    : strerror(errno));
             return 1;
         }
     for (long i = 0; i < count; i++) {
@@ -159,17 +173,31 @@ int ust_cmd_strinfo(int argc, char **argv)
             return 2;
         }
     }
+    if (!procs && !pipe_mode && optind == argc && !setup)
+        procs = 1; /* no sample asked for: the streams that exist */
     if (procs) { /* every stream of every published process: nothing of our own */
         if (pipe_mode || setup || optind != argc) {
+            fprintf(stderr, "strinfo: -P shows the streams that exist: it takes no DEVICE, "
+                            "--pipe, -p, -w or -b\n");
             ust_usage_strinfo(stderr);
             return 2;
         }
         char req[64];
         snprintf(req, sizeof(req), "streams;blocks;modules %d",
                  USTREAMS_LS_LONG | USTREAMS_LS_COUNTS | USTREAMS_LS_REG);
-        if (ust_procs_query("strinfo", table ? req : "streams", stdout) < 0)
+        int n = ust_procs_query("strinfo", table ? req : "streams", stdout);
+        if (n < 0)
             return 1;
+        if (n == 0)
+            fprintf(stderr, "strinfo: no ustreams process of this user has published its "
+                            "streams (each does once it makes one, unless USTREAMS_PUBLISH=0)\n");
         return fflush(stdout) == 0 ? 0 : 1;
+    }
+    if (!pipe_mode && optind == argc) {
+        fprintf(stderr, "strinfo: -p, -w and -b set up a sample stream: name a DEVICE or "
+                        "--pipe\n");
+        ust_usage_strinfo(stderr);
+        return 2;
     }
     if ((pipe_mode && optind != argc) || (!pipe_mode && optind == argc) ||
         argc - optind > MAXSTREAMS) {

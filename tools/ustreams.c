@@ -6,6 +6,7 @@
  *   ustreams SUBCOMMAND --help | -h    its synopsis, on stdout, exit 0
  *   ustreams help | --help | -h        the list of subcommands, exit 0
  *   ustreams help SUBCOMMAND           the same as SUBCOMMAND --help
+ *   ustreams --version | -V            "ustreams VERSION" on stdout, exit 0
  *
  * Subcommands: autopush, fattach, fdetach, netperf, perftest, run, scls, strace,
  * strerr, strinfo (tools/NAME.c, see commands.h).  Installed under that name only, so
@@ -26,6 +27,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <stropts.h>
+#include <ustreams_version.h>
 
 #include "commands.h"
 
@@ -99,6 +101,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: ustreams SUBCOMMAND [ARG...]\n"
                "       ustreams SUBCOMMAND --help\n"
                "       ustreams help [SUBCOMMAND]\n"
+               "       ustreams --version\n"
                "subcommands:\n");
     for (size_t i = 0; i < NSUB; i++)
         fprintf(f, "  %-9s %s\n", subcommands[i].name, subcommands[i].what);
@@ -133,6 +136,10 @@ int main(int argc, char **argv)
     if (argc < 2) {
         usage(stderr);
         return 2;
+    }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+        printf("ustreams %s\n", USTREAMS_VERSION);
+        return 0;
     }
     if (is_help(argv[1])) {
         if (argc == 2) {
