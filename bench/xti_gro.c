@@ -34,6 +34,7 @@
 #include "drivers/udp.h"
 #include "sd_chan.h"
 #include "sthead.h"
+#include "../tests/udp_gso_send.h"
 
 static double now_s(void)
 {
@@ -60,27 +61,10 @@ static void sender(const struct sockaddr_in *to, size_t size, int gso)
     memset(buf, 'x', sizeof(buf));
     for (;;) {
         if (gso) {
-            union {
-                struct cmsghdr h;
-                unsigned char b[CMSG_SPACE(sizeof(uint16_t))];
-            } ctl;
-            uint16_t gs = (uint16_t)size;
             size_t n = 64;
             while (n * size > 65507)
                 n--;
-            struct iovec iov = {.iov_base = buf, .iov_len = n * size};
-            struct msghdr m = {.msg_name = (void *)to,
-                               .msg_namelen = sizeof(*to),
-                               .msg_iov = &iov,
-                               .msg_iovlen = 1,
-                               .msg_control = ctl.b,
-                               .msg_controllen = sizeof(ctl.b)};
-            struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-            c->cmsg_level = SOL_UDP;
-            c->cmsg_type = UDP_SEGMENT;
-            c->cmsg_len = CMSG_LEN(sizeof(gs));
-            memcpy(CMSG_DATA(c), &gs, sizeof(gs));
-            (void)sendmsg(s, &m, 0);
+            (void)udp_gso_send(s, to, buf, n * size, (uint16_t)size);
         } else {
             struct mmsghdr mh[64];
             struct iovec iov[64];

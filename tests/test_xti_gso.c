@@ -45,6 +45,7 @@
 #include "drivers/udp.h"
 #include "sd_chan.h"
 #include "sthead.h"
+#include "udp_gso_send.h"
 #include "xti_util.h"
 
 /* A kernel UDP socket on 127.0.0.1 (UDP_GRO on if gro), 8 MiB receive
@@ -317,24 +318,7 @@ static void ksend_gso(int s, const struct sockaddr_in *to, int n, size_t seg, si
         fill(obuf + off, l, e[i].seq);
         off += l;
     }
-    union {
-        struct cmsghdr h;
-        unsigned char b[CMSG_SPACE(sizeof(uint16_t))];
-    } ctl;
-    uint16_t gs = (uint16_t)seg;
-    struct iovec iov = {.iov_base = obuf, .iov_len = off};
-    struct msghdr m = {.msg_name = (void *)to,
-                       .msg_namelen = sizeof(*to),
-                       .msg_iov = &iov,
-                       .msg_iovlen = 1,
-                       .msg_control = ctl.b,
-                       .msg_controllen = sizeof(ctl.b)};
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_UDP;
-    c->cmsg_type = UDP_SEGMENT;
-    c->cmsg_len = CMSG_LEN(sizeof(gs));
-    memcpy(CMSG_DATA(c), &gs, sizeof(gs));
-    CHECK_EQ(sendmsg(s, &m, 0), (long)off);
+    CHECK_EQ(udp_gso_send(s, to, obuf, off, (uint16_t)seg), (long)off);
 }
 
 /* t_rcvudata of one whole unit e from src (blocking). */
