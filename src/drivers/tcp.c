@@ -316,6 +316,9 @@ static int tcp_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *crp)
         tcp_lastid = 1;
     ep->id = tcp_lastid;
     ep->next = tcp_eps;
+    if (tcp_eps != NULL)
+        tcp_eps->prevp = &ep->next;
+    ep->prevp = &tcp_eps;
     tcp_eps = ep;
     pthread_mutex_unlock(&tcp_glock);
     *devp = makedevice(getmajor(*devp), (minor_t)(ep->id & 0x3ffff));
@@ -345,12 +348,9 @@ static int tcp_close(queue_t *q, int oflag, cred_t *crp)
     ep->closing = 1;
     while (ep->refs > 0)
         pthread_cond_wait(&tcp_gcv, &tcp_glock);
-    for (struct tcp_ep **pp = &tcp_eps; *pp != NULL; pp = &(*pp)->next) {
-        if (*pp == ep) {
-            *pp = ep->next;
-            break;
-        }
-    }
+    *ep->prevp = ep->next; /* O(1) with 1000 endpoints open too */
+    if (ep->next != NULL)
+        ep->next->prevp = ep->prevp;
     pthread_mutex_unlock(&tcp_glock);
     pthread_mutex_lock(&ep->sw);
     fd = tcp_sock_take(ep); /* the service procedures leave the queues alone now */
