@@ -95,7 +95,8 @@ struct share_ent {
  * SHARE_BUCKETS chains on (driver, device), and each stream knows its own
  * entry (sd_share), so the teardown finds it without a search.
  */
-#define SHARE_BUCKETS 256 /* a power of two */
+#define SHARE_BUCKETS_LOG2 12 /* 4096 chains: about one entry each with 4000 streams */
+#define SHARE_BUCKETS      (1u << SHARE_BUCKETS_LOG2)
 
 static ust_lock_t tab_lock = UST_LOCK_INIT; /* guards the two tables below (see Locking) */
 static struct share_ent *share_tab[SHARE_BUCKETS]; /* tab_lock: the share table */
@@ -188,7 +189,7 @@ static struct share_ent **share_bucket(const struct ust_modent *ent, dev_t dev)
 {
     unsigned long long h = (unsigned long long)(uintptr_t)ent ^ ((unsigned long long)dev << 7);
     h *= 0x9e3779b97f4a7c15ULL; /* Fibonacci hashing: the top bits mix every input bit */
-    return &share_tab[h >> (64 - 8)];
+    return &share_tab[h >> (64 - SHARE_BUCKETS_LOG2)];
 }
 
 static struct share_ent *share_find(struct ust_modent *ent, dev_t dev)
