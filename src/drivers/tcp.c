@@ -101,6 +101,7 @@ static void tcp_fork_child(void)
             close(ep->lfd);
         for (struct tcp_conind *ci = ep->ind; ci != NULL; ci = ci->next)
             close(ci->fd);
+        ep->prevp = NULL; /* on no list in the child */
         pthread_mutex_unlock(&ep->lk);
     }
     tcp_eps = NULL;
@@ -348,9 +349,12 @@ static int tcp_close(queue_t *q, int oflag, cred_t *crp)
     ep->closing = 1;
     while (ep->refs > 0)
         pthread_cond_wait(&tcp_gcv, &tcp_glock);
-    *ep->prevp = ep->next; /* O(1) with 1000 endpoints open too */
-    if (ep->next != NULL)
-        ep->next->prevp = ep->prevp;
+    if (ep->prevp != NULL) { /* O(1) with 1000 endpoints open too */
+        *ep->prevp = ep->next;
+        if (ep->next != NULL)
+            ep->next->prevp = ep->prevp;
+        ep->prevp = NULL;
+    }
     pthread_mutex_unlock(&tcp_glock);
     pthread_mutex_lock(&ep->sw);
     fd = tcp_sock_take(ep); /* the service procedures leave the queues alone now */
