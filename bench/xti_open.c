@@ -13,7 +13,16 @@
  * that cannot be opened is printed as "not available" and left out of the
  * CSV (a missing row, not a number).
  *
- *   bench_xti_open [-n ITER] [--csv FILE]
+ * Wall time per endpoint and, for the Internet providers and their sockets,
+ * the process's CPU time per endpoint (every thread), which a loaded
+ * machine does not inflate with the wait for a CPU.
+ *
+ * --held N first opens and binds N endpoints of /dev/udp and of /dev/tcp and
+ * N UDP and N TCP sockets, and keeps them open through the runs: the cost of
+ * an endpoint in a process that has many (no table the open or close walks
+ * may grow with N; issue 23 item 4).
+ *
+ *   bench_xti_open [-n ITER] [--held N] [--csv FILE]
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -35,10 +44,34 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The process's CPU time (every thread: the library's work on its own
+ * threads counts), s.  On a loaded machine wall time mostly measures the
+ * wait for a CPU; CPU time per operation does not. */
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double cpu_t0, cpu_last; /* cpu_last: CPU ns per operation of the last run */
+
+static void cpu_start(void)
+{
+    cpu_t0 = cpu_now();
+}
+
+static double cpu_stop(double wall_ns, int iter)
+{
+    cpu_last = (cpu_now() - cpu_t0) * 1e9 / iter;
+    return wall_ns;
+}
+
 /* ns per t_open + t_bind + t_close on provider, or -1 if it cannot be opened. */
 static double run_xti(const char *prov, int iter)
 {
     double t0 = now();
+    cpu_start();
     for (int i = 0; i < iter; i++) {
         int fd = t_open(prov, O_RDWR, NULL);
         if (fd < 0 || t_bind(fd, NULL, NULL) < 0) {
@@ -47,7 +80,7 @@ static double run_xti(const char *prov, int iter)
         }
         t_close(fd);
     }
-    return (now() - t0) * 1e9 / iter;
+    return cpu_stop((now() - t0) * 1e9 / iter, iter);
 }
 
 /* ns per t_open + t_bind to 127.0.0.1 port 0 + t_close on an Internet
@@ -61,6 +94,7 @@ static double run_xti_inet(const char *prov, int iter)
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     struct t_bind req = {.addr = {.len = sizeof(a), .buf = (char *)&a}};
     double t0 = now();
+    cpu_start();
     for (int i = 0; i < iter; i++) {
         int fd = t_open(prov, O_RDWR, NULL);
         if (fd < 0) {
@@ -75,13 +109,14 @@ static double run_xti_inet(const char *prov, int iter)
         }
         t_close(fd);
     }
-    return (now() - t0) * 1e9 / iter;
+    return cpu_stop((now() - t0) * 1e9 / iter, iter);
 }
 
 /* ns per strm_open + strm_close of provider: the stream's own cost, below libxnet. */
 static double run_raw(const char *prov, int iter)
 {
     double t0 = now();
+    cpu_start();
     for (int i = 0; i < iter; i++) {
         int fd = strm_open(prov, O_RDWR);
         if (fd < 0) {
@@ -90,13 +125,14 @@ static double run_raw(const char *prov, int iter)
         }
         strm_close(fd);
     }
-    return (now() - t0) * 1e9 / iter;
+    return cpu_stop((now() - t0) * 1e9 / iter, iter);
 }
 
 /* ns per socket + bind + close for family/type (AF_INET: 127.0.0.1 port 0; AF_UNIX: autobind). */
 static double run_sock(int family, int type, int iter)
 {
     double t0 = now();
+    cpu_start();
     for (int i = 0; i < iter; i++) {
         int s = socket(family, type, 0);
         int rc;
@@ -118,38 +154,89 @@ static double run_sock(int family, int type, int iter)
         }
         close(s);
     }
-    return (now() - t0) * 1e9 / iter;
+    return cpu_stop((now() - t0) * 1e9 / iter, iter);
+}
+
+/* Open and bind n endpoints of prov (an Internet provider) and keep them;
+ * those that cannot be made are left out (a provider missing from the build). */
+static void hold_xti(const char *prov, int n)
+{
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    struct t_bind req = {.addr = {.len = sizeof(a), .buf = (char *)&a}};
+    for (int i = 0; i < n; i++) {
+        int fd = t_open(prov, O_RDWR, NULL);
+        if (fd < 0)
+            return;
+        if (t_bind(fd, &req, NULL) < 0) {
+            t_close(fd);
+            return;
+        }
+    }
+}
+
+/* Open and bind n sockets of type to 127.0.0.1 and keep them. */
+static void hold_sock(int type, int n)
+{
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    for (int i = 0; i < n; i++) {
+        int s = socket(AF_INET, type, 0);
+        if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)) < 0)
+            return;
+    }
 }
 
 int main(int argc, char **argv)
 {
+    int held = 0;
     int iter = 20000;
     const char *csv = NULL;
     static const char *provs[] = {"/dev/ticlts", "/dev/ticots", "/dev/ticotsord"};
-    double x[3], udp, tcp, unx, raw, iudp, itcp;
+    double x[3], udp, tcp, unx, raw, iudp, itcp, cudp, ctcp, ciudp = -1, citcp = -1;
 
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-n") && i + 1 < argc)
             iter = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--held") && i + 1 < argc)
+            held = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--csv") && i + 1 < argc)
             csv = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [-n ITER] [--csv FILE]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-n ITER] [--held N] [--csv FILE]\n", argv[0]);
             return 2;
         }
+    }
+    if (held > 0) {
+        hold_xti("/dev/udp", held);
+        hold_xti("/dev/tcp", held);
+        hold_sock(SOCK_DGRAM, held);
+        hold_sock(SOCK_STREAM, held);
+        printf("with %d endpoints of /dev/udp and /dev/tcp and %d UDP and TCP sockets open\n",
+               held, held);
     }
     /* warm up both sides (caches, the library's threads) */
     run_xti(provs[0], iter / 10 + 1);
     run_sock(AF_INET, SOCK_DGRAM, iter / 10 + 1);
     udp = run_sock(AF_INET, SOCK_DGRAM, iter);
+    cudp = cpu_last;
     tcp = run_sock(AF_INET, SOCK_STREAM, iter);
+    ctcp = cpu_last;
     unx = run_sock(AF_UNIX, SOCK_DGRAM, iter);
     raw = run_raw(provs[0], iter);
     for (int i = 0; i < 3; i++)
         x[i] = run_xti(provs[i], iter);
     run_xti_inet("/dev/udp", iter / 10 + 1); /* its epoll thread starts on the first bind */
     iudp = run_xti_inet("/dev/udp", iter);
+    if (iudp >= 0)
+        ciudp = cpu_last;
     itcp = run_xti_inet("/dev/tcp", iter);
+    if (itcp >= 0)
+        citcp = cpu_last;
     printf("%-36s %10s %8s\n", "endpoint (open + bind + close)", "ns/op", "ratio");
     printf("%-36s %10.0f %8s\n", "socket+bind AF_INET SOCK_DGRAM", udp, "1.00");
     printf("%-36s %10.0f %8.2f\n", "socket+bind AF_INET SOCK_STREAM", tcp, tcp / udp);
@@ -171,6 +258,12 @@ int main(int argc, char **argv)
             printf("t_open+t_bind %-8s 127.0.0.1 %10.0f ns = %.2f x socket+bind %s\n", inet[i],
                    iv[i], iv[i] / sv[i], i ? "SOCK_STREAM" : "SOCK_DGRAM");
     }
+    double cv[2] = {ciudp, citcp}, cs[2] = {cudp, ctcp};
+    for (int i = 0; i < 2; i++)
+        if (cv[i] >= 0)
+            printf("CPU time, every thread: t_open+t_bind %-8s %10.0f ns = %.2f x socket+bind "
+                   "%10.0f ns\n",
+                   inet[i], cv[i], cv[i] / cs[i], cs[i]);
     if (csv) {
         FILE *f = fopen(csv, "w");
         if (f) {
@@ -182,6 +275,11 @@ int main(int argc, char **argv)
                 fprintf(f, "xti_udp,%.1f\n", iudp);
             if (itcp >= 0)
                 fprintf(f, "xti_tcp,%.1f\n", itcp);
+            fprintf(f, "cpu_sock_udp,%.1f\ncpu_sock_tcp,%.1f\n", cudp, ctcp);
+            if (ciudp >= 0)
+                fprintf(f, "cpu_xti_udp,%.1f\n", ciudp);
+            if (citcp >= 0)
+                fprintf(f, "cpu_xti_tcp,%.1f\n", citcp);
             fclose(f);
         }
     }

@@ -62,6 +62,19 @@ int strm_fcntl(int fd, int cmd, ...);
 int ustreams_copyin(const void *usrc, void *dst, size_t len);
 int ustreams_copyout(const void *src, void *udst, size_t len);
 
+/*
+ * ustreams_open_module -- strm_open(path, oflag), then push module unless the
+ * stream has it already (I_FIND, I_PUSH), in one call: XTI's t_open with
+ * timod.  The descriptor is the call's own until it returns: the push takes
+ * it without another close-behind check and the module's open gets the
+ * credentials read at the open (one read of the ids, not two).
+ *   Returns the descriptor and *pushed 1 (pushed by this call) or 0 (the
+ *   stream had it), or -1 with errno and *pushed -1 (the open failed, its
+ *   errors) or 0 (I_FIND or I_PUSH failed, their errors; nothing is left
+ *   open).
+ */
+int ustreams_open_module(const char *path, int oflag, const char *module, int *pushed);
+
 #ifdef __cplusplus
 }
 #endif

@@ -55,6 +55,7 @@ static struct ust_iow io_head = {.next = &io_head, .prev = &io_head}; /* io_lock
 static struct ust_iow **io_tab;  /* io_lock: registrations by slot, NULL when free */
 static uint32_t *io_gen;         /* io_lock: each slot's generation */
 static uint32_t io_tab_n;        /* io_lock: slots allocated */
+static uint32_t io_tab_low;      /* io_lock: every slot below it is in use (O(1) io_slot) */
 static struct ust_iow *io_off;   /* io_lock: registrations with in_off */
 
 /* Under io_lock: the registration an event's id names, or NULL. */
@@ -203,6 +204,7 @@ static void io_fork_child(void)
     io_started = 0;
     for (uint32_t i = 0; i < io_tab_n; i++)
         io_tab[i] = NULL;
+    io_tab_low = 0;
     pthread_mutex_unlock(&io_lock);
 }
 
@@ -241,9 +243,12 @@ static int io_start(void)
 /* Under io_lock: a free slot of io_tab (grown as needed), or -1. */
 static int io_slot(void)
 {
-    for (uint32_t i = 0; i < io_tab_n; i++)
-        if (io_tab[i] == NULL)
+    for (uint32_t i = io_tab_low; i < io_tab_n; i++)
+        if (io_tab[i] == NULL) {
+            io_tab_low = i; /* the ones skipped are in use */
             return (int)i;
+        }
+    io_tab_low = io_tab_n;
     uint32_t n = io_tab_n ? 2 * io_tab_n : IO_TAB_MIN;
     struct ust_iow **t = realloc(io_tab, n * sizeof(*t));
     if (t == NULL)
@@ -319,6 +324,8 @@ void ust_iow_del(struct ust_iow *io)
     if (io->in_off)
         io_off_remove(io);
     io_tab[io->slot] = NULL; /* events still in flight find nothing */
+    if (io->slot < io_tab_low)
+        io_tab_low = io->slot;
     epoll_ctl(io_epfd, EPOLL_CTL_DEL, io->fd, NULL);
     io->prev->next = io->next;
     io->next->prev = io->prev;

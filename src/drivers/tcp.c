@@ -101,6 +101,7 @@ static void tcp_fork_child(void)
             close(ep->lfd);
         for (struct tcp_conind *ci = ep->ind; ci != NULL; ci = ci->next)
             close(ci->fd);
+        ep->prevp = NULL; /* on no list in the child */
         pthread_mutex_unlock(&ep->lk);
     }
     tcp_eps = NULL;
@@ -316,6 +317,9 @@ static int tcp_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *crp)
         tcp_lastid = 1;
     ep->id = tcp_lastid;
     ep->next = tcp_eps;
+    if (tcp_eps != NULL)
+        tcp_eps->prevp = &ep->next;
+    ep->prevp = &tcp_eps;
     tcp_eps = ep;
     pthread_mutex_unlock(&tcp_glock);
     *devp = makedevice(getmajor(*devp), (minor_t)(ep->id & 0x3ffff));
@@ -345,11 +349,11 @@ static int tcp_close(queue_t *q, int oflag, cred_t *crp)
     ep->closing = 1;
     while (ep->refs > 0)
         pthread_cond_wait(&tcp_gcv, &tcp_glock);
-    for (struct tcp_ep **pp = &tcp_eps; *pp != NULL; pp = &(*pp)->next) {
-        if (*pp == ep) {
-            *pp = ep->next;
-            break;
-        }
+    if (ep->prevp != NULL) { /* O(1) with 1000 endpoints open too */
+        *ep->prevp = ep->next;
+        if (ep->next != NULL)
+            ep->next->prevp = ep->prevp;
+        ep->prevp = NULL;
     }
     pthread_mutex_unlock(&tcp_glock);
     pthread_mutex_lock(&ep->sw);

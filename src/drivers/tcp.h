@@ -75,6 +75,7 @@ struct tcp_conind {
 
 struct tcp_ep {
     struct tcp_ep *next; /* tcp_glock: on the list of endpoints */
+    struct tcp_ep **prevp; /* tcp_glock: the link pointing at it (O(1) unlink at close) */
     int refs;            /* tcp_glock: T_CONN_RES of a listener using us as acceptor */
     int closing;         /* tcp_glock: close has begun, no new reference */
     queue_t *rq;         /* fixed */

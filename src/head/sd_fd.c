@@ -175,6 +175,8 @@ struct stdata *ust_sd_alloc(void)
     sd->sd_xlnext = NULL;
     sd->sd_xlprev = NULL;
     sd->sd_next = NULL;
+    sd->sd_regprev = NULL;
+    sd->sd_share = NULL;
     sd->sd_name[0] = '\0';
     __atomic_store_n(&sd->sd_ff.ff_isfifo, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&sd->sd_ff.ff_readers, 0, __ATOMIC_RELAXED);

@@ -59,6 +59,7 @@
 #include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ddi.h>
@@ -74,18 +75,32 @@
 
 enum share_state { SHARE_OPENING = 1, SHARE_OPEN, SHARE_CLOSING };
 
-/* One device opened without cloning. */
+/* One device opened without cloning (or a clone's minor, for "<driver>/<N>"). */
 struct share_ent {
-    struct share_ent *next;
+    struct share_ent *next;   /* tab_lock: next in its hash chain */
+    struct share_ent **prevp; /* tab_lock: the link that points at it */
     struct ust_modent *ent; /* the driver */
     dev_t dev;              /* the device number the open asked for */
     struct stdata *sd;      /* the stream, NULL while OPENING */
     int state;              /* enum share_state */
 };
 
-static ust_lock_t tab_lock = UST_LOCK_INIT; /* guards the two lists below (see Locking) */
-static struct share_ent *share_head;        /* tab_lock: the share table */
-static struct stdata *sd_head;              /* tab_lock: every stream, linked by sd_next */
+/*
+ * The two tables are O(1) per open and close, however many streams are open
+ * (issue 23 item 4: a process with 1000 endpoints walked both lists several
+ * times per open and per close).  The list of streams is doubly linked
+ * (sd_next, sd_regprev: NULL when not registered), so registering and
+ * unregistering neither search it nor can enter a stream twice; only
+ * ust_sd_foreach and fork walk it.  The share table is a hash of
+ * SHARE_BUCKETS chains on (driver, device), and each stream knows its own
+ * entry (sd_share), so the teardown finds it without a search.
+ */
+#define SHARE_BUCKETS_LOG2 12 /* 4096 chains: about one entry each with 4000 streams */
+#define SHARE_BUCKETS      (1u << SHARE_BUCKETS_LOG2)
+
+static ust_lock_t tab_lock = UST_LOCK_INIT; /* guards the two tables below (see Locking) */
+static struct share_ent *share_tab[SHARE_BUCKETS]; /* tab_lock: the share table */
+static struct stdata *sd_head; /* tab_lock: every stream, linked by sd_next/sd_regprev */
 /* With tab_lock: signalled when a share table entry changes state or goes. */
 static ust_cond_t share_cv = {PTHREAD_COND_INITIALIZER};
 
@@ -110,16 +125,6 @@ void ust_sd_cred(cred_t *cr)
     cr->cr_pid = ust_getpid(); /* cached per fork generation (forksafe.c) */
 }
 
-/* Locked halves of the list operations (tab_lock held). */
-static int registered_locked(struct stdata *sd)
-{
-    UST_ASSERT_HELD(&tab_lock);
-    for (struct stdata *p = sd_head; p != NULL; p = p->sd_next)
-        if (p == sd)
-            return 1;
-    return 0;
-}
-
 /*
  * ust_sd_register / ust_sd_unregister -- enter a stream in the table of open
  * streams, take it out again.
@@ -132,8 +137,11 @@ void ust_sd_register(struct stdata *sd)
     if (sd == NULL)
         return;
     ust_lock(&tab_lock);
-    if (!registered_locked(sd)) {
+    if (sd->sd_regprev == NULL) {
         sd->sd_next = sd_head;
+        if (sd_head != NULL)
+            sd_head->sd_regprev = &sd->sd_next;
+        sd->sd_regprev = &sd_head;
         sd_head = sd;
     }
     ust_unlock(&tab_lock);
@@ -142,13 +150,13 @@ void ust_sd_register(struct stdata *sd)
 void ust_sd_unregister_locked(struct stdata *sd)
 {
     UST_ASSERT_HELD(&tab_lock);
-    for (struct stdata **pp = &sd_head; *pp != NULL; pp = &(*pp)->sd_next) {
-        if (*pp == sd) {
-            *pp = sd->sd_next;
-            sd->sd_next = NULL;
-            return;
-        }
-    }
+    if (sd->sd_regprev == NULL)
+        return;
+    *sd->sd_regprev = sd->sd_next;
+    if (sd->sd_next != NULL)
+        sd->sd_next->sd_regprev = sd->sd_regprev;
+    sd->sd_next = NULL;
+    sd->sd_regprev = NULL;
 }
 
 void ust_sd_unregister(struct stdata *sd)
@@ -176,34 +184,53 @@ void ust_sd_foreach(void (*fn)(struct stdata *sd, void *arg), void *arg)
     ust_unlock(&tab_lock);
 }
 
+/* The chain of (ent, dev). */
+static struct share_ent **share_bucket(const struct ust_modent *ent, dev_t dev)
+{
+    unsigned long long h = (unsigned long long)(uintptr_t)ent ^ ((unsigned long long)dev << 7);
+    h *= 0x9e3779b97f4a7c15ULL; /* Fibonacci hashing: the top bits mix every input bit */
+    return &share_tab[h >> (64 - SHARE_BUCKETS_LOG2)];
+}
+
 static struct share_ent *share_find(struct ust_modent *ent, dev_t dev)
 {
     UST_ASSERT_HELD(&tab_lock);
-    for (struct share_ent *s = share_head; s != NULL; s = s->next)
+    for (struct share_ent *s = *share_bucket(ent, dev); s != NULL; s = s->next)
         if (s->ent == ent && s->dev == dev)
             return s;
     return NULL;
 }
 
-static struct share_ent *share_find_sd(struct stdata *sd)
+/* Enter s (ent and dev set) in the share table; tab_lock held. */
+static void share_insert(struct share_ent *s)
+{
+    struct share_ent **b = share_bucket(s->ent, s->dev);
+
+    UST_ASSERT_HELD(&tab_lock);
+    s->next = *b;
+    if (*b != NULL)
+        (*b)->prevp = &s->next;
+    s->prevp = b;
+    *b = s;
+}
+
+/* Make s the share-table entry of sd (both ways); tab_lock held. */
+static void share_bind(struct share_ent *s, struct stdata *sd)
 {
     UST_ASSERT_HELD(&tab_lock);
-    for (struct share_ent *s = share_head; s != NULL; s = s->next)
-        if (s->sd == sd)
-            return s;
-    return NULL;
+    s->sd = sd;
+    sd->sd_share = s;
 }
 
 /* Unlink s from the share table and free it; tab_lock held. */
 void ust_sd_share_remove(struct share_ent *s)
 {
     UST_ASSERT_HELD(&tab_lock);
-    for (struct share_ent **pp = &share_head; *pp != NULL; pp = &(*pp)->next) {
-        if (*pp == s) {
-            *pp = s->next;
-            break;
-        }
-    }
+    *s->prevp = s->next;
+    if (s->next != NULL)
+        s->next->prevp = s->prevp;
+    if (s->sd != NULL && s->sd->sd_share == s)
+        s->sd->sd_share = NULL;
     free(s);
     ust_cond_broadcast(&share_cv);
 }
@@ -216,7 +243,7 @@ struct share_ent *ust_sd_share_closing(struct stdata *sd)
     struct share_ent *se;
 
     UST_ASSERT_HELD(&tab_lock);
-    se = share_find_sd(sd);
+    se = sd->sd_share;
     if (se != NULL) {
         se->state = SHARE_CLOSING;
         ust_cond_broadcast(&share_cv);
@@ -459,8 +486,7 @@ static int open_shared(const char *path, struct ust_modent *ent, dev_t dev, int 
     se->ent = ent;
     se->dev = dev;
     se->state = SHARE_OPENING;
-    se->next = share_head;
-    share_head = se;
+    share_insert(se);
     ust_unlock(&tab_lock);
 
     fd = stream_create(path, ent, dev, DRVOPEN, oflag, cr, &sd);
@@ -469,7 +495,7 @@ static int open_shared(const char *path, struct ust_modent *ent, dev_t dev, int 
     if (fd < 0) {
         ust_sd_share_remove(se);
     } else {
-        se->sd = sd;
+        share_bind(se, sd);
         se->state = SHARE_OPEN;
         ust_cond_broadcast(&share_cv);
     }
@@ -498,13 +524,12 @@ static int open_clone(const char *path, struct ust_modent *ent, int oflag, cred_
     ust_lock(&sd->sd_lock);
     dev_t dev = sd->sd_dev;
     ust_unlock(&sd->sd_lock);
-    if (share_find(ent, dev) == NULL && share_find_sd(sd) == NULL) {
+    if (share_find(ent, dev) == NULL && sd->sd_share == NULL) {
         se->ent = ent;
         se->dev = dev;
-        se->sd = sd;
         se->state = SHARE_OPEN;
-        se->next = share_head;
-        share_head = se;
+        share_insert(se);
+        share_bind(se, sd);
         se = NULL;
     }
     ust_unlock(&tab_lock);
@@ -700,13 +725,17 @@ void ust_sd_open_fork_child(void (*detach)(struct stdata *sd))
     for (; sd != NULL; sd = next) {
         next = sd->sd_next;
         sd->sd_next = NULL;
+        sd->sd_regprev = NULL;
+        sd->sd_share = NULL;
         detach(sd);
     }
-    for (struct share_ent *s = share_head, *n; s != NULL; s = n) {
-        n = s->next;
-        free(s);
+    for (size_t i = 0; i < SHARE_BUCKETS; i++) {
+        for (struct share_ent *s = share_tab[i], *n; s != NULL; s = n) {
+            n = s->next;
+            free(s);
+        }
+        share_tab[i] = NULL;
     }
-    share_head = NULL;
     ust_cond_init(&share_cv);
     ust_unlock(&tab_lock);
 }

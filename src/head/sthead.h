@@ -235,6 +235,9 @@ struct stdata {
     struct stdata *sd_xlnext;    /* pipe_lock: list of connected pipe ends (sd_pipe.c) */
     struct stdata **sd_xlprev;   /* pipe_lock: where this end is linked from, or NULL */
     struct stdata *sd_next;      /* free list / registry link */
+    struct stdata **sd_regprev;  /* tab_lock: the registry link pointing at it, NULL
+                                  * when not registered (sd_open.c) */
+    struct share_ent *sd_share;  /* tab_lock: its share-table entry, or NULL (sd_open.c) */
     char sd_name[64];            /* name it was opened by, for I_LOOK-like tools */
     struct ust_fifo_state sd_ff; /* a FIFO's readers and writers (sd_fifo.h) */
 };

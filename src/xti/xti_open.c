@@ -5,7 +5,10 @@
  *
  * t_open costs one strm_open, one I_FIND (plus an I_PUSH when timod is not
  * autopushed) and one TI_CAPABILITY, which returns both the T_info_ack and
- * the ACCEPTOR_id t_accept needs: the fewest round trips TPI allows.
+ * the ACCEPTOR_id t_accept needs: the fewest round trips TPI allows.  The
+ * open, I_FIND and I_PUSH are one library call (ustreams_open_module: the
+ * descriptor is t_open's own until it returns, so neither the close-behind
+ * check nor a second read of the credentials is made for them).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -166,7 +169,8 @@ static int xti_not_transport(void)
     return t_errno == TSYSERR && errno == ENOTTY;
 }
 
-/* Push timod unless it is there already; *pushed says whether we did. */
+/* Push timod unless it is there already; *pushed says whether we did
+ * (t_sync of a stream opened elsewhere; t_open: ustreams_open_module). */
 static int xti_timod(int fd, int *pushed)
 {
     int rc = strm_ioctl(fd, I_FIND, "timod");
@@ -191,14 +195,14 @@ int t_open(const char *name, int oflag, struct t_info *info)
         return xti_err(TBADNAME);
     if ((oflag & O_ACCMODE) != O_RDWR || (oflag & ~(O_ACCMODE | O_NONBLOCK)))
         return xti_err(TBADFLAG);
-    fd = strm_open(name, oflag);
-    if (fd < 0) {
+    fd = ustreams_open_module(name, oflag, "timod", &pushed);
+    if (fd < 0 && pushed < 0) { /* the open failed */
         if (errno == ENOENT || errno == ENXIO || errno == ENODEV || errno == ENOSTR)
             return xti_err(TBADNAME);
         return xti_syserr(errno);
     }
-    if (xti_timod(fd, &pushed) < 0)
-        goto fail;
+    if (fd < 0) /* I_FIND or I_PUSH failed; the stream is closed */
+        return xti_syserr(errno);
     if (!(ep = xti_ep_new(fd, name))) {
         if (xti_not_transport())
             t_errno = TBADNAME; /* the name is no transport provider; errno ENOTTY */
