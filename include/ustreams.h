@@ -71,7 +71,7 @@ int ustreams_copyout(const void *src, void *udst, size_t len);
  *   Returns the descriptor and *pushed 1 (pushed by this call) or 0 (the
  *   stream had it), or -1 with errno and *pushed -1 (the open failed, its
  *   errors) or 0 (I_FIND or I_PUSH failed, their errors; nothing is left
- *   open).
+ *   open).  A pushed that cannot be written: -1, EFAULT, nothing left open.
  */
 int ustreams_open_module(const char *path, int oflag, const char *module, int *pushed);
 

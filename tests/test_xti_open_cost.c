@@ -6,7 +6,8 @@
  *      t_open makes in one call: pushes the module once (a second open of a
  *      shared stream finds it: *pushed 0, still one timod in I_LIST), and
  *      fails leaving nothing open: no such name (ENOENT, *pushed -1), no such
- *      module (EINVAL, *pushed 0, the stream closed), a plain file (ENOSTR).
+ *      module (EINVAL, *pushed 0, the stream closed), a plain file (ENOSTR),
+ *      a bad path, module or pushed pointer (EFAULT).
  *   2. The tables an open and a close use are O(1) and stay exact through
  *      many endpoints: 1000 bound endpoints of /dev/udp and of /dev/tcp (fewer
  *      if RLIMIT_NOFILE is lower) opened, closed in a shuffled order, half
@@ -93,6 +94,21 @@ static void t_open_module(void)
     CHECK_EQ(errno, ENOSTR); /* a plain file is no stream: closed again */
     CHECK_EQ(pushed, 0);
     unlink(path);
+    /* bad pointers: EFAULT, never SIGSEGV, nothing left open */
+    errno = 0;
+    CHECK_EQ(ustreams_open_module("/dev/streams/clone/echo", O_RDWR, "timod", NULL), -1);
+    CHECK_EQ(errno, EFAULT);
+    errno = 0;
+    CHECK_EQ(ustreams_open_module("/dev/streams/clone/echo", O_RDWR, "timod", (int *)8), -1);
+    CHECK_EQ(errno, EFAULT);
+    errno = 0;
+    CHECK_EQ(ustreams_open_module("/dev/streams/clone/echo", O_RDWR, (const char *)8, &pushed),
+             -1);
+    CHECK_EQ(errno, EFAULT);
+    errno = 0;
+    CHECK_EQ(ustreams_open_module((const char *)8, O_RDWR, "timod", &pushed), -1);
+    CHECK_EQ(errno, EFAULT);
+    CHECK_EQ(pushed, -1);
     /* t_open over it: the same errors as before (XNS 5 t_open) */
     XCHECK_ERR(t_open("/dev/streams/nosuchdrv", O_RDWR, NULL), TBADNAME);
     CHECK_EQ(ustreams_quiesce(5000), 0);

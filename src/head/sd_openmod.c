@@ -27,6 +27,8 @@
  *   the stream had it.  Or -1 with errno and *pushed -1: the open failed
  *   (strm_open's errors); *pushed 0: I_FIND or I_PUSH failed (their errors:
  *   ENOSTR for a name that is no stream), and the descriptor is closed.
+ *   A pushed that cannot be written (NULL, unmapped): -1, EFAULT, nothing
+ *   left open.
  */
 static int push_module_call(int fd, const char *module, const cred_t *cr, int *pushed)
 {
@@ -56,24 +58,33 @@ static int push_module_call(int fd, const char *module, const cred_t *cr, int *p
 int ustreams_open_module(const char *path, int oflag, const char *module, int *pushed)
 {
     cred_t cr;
-    int fd, r;
+    int fd, r, p = -1;
 
-    *pushed = -1;
     ust_call_begin();
     ust_sd_reap_orphans();
     ust_sd_publish();
     ust_sd_cred(&cr);
     fd = ust_sd_open(path, oflag, &cr);
     ust_call_end();
-    if (fd < 0)
+    if (fd >= 0) {
+        p = 0;
+        ust_call_begin();
+        r = push_module_call(fd, module, &cr, &p);
+        ust_call_end();
+        if (r < 0) {
+            strm_close(fd);
+            errno = -r;
+            fd = -1;
+        }
+    }
+    /* pushed is the caller's pointer: a bad one is EFAULT, and then no
+     * descriptor is left open (its number could not be trusted to reach
+     * the caller's bookkeeping either). */
+    if (pushed == NULL || ustreams_copyout(&p, pushed, sizeof(p)) != 0) {
+        if (fd >= 0)
+            strm_close(fd);
+        errno = EFAULT;
         return -1;
-    *pushed = 0;
-    ust_call_begin();
-    r = push_module_call(fd, module, &cr, pushed);
-    ust_call_end();
-    if (r == 0)
-        return fd;
-    strm_close(fd);
-    errno = -r;
-    return -1;
+    }
+    return fd;
 }
