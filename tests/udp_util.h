@@ -87,15 +87,28 @@ static inline ssize_t udpu_recv(int fd, void *buf, size_t len, void *from, sockl
     return recvfrom(fd, buf, len, 0, from, flen);
 }
 
-/* The number of open descriptors of this process. */
+/* The number of open descriptors of this process, the channel readers' eventfds
+ * left out. */
 static inline int udpu_nfds(void)
 {
     DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
     int n = 0;
     if (d == NULL)
         return -1;
-    while (readdir(d) != NULL)
+    while ((e = readdir(d)) != NULL) {
+        char link[64];
+        ssize_t l = readlinkat(dirfd(d), e->d_name, link, sizeof(link) - 1);
+        if (l > 0) {
+            link[l] = '\0';
+            /* a channel reader's eventfd: one per thread that ever waited
+             * on a provider's socket, kept for reuse (sd_chan.c), made by
+             * whichever blocking read happened to wait: not the stream's */
+            if (strcmp(link, "anon_inode:[eventfd]") == 0)
+                continue;
+        }
         n++;
+    }
     closedir(d);
     return n;
 }
