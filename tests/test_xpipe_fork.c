@@ -390,7 +390,10 @@ static void test_p6(void)
     long long t0 = now_ms();
     CHECK_EQ(strm_read(fds[0], &c, 1), 0);
     long long waited = now_ms() - t0;
-    CHECK(waited < 1200); /* 200 ms until the kill, then at most a second */
+    /* 200 ms until the kill, then at most a second; one more for a loaded
+     * machine under TSan (seen once at load average 9: no io_uring, the
+     * death is found by the bell's look-again) */
+    CHECK(waited < 2200);
     pthread_join(t, NULL);
     struct pollfd p = {fds[0], POLLIN | POLLOUT, 0};
     CHECK_EQ(strm_poll(&p, 1, 0), 1);
