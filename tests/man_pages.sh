@@ -10,7 +10,12 @@
 #   3. every page renders with groff -mandoc -ww (all warnings) without a
 #      single diagnostic, man -l reads it (when man is installed), its .Dt
 #      matches its file name, and no link dangles;
-#   4. every subcommand `ustreams help` lists has a page ustreams-NAME.1.
+#   4. every subcommand `ustreams help` lists has a page ustreams-NAME.1;
+#   5. every driver and module `ustreams scls` lists has a section 7 page
+#      (NAME.7 or NAME.7D/7M/7P, a link counts), and no page of section 7
+#      installed as plain NAME.7 has a name the system's own section 7 uses
+#      (Linux man-pages' udp(7), tcp(7), fifo(7), pipe(7), raw(7)): ours
+#      would hide it (docs/PACKAGING.md, "Reference pages").
 # Usage: man_pages.sh BUILD_DIR STAGE_DIR [NM]
 # Exit 0 pass, 1 fail (each failure printed), 77 skip: groff absent only.
 set -u
@@ -93,6 +98,34 @@ for s in $subs; do
     [ -e "$man/man1/ustreams-$s.1" ] || bad "subcommand $s: no man1/ustreams-$s.1"
 done
 [ -e "$man/man1/ustreams.1" ] || bad "no man1/ustreams.1"
+
+# 5. drivers and modules -> section 7 pages; no shadowing of the system's.
+mods=$("$cmd" scls)
+[ -n "$mods" ] || bad "ustreams scls listed nothing"
+nmods=0
+for m in $mods; do
+    nmods=$((nmods + 1))
+    found=""
+    for p in "$man/man7/$m.7" "$man/man7/$m.7d" "$man/man7/$m.7m" "$man/man7/$m.7p"; do
+        [ -e "$p" ] && found=$p
+    done
+    [ -n "$found" ] || bad "driver or module $m (scls): no man7/$m.7, .7d, .7m or .7p"
+done
+echo "drivers and modules with a section 7 page: $nmods"
+sysman7=/usr/share/man/man7
+if [ -d "$sysman7" ]; then
+    for p in "$man"/man7/*.7; do
+        [ -e "$p" ] || [ -L "$p" ] || continue
+        n=$(basename "$p" .7)
+        for s in "$sysman7/$n.7" "$sysman7/$n.7.gz" "$sysman7/$n.7.xz" "$sysman7/$n.7.bz2"; do
+            [ -e "$s" ] && bad "man7/$n.7 would hide the system's $s: give it a suffix (7D, 7M, 7P)"
+        done
+    done
+fi
+# The names known to clash stay clear even where the system has no pages.
+for n in udp tcp raw fifo pipe; do
+    [ -e "$man/man7/$n.7" ] && bad "man7/$n.7 clashes with Linux man-pages' $n(7)"
+done
 
 [ "$fail" -eq 0 ] && echo "man pages: ok"
 exit "$fail"
