@@ -383,6 +383,7 @@ int ust_iow_add(struct ust_iow *io, int fd, queue_t *rq)
         atomic_store(&io->tok_exact, 0);
         atomic_store(&io->tok_listed, 0);
         atomic_store(&io->more, 0);
+        atomic_store(&io->calm, 0);
         io->tok_owner = NULL;
         io->tok_next = NULL;
         if (epoll_ctl(io_epfd, EPOLL_CTL_ADD, fd, &e) < 0) {

@@ -63,6 +63,8 @@ struct ust_iow {
     long long tok_seen;          /* io_lock: when the thread last saw it owed (or listed it) */
     struct ust_iow *tok_next;    /* io_lock: on the token list */
     atomic_int more;             /* the driver's last read run ended on a full batch */
+    atomic_ullong runs;          /* tcp: read runs begun (ust_iow_run_calm) */
+    atomic_ullong calm;          /* a poller saw data and no urgent data: runs + 1 then */
 };
 
 #define IOW_POLLING 1u /* a thread polls fd and will take what comes */
@@ -137,6 +139,21 @@ int ust_iow_poll_leave(struct ust_iow *io);
  *   then pays at once).  Context: any thread; takes io_lock the first time
  *   in a while only.
  */
+/*
+ * ust_iow_run_calm -- a tcp read run begins: 1 if a channel reader's poll
+ *   just before it saw readable data and no urgent data (POLLIN without
+ *   POLLPRI: it stored runs + 1 in calm as it read runs before polling)
+ *   and no other run began in between.  The run's first read then starts
+ *   with the data the poll saw, so it cannot start at an urgent mark (a
+ *   read stops at the mark), and SIOCATMARK can be skipped.  Any thread,
+ *   no lock: the read service procedure of io's queue.
+ */
+static inline int ust_iow_run_calm(struct ust_iow *io)
+{
+    unsigned long long n = atomic_fetch_add(&io->runs, 1);
+    return atomic_exchange(&io->calm, 0) == n + 1;
+}
+
 void ust_iow_tok_hook(int (*pay)(void *owner, struct ust_iow *io));
 int ust_iow_tok_owe(struct ust_iow *io, void *owner);
 

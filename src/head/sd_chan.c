@@ -47,6 +47,21 @@
  *   registration, another thread registered to sleep on the read side, a
  *   non-blocking stream or read, a pending error or hang-up.
  *
+ *   No poll while the flow outruns the reads.  When the driver's last read
+ *   run took more than one pull's worth (udp: two datagrams or more; tcp: a
+ *   read that filled its buffer), it sets io->more and the next wait reads
+ *   at once instead of polling first: one system call per pull instead of
+ *   two while the sender is faster, one wasted (an EAGAIN, then the poll)
+ *   when it was not.  A request/response flow (one datagram per run) always
+ *   polls.
+ *
+ *   The urgent mark (tcp).  The poll asks for POLLPRI too, which a TCP
+ *   socket shows while an urgent byte is unread.  Data without it means the
+ *   next read starts with that data and stops at any mark that arrives
+ *   later, so the run it starts skips its SIOCATMARK (ust_iow_run_calm:
+ *   only the first run after the poll, none begun in between); with it the
+ *   run looks for the mark (io->pri), as after the epoll thread's EPOLLPRI.
+ *
  *   Signals.  poll(2) is never restarted after a handler, where the futex
  *   sleep it replaces is with SA_RESTART.  On EINTR the handlers are read
  *   (sigaction, on this path only): the read is restarted when every
@@ -241,13 +256,17 @@ int ust_sd_chan_wait(struct stdata *sd, struct ust_iow *io, queue_t *rq, struct 
         atomic_store(&w->poller, 0);
         return -1;
     }
-    struct pollfd p[2] = {{.fd = fd, .events = POLLIN | POLLRDHUP}, {.fd = efd, .events = POLLIN}};
-    int r = 0, e = 0;
-    if (atomic_load(&w->seq) == seq) { /* after registering: a wake from now on kicks efd */
+    struct pollfd p[2] = {{.fd = fd, .events = POLLIN | POLLPRI | POLLRDHUP},
+                          {.fd = efd, .events = POLLIN}};
+    int r = 0, e = 0, pull = 0;
+    unsigned long long runs = atomic_load(&io->runs); /* before the poll: ust_iow_run_calm */
+    if (atomic_load(&w->seq) != seq) { /* after registering: a wake from now on kicks efd */
+        *seen = 1;
+    } else if (atomic_exchange_explicit(&io->more, 0, memory_order_relaxed)) {
+        pull = 1; /* the last run read a full batch: read again before polling */
+    } else {
         r = poll(p, 2, (int)(UST_WAIT_RECHECK_NS / 1000000));
         e = r < 0 ? errno : 0;
-    } else {
-        *seen = 1;
     }
     atomic_store(&w->poller, 0);
     int skipped = ust_iow_poll_leave(io);
@@ -258,7 +277,12 @@ int ust_sd_chan_wait(struct stdata *sd, struct ust_iow *io, queue_t *rq, struct 
     }
     if (r > 0 && (p[0].revents & POLLRDHUP))
         atomic_store(&io->rdhup, 1); /* the driver reads on to the end of file */
-    if (skipped || (r > 0 && (p[0].revents & (POLLIN | POLLERR | POLLHUP | POLLRDHUP)))) {
+    if (r > 0 && (p[0].revents & POLLPRI))
+        atomic_store(&io->pri, 1); /* urgent data (tcp): the run looks for the mark */
+    else if (r > 0 && (p[0].revents & POLLIN))
+        atomic_store(&io->calm, runs + 1); /* data first, no urgent byte: no SIOCATMARK */
+    if (pull || skipped ||
+        (r > 0 && (p[0].revents & (POLLIN | POLLPRI | POLLERR | POLLHUP | POLLRDHUP)))) {
         tls_pulling = sd;
         tls_chan = sd;
         qenable(rq);
