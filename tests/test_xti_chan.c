@@ -36,6 +36,10 @@
  *        once (no lazy token with a signal registration).
  *   CH.11 a second thread in strm_poll while the first reads blocking: the
  *        first read's leftovers show as POLLIN at once and wake it.
+ *   CH.12 tcp urgent data to a blocked reader (the run its poll starts skips
+ *        SIOCATMARK only without POLLPRI): 200 rounds of an expedited byte
+ *        then a normal one while the reader is blocked, each expedited
+ *        byte comes as T_EXPEDITED, never inline, and in order.
  *   End: no lost wake-up, no message block outstanding.
  */
 #include <arpa/inet.h>
@@ -839,6 +843,63 @@ static void ch11_second_poller(void)
     t_close(x);
 }
 
+struct urg_reader {
+    int fd, rounds, exp, norm, bad;
+    atomic_int round;
+};
+
+/* CH.12 reader: per round, an expedited 'X' then a normal 'n'. */
+static void *urg_main(void *arg)
+{
+    struct urg_reader *u = arg;
+    for (int r = 0; r < u->rounds; r++) {
+        atomic_store(&u->round, r + 1);
+        for (int got = 0; got < 2;) {
+            char c[4];
+            int flags = 0;
+            int n = t_rcv(u->fd, c, sizeof(c), &flags);
+            if (n <= 0) {
+                u->bad++;
+                return NULL;
+            }
+            for (int i = 0; i < n; i++, got++) {
+                if (got == 0 && c[i] == 'X' && (flags & T_EXPEDITED))
+                    u->exp++;
+                else if (got == 1 && c[i] == 'n' && !(flags & T_EXPEDITED))
+                    u->norm++;
+                else
+                    u->bad++;
+            }
+        }
+    }
+    return NULL;
+}
+
+static void ch12_urgent(void)
+{
+    int cli, lis, acc;
+    if (!CHECK_EQ(xti_pair("/dev/tcp", &cli, &lis, &acc), 0))
+        return;
+    struct urg_reader u = {.fd = acc, .rounds = 200};
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, urg_main, &u), 0);
+    for (int r = 0; r < u.rounds; r++) {
+        for (int i = 0; i < 3000 && atomic_load(&u.round) <= r; i++)
+            sleep_ms(1);
+        if (r % 2 == 0)
+            wait_polled(acc); /* half the rounds: the reader polls when X comes */
+        if (t_snd(cli, "X", 1, T_EXPEDITED) != 1 || t_snd(cli, "n", 1, 0) != 1)
+            break;
+    }
+    pthread_join(t, NULL);
+    CHECK_EQ(u.bad, 0);
+    CHECK_EQ(u.exp, u.rounds);
+    CHECK_EQ(u.norm, u.rounds);
+    t_close(cli);
+    t_close(acc);
+    t_close(lis);
+}
+
 int main(void)
 {
     xti_require("/dev/udp");
@@ -854,6 +915,7 @@ int main(void)
     ch9_lazy_token();
     ch10_setsig();
     ch11_second_poller();
+    ch12_urgent();
 #if !defined(__SANITIZE_THREAD__) /* TSan: a multi-threaded fork's child may start no thread */
     ch7_fork();
 #endif
