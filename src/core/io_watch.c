@@ -24,6 +24,17 @@
  *   EPOLL_CTL_MOD reports at once what arrived meanwhile, so event loops
  *   and strm_poll see it at most IO_REARM_NS late, and only right after a
  *   thread's blocking read of that endpoint.
+ *   The lazy readable token (ust_iow_tok_owe): a registration whose stream
+ *   head owes its readable token goes on io_tok; while that list is not
+ *   empty the thread waits at most about IO_TOK_NS at a time, and pays each
+ *   token owed for IO_TOK_NS through the head's hook (a trylock of the
+ *   head's lock: a stream in a read is asked again on the next round).  An
+ *   entry stays listed IO_TOK_LINGER_NS after its last debt, so that a
+ *   streaming reader, which owes and settles a token at every pull, never
+ *   has to wake the thread: only an owe that finds the thread asleep for
+ *   longer writes to its eventfd.  Listing is a Dekker pair: the owner
+ *   stores tok_since then reads tok_listed; the thread clears tok_listed
+ *   then reads tok_since again -- one of them sees the other.
  *   Deletion: an event carries no pointer but the registration's id, a
  *   slot of io_tab and that slot's generation, and the thread looks it up
  *   under io_lock.  ust_iow_del empties the slot and removes the socket
@@ -37,7 +48,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "forksafe.h"
@@ -47,6 +60,9 @@
 #define IO_EVENTS 64
 #define IO_TAB_MIN 64
 #define IO_REARM_NS 1000000LL /* EPOLLIN back this long after the last poller left */
+#define IO_TOK_NS 1000000LL   /* a readable token owed this long is paid */
+#define IO_TOK_LINGER_NS 20000000LL /* listed this long after the last debt */
+#define IO_WAKE_ID UINT64_MAX /* the event id of the thread's eventfd */
 
 static pthread_mutex_t io_lock = PTHREAD_MUTEX_INITIALIZER;
 static int io_epfd = -1;         /* io_lock: the epoll instance, -1 before the first add */
@@ -57,6 +73,11 @@ static uint32_t *io_gen;         /* io_lock: each slot's generation */
 static uint32_t io_tab_n;        /* io_lock: slots allocated */
 static uint32_t io_tab_low;      /* io_lock: every slot below it is in use (O(1) io_slot) */
 static struct ust_iow *io_off;   /* io_lock: registrations with in_off */
+static struct ust_iow *io_tok;   /* io_lock: registrations whose head may owe a token */
+static int io_wakefd = -1;       /* io_lock (set at start): wakes the thread (eventfd) */
+/* io_lock writes: when the thread's current wait ends (ns), LLONG_MAX: never */
+static atomic_llong io_wait_until;
+static _Atomic(int (*)(void *, struct ust_iow *)) io_tok_pay; /* the head's payer */
 
 /* Under io_lock: the registration an event's id names, or NULL. */
 static struct ust_iow *io_lookup(uint64_t id)
@@ -136,6 +157,50 @@ static void io_off_remove(struct ust_iow *io)
     io->in_off = 0;
 }
 
+/* Take io off io_tok (io_lock held). */
+static void io_tok_remove(struct ust_iow *io)
+{
+    for (struct ust_iow **pp = &io_tok; *pp != NULL; pp = &(*pp)->tok_next)
+        if (*pp == io) {
+            *pp = io->tok_next;
+            break;
+        }
+    atomic_store(&io->tok_listed, 0);
+}
+
+/* Pay the tokens owed IO_TOK_NS, drop the entries idle IO_TOK_LINGER_NS
+ * (io_lock held); the timeout of the next wait in ms, -1 when io_tok is
+ * empty. */
+static int io_tok_run(void)
+{
+    int (*pay)(void *, struct ust_iow *) = atomic_load(&io_tok_pay);
+    long long now = ust_now_ns(), soonest = -1;
+    for (struct ust_iow **pp = &io_tok; *pp != NULL;) {
+        struct ust_iow *io = *pp;
+        long long since = atomic_load(&io->tok_since), due = IO_TOK_NS;
+        if (since == 0 && now - io->tok_seen >= IO_TOK_LINGER_NS) {
+            atomic_store(&io->tok_listed, 0); /* Dekker with ust_iow_tok_owe */
+            since = atomic_load(&io->tok_since);
+            if (since == 0) {
+                *pp = io->tok_next;
+                continue;
+            }
+            atomic_store(&io->tok_listed, 1); /* owed meanwhile: kept */
+        }
+        if (since != 0) {
+            io->tok_seen = now;
+            if (now - since < IO_TOK_NS)
+                due = IO_TOK_NS - (now - since);
+            else if (pay == NULL || !pay(io->tok_owner, io))
+                due = 0; /* the stream is busy: the next round */
+        }
+        if (soonest < 0 || due < soonest)
+            soonest = due;
+        pp = &io->tok_next;
+    }
+    return soonest < 0 ? -1 : (int)(soonest / 1000000LL) + 1;
+}
+
 static void *io_thread(void *arg)
 {
     struct epoll_event ev[IO_EVENTS];
@@ -149,6 +214,11 @@ static void *io_thread(void *arg)
         ust_call_begin(); /* the enables below run here, at ust_call_end */
         pthread_mutex_lock(&io_lock);
         for (int i = 0; i < n; i++) {
+            if (ev[i].data.u64 == IO_WAKE_ID) {
+                eventfd_t v;
+                (void)!eventfd_read(io_wakefd, &v);
+                continue;
+            }
             struct ust_iow *io = io_lookup(ev[i].data.u64);
             if (io == NULL)
                 continue; /* deleted since it was fetched */
@@ -168,6 +238,13 @@ static void *io_thread(void *arg)
             }
         }
         timeout = io_off != NULL ? io_rearm(epfd) : -1;
+        if (io_tok != NULL) {
+            int t = io_tok_run();
+            if (t >= 0 && (timeout < 0 || t < timeout))
+                timeout = t;
+        }
+        atomic_store(&io_wait_until,
+                     timeout < 0 ? LLONG_MAX : ust_now_ns() + (long long)timeout * 1000000LL);
         pthread_mutex_unlock(&io_lock);
         ust_call_end(); /* no lock held: the service procedures of the batch */
     }
@@ -198,9 +275,13 @@ static void io_fork_child(void)
     }
     io_head.next = io_head.prev = &io_head;
     io_off = NULL;
+    io_tok = NULL;
     if (io_epfd >= 0)
         close(io_epfd);
     io_epfd = -1;
+    if (io_wakefd >= 0)
+        close(io_wakefd);
+    io_wakefd = -1;
     io_started = 0;
     for (uint32_t i = 0; i < io_tab_n; i++)
         io_tab[i] = NULL;
@@ -229,11 +310,23 @@ static int io_start(void)
     io_epfd = ust_fd_park(epoll_create1(EPOLL_CLOEXEC));
     if (io_epfd < 0)
         return errno;
+    io_wakefd = ust_fd_park(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    struct epoll_event we = {.events = EPOLLIN, .data.u64 = IO_WAKE_ID};
+    if (io_wakefd < 0 || epoll_ctl(io_epfd, EPOLL_CTL_ADD, io_wakefd, &we) < 0) {
+        rc = errno;
+        if (io_wakefd >= 0)
+            close(io_wakefd);
+        close(io_epfd);
+        io_wakefd = io_epfd = -1;
+        return rc;
+    }
+    atomic_store(&io_wait_until, LLONG_MAX); /* its first wait has no end */
     /* joinable, like the executive's threads: never joined (it runs until exit) */
     rc = ust_thread_create(&t, NULL, io_thread, (void *)(intptr_t)io_epfd);
     if (rc != 0) {
+        close(io_wakefd);
         close(io_epfd);
-        io_epfd = -1;
+        io_wakefd = io_epfd = -1;
         return rc;
     }
     io_started = 1;
@@ -291,6 +384,13 @@ int ust_iow_add(struct ust_iow *io, int fd, queue_t *rq)
         atomic_store(&io->rdhup, 0);
         io->in_off = 0;
         io->off_next = NULL;
+        atomic_store(&io->tok_since, 0);
+        atomic_store(&io->tok_exact, 0);
+        atomic_store(&io->tok_listed, 0);
+        atomic_store(&io->more, 0);
+        atomic_store(&io->calm, 0);
+        io->tok_owner = NULL;
+        io->tok_next = NULL;
         if (epoll_ctl(io_epfd, EPOLL_CTL_ADD, fd, &e) < 0) {
             rc = errno;
         } else {
@@ -323,6 +423,9 @@ void ust_iow_del(struct ust_iow *io)
     __atomic_store_n(&io->gone, 1, __ATOMIC_RELEASE);
     if (io->in_off)
         io_off_remove(io);
+    if (atomic_load(&io->tok_listed))
+        io_tok_remove(io);
+    atomic_store(&io->tok_since, 0);
     io_tab[io->slot] = NULL; /* events still in flight find nothing */
     if (io->slot < io_tab_low)
         io_tab_low = io->slot;
@@ -356,4 +459,35 @@ int ust_iow_poll_leave(struct ust_iow *io)
 {
     atomic_store(&io->left_ns, ust_now_ns()); /* before: the thread's rearm reads it after poll */
     return (atomic_exchange(&io->poll, 0) & IOW_SKIPPED) != 0;
+}
+
+void ust_iow_tok_hook(int (*pay)(void *owner, struct ust_iow *io))
+{
+    atomic_store(&io_tok_pay, pay);
+}
+
+int ust_iow_tok_owe(struct ust_iow *io, void *owner)
+{
+    long long none = 0, now = ust_now_ns();
+    atomic_compare_exchange_strong(&io->tok_since, &none, now); /* an older debt stands */
+    if (atomic_load(&io->tok_listed))
+        return 0; /* listed: the thread looks at least every IO_TOK_NS + 1 ms */
+    int wake = 0, rc = 0;
+    pthread_mutex_lock(&io_lock);
+    if (io->gone) {
+        atomic_store(&io->tok_since, 0);
+        rc = -1;
+    } else if (!atomic_load(&io->tok_listed)) {
+        io->tok_owner = owner;
+        io->tok_seen = now;
+        io->tok_next = io_tok;
+        io_tok = io;
+        atomic_store(&io->tok_listed, 1);
+        wake = atomic_load(&io_wait_until) > now + 2 * IO_TOK_NS;
+    }
+    int wfd = io_wakefd;
+    pthread_mutex_unlock(&io_lock);
+    if (wake && wfd >= 0)
+        (void)!eventfd_write(wfd, 1);
+    return rc;
 }

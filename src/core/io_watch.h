@@ -54,6 +54,17 @@ struct ust_iow {
     atomic_int rdhup;            /* the peer's FIN seen (EPOLLRDHUP): a reader reads to EOF */
     int in_off;                  /* io_lock: EPOLLIN taken off while readers poll (io_watch.c) */
     struct ust_iow *off_next;    /* io_lock: on the list of registrations with in_off */
+    /* The lazy readable token (ust_iow_tok_owe): written by the stream head
+     * under its sd_lock, read by the epoll thread. */
+    atomic_llong tok_since;      /* the head owes its readable token since (ns); 0: none */
+    atomic_int tok_exact;        /* sticky: a library poll watched the stream: no lazy token */
+    atomic_int tok_listed;       /* on the epoll thread's token list (written under io_lock) */
+    void *tok_owner;             /* io_lock: the stream head that owes it (the hook's argument) */
+    long long tok_seen;          /* io_lock: when the thread last saw it owed (or listed it) */
+    struct ust_iow *tok_next;    /* io_lock: on the token list */
+    atomic_int more;             /* the driver's last read run ended on a full batch */
+    atomic_ullong runs;          /* tcp: read runs begun (ust_iow_run_calm) */
+    atomic_ullong calm;          /* a poller saw data and no urgent data: runs + 1 then */
 };
 
 #define IOW_POLLING 1u /* a thread polls fd and will take what comes */
@@ -105,5 +116,45 @@ void ust_iow_del(struct ust_iow *io);
 struct ust_iow *ust_iow_of(queue_t *rq);
 int ust_iow_poll_enter(struct ust_iow *io);
 int ust_iow_poll_leave(struct ust_iow *io);
+
+/*
+ * The lazy readable token (src/head/sd_chan.c, docs/STREAMHEAD.md "Channel
+ *   readers").  A channel reader's read that leaves messages behind does not
+ *   show the stream's readable token at once (its next read usually takes
+ *   them, and the token would be withdrawn again: three system calls per
+ *   pull); it owes it.  The epoll thread pays what is still owed
+ *   IO_TOK_NS after it began, through the head's hook, so a poll(2) from
+ *   outside the library sees the leftovers at most about 2 ms late.
+ *
+ * ust_iow_tok_hook -- the head's payer: called by the epoll thread under
+ *   io_lock with the owner given to ust_iow_tok_owe; must not block on a
+ *   lock another thread may hold while it takes io_lock (it trylocks), and
+ *   returns 1 when the debt is settled (tok_since cleared), 0 when the
+ *   stream is busy (asked again within about 1 ms).  Set once, at start-up
+ *   of the head's channel code.
+ * ust_iow_tok_owe -- owner (the stream head, under its lock) owes io's
+ *   readable token from now on, unless it did already: the epoll thread is
+ *   made to look within IO_TOK_NS (a wake-up, one system call, only when it
+ *   sleeps longer).  Returns 0, or -1 when io is being deleted (the caller
+ *   then pays at once).  Context: any thread; takes io_lock the first time
+ *   in a while only.
+ */
+/*
+ * ust_iow_run_calm -- a tcp read run begins: 1 if a channel reader's poll
+ *   just before it saw readable data and no urgent data (POLLIN without
+ *   POLLPRI: it stored runs + 1 in calm as it read runs before polling)
+ *   and no other run began in between.  The run's first read then starts
+ *   with the data the poll saw, so it cannot start at an urgent mark (a
+ *   read stops at the mark), and SIOCATMARK can be skipped.  Any thread,
+ *   no lock: the read service procedure of io's queue.
+ */
+static inline int ust_iow_run_calm(struct ust_iow *io)
+{
+    unsigned long long n = atomic_fetch_add(&io->runs, 1);
+    return atomic_exchange(&io->calm, 0) == n + 1;
+}
+
+void ust_iow_tok_hook(int (*pay)(void *owner, struct ust_iow *io));
+int ust_iow_tok_owe(struct ust_iow *io, void *owner);
 
 #endif /* UST_IO_WATCH_H */

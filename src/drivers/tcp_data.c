@@ -37,7 +37,9 @@
  *   passes the mark before recv(MSG_OOB) discards it), and a read stops at
  *   the mark.  The first round of each run of the read side, and every
  *   round once EPOLLPRI was seen, first asks SIOCATMARK and reads the byte
- *   at the mark alone as T_EXDATA_IND (the readable event may come first).  An urgent byte that
+ *   at the mark alone as T_EXDATA_IND (the readable event may come first) --
+ *   except a run started by a channel reader whose poll saw data and no
+ *   POLLPRI (ust_iow_run_calm: its first read starts with that data).  An urgent byte that
  *   arrives at the very start of a read already under way is delivered as
  *   normal data (docs/TPI.md).
  */
@@ -583,7 +585,7 @@ static ssize_t tcp_readup(queue_t *q, struct tcp_ep *ep, int fd, size_t *asked)
 int tcp_rsrv(queue_t *q)
 {
     struct tcp_ep *ep = q->q_ptr;
-    int fd = tcp_io_get(ep), state, eof, werr, round = 0, relisten;
+    int fd = tcp_io_get(ep), state, eof, werr, round = 0, relisten, full = 0;
     t_uscalar_t qlen;
 
     if (fd < 0)
@@ -617,13 +619,16 @@ int tcp_rsrv(queue_t *q)
             tcp_broken(q, ep, soerr);
         goto out;
     }
+    /* A channel reader's poll saw data and no urgent byte just before this
+     * run: its first read cannot start at the mark (io_watch.h). */
+    int calm = ust_iow_run_calm(&ep->io);
     for (; round < TCP_ROUNDS; round++) {
         ssize_t r;
         if (round > 0 && !tcp_io_valid(ep))
             break; /* the socket was taken inside the last round's putnext */
         /* Urgent data signalled -- or, at the first round, perhaps not yet:
          * the readable event can come before the urgent one -- is it next? */
-        if (round == 0 || atomic_load(&ep->io.pri)) {
+        if ((round == 0 && !calm) || atomic_load(&ep->io.pri)) {
             int u = tcp_urgent(q, fd);
             if (u < 0) {
                 qenable(q); /* band 1 full or no memory: later */
@@ -638,6 +643,7 @@ int tcp_rsrv(queue_t *q)
             break;
         size_t asked;
         r = tcp_readup(q, ep, fd, &asked);
+        full |= r > 0 && (size_t)r == asked;
         if (r > 0 && (size_t)r < asked && !atomic_load(&ep->io.rdhup))
             break; /* the socket is empty: the next segment or FIN is a new edge */
         if (r < 0) {
@@ -660,6 +666,9 @@ int tcp_rsrv(queue_t *q)
     }
     if (round == TCP_ROUNDS)
         qenable(q);
+    /* A read filled its buffer: bytes come faster than the reads take them,
+     * so the next channel pull reads without polling first (sd_chan.c). */
+    atomic_store_explicit(&ep->io.more, full, memory_order_relaxed);
 out:
     tcp_io_put(ep);
     pthread_mutex_lock(&ep->lk);

@@ -27,9 +27,40 @@
  *        service procedure reads the socket until EAGAIN and puts the
  *        messages up through the modules to the head.
  *   Those deposits set no readiness token (ust_sd_chan_pulling): the read
- *   takes them at once, and its end (ust_sd_rready_after_read) sets the
- *   token for what it leaves, so an event loop polling the descriptor sees
- *   exactly the stream's state when the call returns.
+ *   takes them at once.
+ *
+ *   The lazy token.  What a pull brings and the read leaves (several
+ *   datagrams came together) is usually taken by the same thread's next
+ *   read; showing the readable token at the read's end and withdrawing it
+ *   when the queue runs dry cost three system calls per pull (the token
+ *   record sent; fstat and recv to take it back).  So the end of a read of
+ *   this thread's channel (tls_chan: it pulled for the stream) owes the
+ *   token instead (ust_sd_chan_defer, ust_iow_tok_owe), and a read that
+ *   drains the queue settles the debt with nothing to withdraw.  What is
+ *   still owed after IO_TOK_NS (1 ms) the epoll thread pays (chan_pay, when
+ *   no read holds sd_lock), so a poll(2) from outside the library sees the
+ *   leftovers at most about 2 ms late -- as event loops already see
+ *   readability up to 1 ms late after a blocking read.  The token is paid
+ *   at once -- never owed -- whenever somebody else could be waiting: a
+ *   stream ever watched by the library's poll, select or epoll_ctl
+ *   (ust_sd_chan_watched, sticky for the endpoint's binding), an I_SETSIG
+ *   registration, another thread registered to sleep on the read side, a
+ *   non-blocking stream or read, a pending error or hang-up.
+ *
+ *   No poll while the flow outruns the reads.  When the driver's last read
+ *   run took more than one pull's worth (udp: two datagrams or more; tcp: a
+ *   read that filled its buffer), it sets io->more and the next wait reads
+ *   at once instead of polling first: one system call per pull instead of
+ *   two while the sender is faster, one wasted (an EAGAIN, then the poll)
+ *   when it was not.  A request/response flow (one datagram per run) always
+ *   polls.
+ *
+ *   The urgent mark (tcp).  The poll asks for POLLPRI too, which a TCP
+ *   socket shows while an urgent byte is unread.  Data without it means the
+ *   next read starts with that data and stops at any mark that arrives
+ *   later, so the run it starts skips its SIOCATMARK (ust_iow_run_calm:
+ *   only the first run after the poll, none begun in between); with it the
+ *   run looks for the mark (io->pri), as after the epoll thread's EPOLLPRI.
  *
  *   Signals.  poll(2) is never restarted after a handler, where the futex
  *   sleep it replaces is with SA_RESTART.  On EINTR the handlers are read
@@ -50,8 +81,12 @@
  * Locking
  *   efd_lock (a leaf) guards the pool.  The poller's registration is an
  *   atomic (w->poller, eventfd + 1, 0 for none: one poller per stream).
+ *   The token's debt (io->tok_since) is set and cleared under sd_lock;
+ *   chan_pay runs on the epoll thread under io_lock and only tries sd_lock
+ *   (order sd_lock > io_lock elsewhere: ust_iow_want_out, ust_iow_tok_owe).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -75,6 +110,11 @@ static pthread_key_t efd_key;
 static pthread_once_t efd_once = PTHREAD_ONCE_INIT;
 static _Thread_local int tls_efd = -1;
 static _Thread_local struct stdata *tls_pulling;
+/* The stream this thread last pulled for as its channel reader: its reads
+ * may owe the readable token.  A stale value only names a head (type-stable,
+ * pooled); it is compared, never followed. */
+static _Thread_local struct stdata *tls_chan;
+static pthread_once_t pay_once = PTHREAD_ONCE_INIT;
 
 /* Thread exit: the eventfd back to the pool (v is efd + 1). */
 static void efd_release(void *v)
@@ -216,13 +256,17 @@ int ust_sd_chan_wait(struct stdata *sd, struct ust_iow *io, queue_t *rq, struct 
         atomic_store(&w->poller, 0);
         return -1;
     }
-    struct pollfd p[2] = {{.fd = fd, .events = POLLIN | POLLRDHUP}, {.fd = efd, .events = POLLIN}};
-    int r = 0, e = 0;
-    if (atomic_load(&w->seq) == seq) { /* after registering: a wake from now on kicks efd */
+    struct pollfd p[2] = {{.fd = fd, .events = POLLIN | POLLPRI | POLLRDHUP},
+                          {.fd = efd, .events = POLLIN}};
+    int r = 0, e = 0, pull = 0;
+    unsigned long long runs = atomic_load(&io->runs); /* before the poll: ust_iow_run_calm */
+    if (atomic_load(&w->seq) != seq) { /* after registering: a wake from now on kicks efd */
+        *seen = 1;
+    } else if (atomic_exchange_explicit(&io->more, 0, memory_order_relaxed)) {
+        pull = 1; /* the last run read a full batch: read again before polling */
+    } else {
         r = poll(p, 2, (int)(UST_WAIT_RECHECK_NS / 1000000));
         e = r < 0 ? errno : 0;
-    } else {
-        *seen = 1;
     }
     atomic_store(&w->poller, 0);
     int skipped = ust_iow_poll_leave(io);
@@ -233,8 +277,14 @@ int ust_sd_chan_wait(struct stdata *sd, struct ust_iow *io, queue_t *rq, struct 
     }
     if (r > 0 && (p[0].revents & POLLRDHUP))
         atomic_store(&io->rdhup, 1); /* the driver reads on to the end of file */
-    if (skipped || (r > 0 && (p[0].revents & (POLLIN | POLLERR | POLLHUP | POLLRDHUP)))) {
+    if (r > 0 && (p[0].revents & POLLPRI))
+        atomic_store(&io->pri, 1); /* urgent data (tcp): the run looks for the mark */
+    else if (r > 0 && (p[0].revents & POLLIN))
+        atomic_store(&io->calm, runs + 1); /* data first, no urgent byte: no SIOCATMARK */
+    if (pull || skipped ||
+        (r > 0 && (p[0].revents & (POLLIN | POLLPRI | POLLERR | POLLHUP | POLLRDHUP)))) {
         tls_pulling = sd;
+        tls_chan = sd;
         qenable(rq);
         ust_call_run_now();
         tls_pulling = NULL;
@@ -245,4 +295,88 @@ int ust_sd_chan_wait(struct stdata *sd, struct ust_iow *io, queue_t *rq, struct 
     if (r > 0 && (p[0].revents & POLLNVAL) && !*seen)
         return -1; /* the socket closed under it (an unbind): sleep as usual */
     return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The lazy readable token                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* ust_lock without waiting: 1 if taken. */
+static int sd_trylock(ust_lock_t *l)
+{
+    if (pthread_mutex_trylock(&l->mu) != 0)
+        return 0;
+#ifdef USTREAMS_DEBUG
+    l->owner = pthread_self();
+    __atomic_store_n(&l->held, 1, __ATOMIC_RELAXED);
+#endif
+    return 1;
+}
+
+/*
+ * chan_pay -- the epoll thread's payer (ust_iow_tok_hook): the token owner
+ *   (a stream head) has owed for IO_TOK_NS.  Context: the epoll thread,
+ *   io_lock held, so io is registered and its endpoint's stream alive; sd
+ *   is a pooled head, only tried.  Returns 0 when a read (or anything) holds
+ *   sd_lock: asked again next round; else 1, the debt cleared and the
+ *   tokens made exact.
+ */
+static int chan_pay(void *owner, struct ust_iow *io)
+{
+    struct stdata *sd = owner;
+    if (!sd_trylock(&sd->sd_lock))
+        return 0;
+    queue_t *rq = NULL;
+    int mine = !(sd->sd_flag & STRCLOSE) && ust_sd_chan_of(sd, &rq) == io;
+    long long since = atomic_exchange(&io->tok_since, 0);
+    if (mine && since != 0)
+        ust_sd_rready(sd);
+    ust_unlock(&sd->sd_lock);
+    return 1;
+}
+
+static void pay_register(void)
+{
+    ust_iow_tok_hook(chan_pay);
+}
+
+int ust_sd_chan_defer(struct stdata *sd)
+{
+    UST_ASSERT_HELD(&sd->sd_lock);
+    if (tls_chan != sd || (sd->sd_oflag & (O_NONBLOCK | O_NDELAY)) || sd->sd_sigflags ||
+        sd->sd_rerror || (sd->sd_flag & (STRHUP | STRCLOSE)) ||
+        atomic_load(&sd->sd_rwait.waiters) > 0)
+        return 0;
+    queue_t *rq;
+    struct ust_iow *io = ust_sd_chan_of(sd, &rq);
+    if (io == NULL || atomic_load_explicit(&io->tok_exact, memory_order_relaxed))
+        return 0;
+    pthread_once(&pay_once, pay_register);
+    return ust_iow_tok_owe(io, sd) == 0;
+}
+
+void ust_sd_chan_settle(struct stdata *sd)
+{
+    UST_ASSERT_HELD(&sd->sd_lock);
+    if (tls_chan != sd)
+        return;
+    queue_t *rq;
+    struct ust_iow *io = ust_sd_chan_of(sd, &rq);
+    if (io != NULL && atomic_load_explicit(&io->tok_since, memory_order_relaxed) != 0)
+        atomic_store(&io->tok_since, 0);
+}
+
+void ust_sd_chan_watched(struct stdata *sd)
+{
+    UST_ASSERT_HELD(&sd->sd_lock);
+    queue_t *rq;
+    struct ust_iow *io = ust_sd_chan_of(sd, &rq);
+    if (io == NULL)
+        return;
+    if (!atomic_load_explicit(&io->tok_exact, memory_order_relaxed))
+        atomic_store(&io->tok_exact, 1);
+    if (atomic_load(&io->tok_since) != 0) {
+        atomic_store(&io->tok_since, 0);
+        ust_sd_rready(sd);
+    }
 }

@@ -41,6 +41,23 @@ int ust_sd_chan_wait(struct stdata *sd, struct ust_iow *io, queue_t *rq, struct 
  * read (no readiness token for them), or NULL (sd_ready.c reads it). */
 struct stdata *ust_sd_chan_pulling(void);
 
+/*
+ * The lazy readable token (sd_chan.c, "The lazy token").  All: sd_lock held.
+ * ust_sd_chan_defer -- at the end of a read that leaves normal messages and
+ *   shows no token: if this thread is sd's channel reader and nobody else
+ *   could be waiting, owe the token (the epoll thread pays it within about
+ *   2 ms unless a read drains the queue first) and return 1; else 0 (the
+ *   caller sets it now).
+ * ust_sd_chan_settle -- a read's end that makes the tokens exact: the debt
+ *   is void.
+ * ust_sd_chan_watched -- the library's poll (strm_poll: poll, select,
+ *   epoll_ctl under the preload) looks at sd: from now on its tokens are
+ *   never owed (until the endpoint is bound again), and one owed is set now.
+ */
+int ust_sd_chan_defer(struct stdata *sd);
+void ust_sd_chan_settle(struct stdata *sd);
+void ust_sd_chan_watched(struct stdata *sd);
+
 /* A wake of w reaches its channel poller, if any (sd_wait.c ust_sd_wake). */
 void ust_sd_chan_kick(struct ust_waitq *w);
 

@@ -49,6 +49,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "sd_chan.h"
 #include "sthead.h"
 
 #define POLL_DATA   (POLLIN | POLLRDNORM | POLLRDBAND | POLLMSG) /* the read token */
@@ -364,6 +365,7 @@ static int scan(struct pollfd *fds, nfds_t nfds, struct pollfd *kfds, char *ord,
         }
         short kev = kernel_events(p->events);
         ust_lock(&sd->sd_lock);
+        ust_sd_chan_watched(sd); /* an event loop: its tokens are never owed */
         p->revents = ust_sd_pollmask(sd, p->events);
         if (arm && p->revents == 0)
             p->revents = poll_arm(sd, p->events, &kev, vague);

@@ -29,6 +29,7 @@
  */
 #include <signal.h>
 
+#include "sd_chan.h"
 #include "sthead.h"
 
 #define SD_OWED_MAX 8 /* distinct heads one locked section can back-enable */
@@ -175,16 +176,25 @@ void ust_sd_rready(struct stdata *sd)
  *   the queue's lock (which writers take): the reader holds sd_lock, so only
  *   it removes from the queue and a message seen there stays; with no
  *   priority token none is at the front (those are queued under sd_lock,
- *   which sets it), so a normal message waits and the token is due.  When
- *   the queue ran dry, rready withdraws the token (blocking stream or not:
- *   an event loop polling the descriptor must not see POLLIN).  sd_lock held.
+ *   which sets it), so a normal message waits and the token is due.
+ *   The one exception: a channel reader's read that leaves messages owes
+ *   the token instead of showing it (ust_sd_chan_defer, docs/STREAMHEAD.md
+ *   "Channel readers": a poll(2) from outside the library sees them at most
+ *   about 2 ms late).  When the queue ran dry, rready withdraws the token
+ *   (blocking stream or not: an event loop polling the descriptor must not
+ *   see POLLIN); a token owed was never shown: nothing to withdraw.
+ *   sd_lock held.
  */
 void ust_sd_rready_after_read(struct stdata *sd)
 {
     UST_ASSERT_HELD(&sd->sd_lock);
-    if (__atomic_load_n(&sd->sd_rtoken, __ATOMIC_RELAXED) && !sd->sd_ptoken &&
-        ust_q_nonempty_hint(sd->sd_rq))
-        return;
+    if (!sd->sd_ptoken && ust_q_nonempty_hint(sd->sd_rq)) {
+        if (__atomic_load_n(&sd->sd_rtoken, __ATOMIC_RELAXED))
+            return;
+        if (ust_sd_chan_defer(sd))
+            return;
+    }
+    ust_sd_chan_settle(sd);
     ust_sd_rready(sd);
 }
 
