@@ -9,7 +9,10 @@
  * /dev/streams/fifo/0 and a named FIFO (a mkfifo(3) node), with blocking
  * descriptors (a FIFO's two descriptors are one stream):
  *   T.1  poll(2) with timeout 0 reports POLLIN exactly while something is
- *        queued: after each of N messages is read, not after the last;
+ *        queued: after each of N messages is read, not after the last
+ *        (udp, tcp, rawip: POLLIN after a read within 20 ms -- the lazy
+ *        token's bound, docs/STREAMHEAD.md "Channel readers" -- and never
+ *        after the last);
  *   T.2  the same after I_FLUSH FLUSHR of N queued messages;
  *   T.3  a level-triggered epoll set on the descriptor agrees with T.1;
  *   T.4  an edge-triggered epoll loop that reads what it is woken for is
@@ -41,8 +44,14 @@ static void t_read_follows(struct pair *p)
         send_one(p, i);
     if (arrive(p, N)) {
         for (int i = 0; i < N; i++) {
+            /* over udp, tcp and rawip a blocking read that leaves data may
+             * owe its token for up to ~2 ms (docs/STREAMHEAD.md, "Channel
+             * readers": the lazy token); everywhere else it is exact */
+            int late = pt_inet(p) && i > 0 ? 20 : 0;
+            struct pollfd in = {p->rcv, POLLIN, 0};
+            (void)poll(&in, 1, late);
             CHECK_EQ(kpoll(p->rcv), POLLIN | POLLOUT);
-            CHECK_EQ(epoll_wait(ep, &out, 1, 0), 1);
+            CHECK_EQ(epoll_wait(ep, &out, 1, late), 1);
             recv_one(p, i);
         }
         if (!CHECK_EQ(kpoll(p->rcv), POLLOUT))
