@@ -589,7 +589,10 @@ static void sd_ioctl_nak(struct stdata *sd, mblk_t *mp)
  */
 static int sd_rput(queue_t *q, mblk_t *mp)
 {
-    struct stdata *sd = q->q_ptr;
+    /* The pair's stream, not q_ptr: queue_t's first line is the reader's
+     * (strcore.h, "Mirrors").  The same head: q_ptr differs only while a
+     * multiplexer holds the pair, and then this is not its put procedure. */
+    struct stdata *sd = ust_qp(q)->stream;
     if (!sd || !mp) {
         freemsg(mp);
         return 0;
