@@ -201,6 +201,9 @@ struct psnap {
 static void qsnap_take(queue_t *q, struct qsnap *s)
 {
     struct ust_qpriv *pv = ust_qpv(q);
+    struct stdata *hsd = ust_isrd(q) ? ust_sd_of(q) : NULL;
+    if (hsd) /* a head's arrivals are messages waiting there (sd_arrive.c) */
+        ust_sd_absorb_to(hsd, q);
     memset(s, 0, sizeof(*s));
     s->nput = atomic_load_explicit(&pv->nput, memory_order_relaxed);
     s->nsrv = atomic_load_explicit(&pv->nsrv, memory_order_relaxed);

@@ -21,8 +21,10 @@
  *   a put in between cannot swallow the back-enable (ust_flow_fill).
  *
  *   Flags and counts are changed under the queue lock.  The fast path of
- *   canput reads QFULL without the lock: a writer that races with the queue
- *   filling may put one more message, never fewer.
+ *   canput reads QFULL without the lock, from its mirror full_m (and the
+ *   flow target from srv_m) on the queue's claim line (strcore.h, putnext.c):
+ *   a writer that races with the queue filling may put one more message,
+ *   never fewer.
  */
 #include <errno.h>
 #include <sys/types.h>
@@ -46,11 +48,15 @@ int ust_flow_update(queue_t *q, qband_t *qb)
     }
     uint_t fl = ust_qflags(q);
     if (q->q_count > 0 && q->q_count >= q->q_hiwat) {
-        if (!(fl & QFULL))
+        if (!(fl & QFULL)) {
             ust_qflag_set(q, QFULL);
+            __atomic_store_n(&ust_qpv(q)->full_m, 1, __ATOMIC_RELAXED);
+        }
     } else if (q->q_count <= q->q_lowat || q->q_count == 0) {
         if (fl & (QFULL | QWANTW))
             ust_qflag_clr(q, QFULL | QWANTW);
+        if (fl & QFULL)
+            __atomic_store_n(&ust_qpv(q)->full_m, 0, __ATOMIC_RELAXED);
         if (fl & QWANTW)
             return 1;
     }
@@ -65,6 +71,7 @@ void ust_flow_fill(queue_t *q, qband_t *qb)
             qb->qb_flag |= QB_FULL;
     } else if (q->q_count > 0 && q->q_count >= q->q_hiwat && !(ust_qflags(q) & QFULL)) {
         ust_qflag_set(q, QFULL);
+        __atomic_store_n(&ust_qpv(q)->full_m, 1, __ATOMIC_RELAXED);
     }
 }
 
@@ -81,8 +88,9 @@ static int has_srv(queue_t *q)
 static queue_t *flow_target(queue_t *q)
 {
     while (q) {
-        uint_t fl = ust_qflags(q);
-        if (has_srv(q) && !(fl & QPROCSOFF))
+        /* has_srv and procedures on, from the mirror on the claim line
+         * (strcore.h): the queue's own first line is its reader's. */
+        if (__atomic_load_n(&ust_qpv(q)->srv_m, __ATOMIC_RELAXED))
             return q;
         queue_t *n = ust_qnext(q);
         if (!n)
@@ -132,9 +140,9 @@ int bcanput(queue_t *q, unsigned char pri)
     if (!q)
         return 1;
     if (pri == 0) {
-        if (!(ust_qflags(q) & QFULL))
-            return 1;
         struct ust_qpriv *pv = ust_qpv(q);
+        if (!__atomic_load_n(&pv->full_m, __ATOMIC_RELAXED)) /* QFULL's mirror */
+            return 1;
         ust_lock(&pv->lock);
         int full = (ust_qflags(q) & QFULL) != 0;
         if (full)

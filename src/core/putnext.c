@@ -22,6 +22,18 @@
  *   then succeeds against the new incarnation, which the claim does count.
  *   Debug builds abort when a count would go negative.
  *
+ *   What a putter needs of the queue it enters -- its side, whether its
+ *   procedures are on, its put procedure, and for flow control whether it
+ *   has a service procedure and is full -- it reads from the queue's claim
+ *   line (struct ust_qpriv's mirrors, strcore.h), never from queue_t, whose
+ *   first line the queue's reader writes at every getq: a writer through
+ *   pushed modules into a stream head then takes no line from the reading
+ *   CPU but the arrivals' (docs/STREAMHEAD.md "Through modules without
+ *   queues").  The mirrors change with the queue, under its lock: off_m with
+ *   QPROCSOFF (seq_cst, for the claim protocol above), putp_m and srv_m from
+ *   q_qinfo at qprocson (q_qinfo changes only while procedures are off),
+ *   full_m with QFULL (flow.c).
+ *
  *   A queue whose procedures are off (QPROCSOFF: before qprocson, after
  *   qprocsoff) is passed through: the message goes to the queue after it --
  *   unless the queue still holds messages (ust_qhold, queue.c): then the
@@ -69,7 +81,7 @@ queue_t *ust_qclaim_link(queue_t *q)
 queue_t *ust_qclaim_next(queue_t *q)
 {
     queue_t *nq = ust_qclaim_link(q);
-    while (nq && (ust_qflags_sync(nq) & QPROCSOFF)) {
+    while (nq && ust_qoff(nq)) {
         queue_t *nn = ust_qclaim_link(nq);
         ust_qrelease(nq);
         nq = nn;
@@ -98,7 +110,7 @@ void ust_pass_on(queue_t *q, mblk_t *mp)
             freemsg(mp); /* end of the stream: nowhere to go */
             return;
         }
-        if (!(ust_qflags_sync(nq) & QPROCSOFF)) {
+        if (!ust_qoff(nq)) {
             ust_call_put(nq, mp); /* our claim goes with the call */
             return;
         }
@@ -137,7 +149,7 @@ int putnext(queue_t *q, mblk_t *mp)
         freemsg(mp); /* end of the stream: nowhere to go */
         return 0;
     }
-    if (ust_qflags_sync(nq) & QPROCSOFF) {
+    if (ust_qoff(nq)) {
         ust_pass_on(nq, mp);
         ust_qrelease(nq);
         return 1;
@@ -151,7 +163,7 @@ void put(queue_t *q, mblk_t *mp)
     if (!q || !mp)
         return;
     atomic_fetch_add(&ust_qpv(q)->active, 1);
-    if (ust_qflags_sync(q) & QPROCSOFF) {
+    if (ust_qoff(q)) {
         ust_pass_on(q, mp);
         ust_qrelease(q);
         return;
@@ -243,6 +255,13 @@ void qprocson(queue_t *q)
         ust_lock(&pv->lock);
         ust_qflag_clr(pair[i], QPROCSOFF);
         ust_qflag_set(pair[i], QWANTR);
+        /* The mirrors (strcore.h), from q_qinfo as it is now (a multiplexer's
+         * link changes it while procedures are off); off_m last, so that a
+         * putter that sees it clear sees the rest. */
+        struct qinit *qi = pair[i]->q_qinfo;
+        __atomic_store_n(&pv->putp_m, qi->qi_putp, __ATOMIC_RELAXED);
+        __atomic_store_n(&pv->srv_m, qi->qi_srvp != NULL, __ATOMIC_RELAXED);
+        __atomic_store_n(&pv->off_m, 0, __ATOMIC_SEQ_CST);
         /* what it holds is its service procedure's again */
         __atomic_store_n(&pv->held, 0, __ATOMIC_RELAXED);
         int pending = pair[i]->q_first != NULL;
@@ -269,11 +288,13 @@ void qprocsoff(queue_t *q)
          * hand, or queue one, that what passes from now on must not overtake.
          * Set before QPROCSOFF: ust_qhold reads it without the lock.  The
          * seq_cst read-modify-write publishes held to whoever reads
-         * QPROCSOFF with ust_qflags_sync, and orders the flag before the
+         * QPROCSOFF or off_m seq_cst (ust_qoff), and orders the flag before the
          * claim counts ust_qdrain_claims reads (no fences: TSan models
          * orderings on accesses, not fences). */
         __atomic_store_n(&pv->held, 1, __ATOMIC_RELAXED);
         __atomic_fetch_or(&pair[i]->q_flag, QPROCSOFF, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&pv->srv_m, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&pv->off_m, 1, __ATOMIC_SEQ_CST); /* what putters look at */
         ust_unlock(&pv->lock);
     }
     ust_plumb_changed(); /* before the claims are waited out (strcore.h) */

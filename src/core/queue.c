@@ -48,8 +48,9 @@ static struct ust_qpair *pair_get(void)
     ust_unlock(&pool_lock);
     if (qp)
         return qp;
-    size_t size = (sizeof(*qp) + UST_QCACHELINE - 1) / UST_QCACHELINE * UST_QCACHELINE;
-    qp = aligned_alloc(UST_QCACHELINE, size); /* struct ust_qpriv's layout wants lines */
+    /* struct ust_qpriv's layout wants lines, ust_isrd two queues */
+    size_t size = (sizeof(*qp) + UST_QPAIR_ALIGN - 1) / UST_QPAIR_ALIGN * UST_QPAIR_ALIGN;
+    qp = aligned_alloc(UST_QPAIR_ALIGN, size);
     if (qp)
         memset(qp, 0, size);
     if (!qp)
@@ -95,6 +96,11 @@ queue_t *ust_qalloc(struct streamtab *st, uint_t flags, struct ust_modent *ent)
         /* pv->active is not reset: stale claimers of the previous incarnation
          * may still be about to decrement it (putnext.c). */
         __atomic_store_n(&pv->held, 0, __ATOMIC_RELAXED);
+        /* The mirrors (strcore.h): procedures off, as q_flag says. */
+        __atomic_store_n(&pv->putp_m, qi[i]->qi_putp, __ATOMIC_RELAXED);
+        __atomic_store_n(&pv->srv_m, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&pv->full_m, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&pv->off_m, 1, __ATOMIC_SEQ_CST);
         atomic_store(&pv->nput, 0);
         atomic_store(&pv->nsrv, 0);
         memset(&pv->srv_defer, 0, sizeof(pv->srv_defer));

@@ -210,6 +210,17 @@ struct ust_qpriv {
                                * (ust_qhold); written under LOCK (atomics), read
                                * without it first; cleared by qprocson and
                                * ust_qpass_held */
+    /* Mirrors of what a putter needs of the queue, on this line (which every
+     * putter writes anyway) instead of queue_t's first line, which the
+     * queue's reader writes at every getq: a writer through modules then
+     * never pulls that line from the reading CPU.  Written under LOCK with
+     * atomics, only when the queue changes (procedures on/off, QFULL); read
+     * without it. */
+    int off_m;                /* QPROCSOFF (qprocson/qprocsoff: seq_cst, as the flag) */
+    int srv_m;                /* a service procedure, procedures on (flow.c's target) */
+    int full_m;               /* QFULL (flow.c) */
+    int (*putp_m)(queue_t *, mblk_t *); /* q_qinfo->qi_putp, set while procedures are
+                                         * off (ust_qalloc, qprocson) */
     atomic_long nput;         /* put procedure calls */
     atomic_long nsrv;         /* service procedure calls */
     int perim_mode_put;       /* UST_PERIM_SHARED/EXCL for put at the inner perimeter, 0 none */
@@ -243,11 +254,15 @@ struct ust_qpair {
     long sched_gen;               /* scheduler bookkeeping */
 };
 
-/* QREADR never changes after allocation, but q_flag is written atomically by
- * others: read it atomically too. */
+/* Pairs are allocated aligned to two queues (queue.c), the read queue first:
+ * the side of a queue is a bit of its address, so that finding its private
+ * part reads nothing of the queue (whose first line its reader writes). */
+#define UST_QPAIR_ALIGN (2 * sizeof(queue_t))
+_Static_assert((sizeof(queue_t) & (sizeof(queue_t) - 1)) == 0, "queue_t size a power of two");
+_Static_assert(offsetof(struct ust_qpair, q) == 0, "the queues open their pair");
 static inline int ust_isrd(const queue_t *q)
 {
-    return (__atomic_load_n(&q->q_flag, __ATOMIC_RELAXED) & QREADR) != 0;
+    return ((uintptr_t)q & sizeof(queue_t)) == 0;
 }
 
 static inline struct ust_qpair *ust_qp(queue_t *q)
@@ -259,6 +274,13 @@ static inline struct ust_qpriv *ust_qpv(queue_t *q)
 {
     struct ust_qpair *qp = ust_qp(q);
     return &qp->p[ust_isrd(q) ? 0 : 1];
+}
+
+/* Are q's procedures off?  A putter's look, after its claim (seq_cst, as
+ * ust_qflags_sync: it and qprocsoff's drain cannot both miss the other). */
+static inline int ust_qoff(queue_t *q)
+{
+    return __atomic_load_n(&ust_qpv(q)->off_m, __ATOMIC_SEQ_CST);
 }
 
 /* Count a procedure call: written by the threads running the queue's

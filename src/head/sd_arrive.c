@@ -63,6 +63,17 @@
  *   (ust_sd_arrivals_withdraw), and deposits need the token, so data never
  *   waits behind a withdrawn token.
  *
+ *   Through modules.  A message that comes up through pushed modules (or
+ *   from a driver) reaches the head's read put procedure, which links a
+ *   plain band-0 M_DATA message into the same arrivals under the same rules
+ *   (ust_sd_arrive: the token, no M_READ, no signals, the room; absorbed at
+ *   once when the room is used up) instead of putq: no queue lock, and the
+ *   reader finds it at its next dry look or is woken on the sleepy edge only.
+ *   Such a message is linked as it is, never coalesced.  Anything else (a
+ *   band, a mark, high priority, control parts, no room) is queued with putq
+ *   after the arrivals are absorbed, so it never overtakes them
+ *   (docs/STREAMHEAD.md "Through modules without queues").
+ *
  *   Lifetime.  The claim on the peer head's read queue keeps the head from
  *   being freed under the deposit: ust_sd_free turns its procedures off and
  *   waits out the claims before it discards the arrivals.
@@ -207,10 +218,9 @@ int ust_sd_deposit_filled(void)
     return f;
 }
 
-static int absorb_locked(struct stdata *sd, int by_reader)
+static int absorb_locked(struct stdata *sd, queue_t *q, int by_reader)
 {
     struct ust_arrivals *ar = &sd->sd_ar;
-    queue_t *q = sd->sd_rq;
     int wake = ar->first && (ar->sleepy || !by_reader);
     if (ar->first)
         ar->sleepy = 0;
@@ -226,13 +236,25 @@ static int absorb_locked(struct stdata *sd, int by_reader)
     return wake;
 }
 
+void ust_sd_absorb_to(struct stdata *sd, queue_t *rq)
+{
+    struct ust_arrivals *ar = &sd->sd_ar;
+    if (!__atomic_load_n(&ar->first, __ATOMIC_ACQUIRE))
+        return;
+    ust_lock(&ar->lock);
+    int wake = absorb_locked(sd, rq, 0);
+    ust_unlock(&ar->lock);
+    if (wake)
+        ust_sd_wake(&sd->sd_rwait);
+}
+
 void ust_sd_absorb(struct stdata *sd)
 {
     struct ust_arrivals *ar = &sd->sd_ar;
     if (!__atomic_load_n(&ar->first, __ATOMIC_ACQUIRE))
         return;
     ust_lock(&ar->lock);
-    int wake = absorb_locked(sd, 0);
+    int wake = absorb_locked(sd, sd->sd_rq, 0);
     ust_unlock(&ar->lock);
     if (wake)
         ust_sd_wake(&sd->sd_rwait);
@@ -245,7 +267,7 @@ int ust_sd_absorb_some(struct stdata *sd)
         return 0;
     ust_lock_backoff(&ar->lock); /* the writer holds it at every deposit */
     int got = ar->first != NULL;
-    int wake = got ? absorb_locked(sd, 1) : 0;
+    int wake = got ? absorb_locked(sd, sd->sd_rq, 1) : 0;
     ust_unlock(&ar->lock);
     if (wake)
         ust_sd_wake(&sd->sd_rwait);
@@ -423,14 +445,14 @@ int ust_sd_deposit(const struct ust_sd_dpath *dp, struct ust_sd_uio *u, size_t n
 
     ust_lock(&ar->lock);
     if (ar->bytes + n > ar->room)
-        wake = absorb_locked(rsd, 0); /* the room is stale: the reader may have drained */
+        wake = absorb_locked(rsd, dp->q, 0); /* the room is stale: the reader may have drained */
     if (ar->bytes + n <= ar->room)
         r = append_locked(ar, u, n);
     if (r == 1) {
         wake |= ar->sleepy;
         ar->sleepy = 0;
         if (ar->bytes >= ar->room) { /* used up: the queue shows it (see "Flow control") */
-            wake |= absorb_locked(rsd, 0);
+            wake |= absorb_locked(rsd, dp->q, 0);
             tls_filled = 1;
         }
     }
@@ -453,7 +475,7 @@ int ust_sd_deposit(const struct ust_sd_dpath *dp, struct ust_sd_uio *u, size_t n
             wake |= ar->sleepy;
             ar->sleepy = 0;
             if (ar->bytes >= ar->room) { /* used up: the queue shows it */
-                wake |= absorb_locked(rsd, 0);
+                wake |= absorb_locked(rsd, dp->q, 0);
                 tls_filled = 1;
             }
         }
@@ -491,7 +513,7 @@ int ust_sd_deposit_many(const struct ust_sd_dpath *dp, const struct iovec *w, in
         if (len == 0)
             break;
         if (ar->bytes + len > ar->room)
-            wake |= absorb_locked(rsd, 0); /* the room is stale: the reader may have drained */
+            wake |= absorb_locked(rsd, dp->q, 0); /* the room is stale: the reader may have drained */
         if (ar->bytes + len > ar->room)
             break;
         struct ust_sd_uio u = {.iov = &w[done], .iovcnt = 1, .idx = 1, .cur = w[done]};
@@ -502,7 +524,7 @@ int ust_sd_deposit_many(const struct ust_sd_dpath *dp, const struct iovec *w, in
         wake |= ar->sleepy;
         ar->sleepy = 0;
         if (ar->bytes >= ar->room) { /* used up: the queue shows it */
-            wake |= absorb_locked(rsd, 0);
+            wake |= absorb_locked(rsd, dp->q, 0);
             tls_filled = 1;
         }
     }
@@ -511,6 +533,48 @@ int ust_sd_deposit_many(const struct ust_sd_dpath *dp, const struct iovec *w, in
         ust_sd_wake(&rsd->sd_rwait);
     unclaim(dp);
     return done;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Messages that came through modules                                       */
+/* ------------------------------------------------------------------------ */
+
+/* A plain band-0 data message: one that may join the arrivals. */
+static int arrival_kind(const mblk_t *mp)
+{
+    return mp->b_datap->db_type == M_DATA && mp->b_band == 0 &&
+           !(mp->b_flag & (MSGMARK | MSGDELIM | MSGMARKNEXT | MSGNOTMARKNEXT));
+}
+
+int ust_sd_arrive(struct stdata *sd, queue_t *rq, mblk_t *mp)
+{
+    if (!arrival_kind(mp) || !takes_deposits(sd))
+        return 0;
+    size_t n = msgdsize(mp);
+    if (n == 0)
+        return 0; /* a zero-length message ends a read: queued the normal way */
+    struct ust_arrivals *ar = &sd->sd_ar;
+    int r = 0, wake = 0;
+
+    ust_lock(&ar->lock);
+    if (ar->bytes + n > ar->room)
+        wake = absorb_locked(sd, rq, 0); /* the room is stale: the reader may have drained */
+    if (ar->bytes + n <= ar->room && takes_deposits(sd)) {
+        /* As it is, not coalesced: what a module sent is what a reader or
+         * strinfo sees (measured: copying small ones into a coalescing
+         * block gained nothing clear, bench/README.md). */
+        mp->b_tag = 0; /* from below: never taken for a coalesced one */
+        link_locked(ar, mp, n);
+        r = 1;
+        wake |= ar->sleepy;
+        ar->sleepy = 0;
+        if (ar->bytes >= ar->room) /* used up: the queue shows it (see "Flow control") */
+            wake |= absorb_locked(sd, rq, 0);
+    }
+    ust_unlock(&ar->lock);
+    if (wake)
+        ust_sd_wake(&sd->sd_rwait);
+    return r;
 }
 
 int ust_sd_msg_each_write(const mblk_t *mp, int (*fn)(const unsigned char *p, size_t n, void *arg),

@@ -31,6 +31,16 @@ int ust_sd_deposit(const struct ust_sd_dpath *dp, struct ust_sd_uio *u, size_t n
  * caller deposits the next one with ust_sd_deposit (which starts a block)
  * or sends it the normal way.  Context: as ust_sd_deposit. */
 int ust_sd_deposit_many(const struct ust_sd_dpath *dp, const struct iovec *w, int n);
+/*
+ * ust_sd_arrive -- the head's read put procedure (sd_rput.c) adds mp, come up
+ *   through modules, to the arrivals of sd (whose read queue is rq: passed,
+ *   as sd_rq is cleared before a freed head's last puts) as a deposit would:
+ *   a plain band-0 M_DATA message with data, while sd takes deposits and the
+ *   room allows; linked as it is (never coalesced).  Context: a put procedure
+ *   holding a claim on rq; no lock held.  Returns 1 (mp consumed), or 0 (mp
+ *   untouched: queue it the normal way).
+ */
+int ust_sd_arrive(struct stdata *sd, queue_t *rq, mblk_t *mp);
 /* 1 if this thread's last deposit used its room up, so the reading head's
  * queue may now be full (then cleared): the writer looks at flow control for
  * POLLOUT only then (sd_write.c, sd_ret). */
@@ -43,6 +53,9 @@ int ust_sd_wsent_take(void);
 /* Move sd's arrivals onto its read queue, in order, and recompute the room.
  * Any lock but the arrival and queue locks may be held. */
 void ust_sd_absorb(struct stdata *sd);
+/* The same onto rq, sd's read queue, by its put procedure (which holds a
+ * claim on rq while ust_sd_free may already have cleared sd_rq). */
+void ust_sd_absorb_to(struct stdata *sd, queue_t *rq);
 /* A reader found the read queue empty: absorb the arrivals; 1 if there were
  * any.  Takes the arrival lock only when the list looks non-empty. */
 int ust_sd_absorb_some(struct stdata *sd);

@@ -184,9 +184,15 @@ static void sd_data(struct stdata *sd, queue_t *q, mblk_t *mp)
     unsigned char band = pc ? 0 : mp->b_band;
     struct ust_qpriv *pv = ust_qpv(q);
 
+    /* A plain message joins the arrivals, as a module-free pipe's writes do
+     * (sd_arrive.c; docs/STREAMHEAD.md "Through modules without queues"):
+     * no queue lock, wake-ups on edges only, read in batches. */
+    if (ust_sd_arrive(sd, q, mp))
+        return;
+
     /* Data deposited straight at this head (a pipe's arrivals, sd_arrive.c)
      * is older than mp: queued first. */
-    ust_sd_absorb(sd);
+    ust_sd_absorb_to(sd, q);
 
     /* Fast path, the common case of a busy stream: a normal message, the
      * readable token already shown, no M_READ outstanding, no signals wanted.
@@ -467,7 +473,7 @@ static void sd_flush(struct stdata *sd, queue_t *q, mblk_t *mp)
 
     if ((fl & FLUSHR) || fifo) {
         ust_sd_lockq(sd); /* sd_lock: the read queue's front, readiness */
-        ust_sd_absorb(sd); /* what arrived before the flush goes with it */
+        ust_sd_absorb_to(sd, q); /* what arrived before the flush goes with it */
         if (byband)
             flushband(q, band, FLUSHALL);
         else
@@ -583,7 +589,10 @@ static void sd_ioctl_nak(struct stdata *sd, mblk_t *mp)
  */
 static int sd_rput(queue_t *q, mblk_t *mp)
 {
-    struct stdata *sd = q->q_ptr;
+    /* The pair's stream, not q_ptr: queue_t's first line is the reader's
+     * (strcore.h, "Mirrors").  The same head: q_ptr differs only while a
+     * multiplexer holds the pair, and then this is not its put procedure. */
+    struct stdata *sd = ust_qp(q)->stream;
     if (!sd || !mp) {
         freemsg(mp);
         return 0;

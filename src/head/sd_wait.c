@@ -126,6 +126,15 @@ static int wait_body(struct stdata *sd, struct ust_waitq *w, unsigned seq, long 
      * brings it: an M_IOCACK, a reply, a drain). */
     ust_sched_handoff();
     if (ch != NULL) {
+        /* Data a module or driver put at the head on another thread lands in
+         * the arrivals (sd_arrive.c ust_sd_arrive), which wake a reader only
+         * once it marked them sleepy: mark them before polling, as a futex
+         * sleeper does, so that the next arrival kicks the poll. */
+        if (!ust_sd_arrivals_sleep(sd)) {
+            *seen = 1;
+            ust_lock(&sd->sd_lock);
+            return 0;
+        }
         int e = ust_sd_chan_wait(sd, ch, chrq, w, seq, seen);
         if (e >= 0) {
             ust_lock(&sd->sd_lock);
