@@ -26,10 +26,10 @@
  *   CH.8 after blocking reads, with no reader in a call, a datagram shows as
  *        POLLIN to poll(2) within 500 ms (readability handed back to the
  *        epoll thread), 20 rounds alternating with blocking reads.
+ *   CH.9-CH.12 (the lazy token, the pull, urgent data): test_xti_chan_token.c.
  *   End: no lost wake-up, no message block outstanding.
  */
 #include "xti_chan_util.h"
-
 
 struct later {
     int k;
