@@ -92,6 +92,12 @@ void ust_perftest_reader_loop(const struct ust_perftest_opts *o, int fd,
  * strerror(err).  Context: any; the string is static or strerror's. */
 const char *ust_perftest_strerror(const struct ust_perftest_opts *o, const char *what, int err);
 
+/* The command line into *o (perftest_opts.c): impls[0..nimpls) are the
+ * --peer choices, the first the default.  Exits 0 after --help, 2 with a
+ * message naming a bad argument. */
+void ust_perftest_parse_args(int argc, char **argv, struct ust_perftest_opts *o,
+                             const struct ust_perftest_impl *const *impls, size_t nimpls);
+
 /* Set up one end as the options ask, in the process that will use it: the
  * writer end (writer 1: -p modules, -H) or the reader end (writer 0: -M, -w,
  * --hiwat/--lowat for ustreams); both: -n.  Returns 0, or the errno of the
