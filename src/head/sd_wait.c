@@ -117,9 +117,13 @@ static int wait_body(struct stdata *sd, struct ust_waitq *w, unsigned seq, long 
      * doorbell, no hand-over to the epoll thread while data flows. */
     int xr = arrivals && __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE) != NULL;
     const struct ust_procs_ops *px = xr ? ust_sd_procs() : NULL; /* set: sd_xend is */
+    /* xdirect: the read copies from the ring itself (sd_xpipe_direct.c):
+     * data in the ring ends the wait; nothing is pulled up to the head. */
+    int xdirect = 0;
     if (xr) {
-        px->xpipe_reader(sd, UST_XREADER_ENTER);
-        if (px->xpipe_pull(sd) && atomic_load(&w->seq) != seq)
+        xdirect = px->xpipe_reader(sd, UST_XREADER_ENTER);
+        if (xdirect ? px->xpipe_reader(sd, UST_XREADER_READY)
+                    : px->xpipe_pull(sd) && atomic_load(&w->seq) != seq)
             goto xseen;
     }
     /* What this call enabled must not wait for its wake-up (it may be what
@@ -142,7 +146,7 @@ static int wait_body(struct stdata *sd, struct ust_waitq *w, unsigned seq, long 
             if (arrivals && arrivals_seen(sd))
                 break;
             if (xr && (i & 15) == 15 && px->xpipe_reader(sd, UST_XREADER_READY)) {
-                if (px->xpipe_pull(sd) && atomic_load(&w->seq) != seq)
+                if (xdirect || (px->xpipe_pull(sd) && atomic_load(&w->seq) != seq))
                     goto xseen;
             }
             if ((i & 63) == 63 && ust_now_ns() > until)
@@ -159,7 +163,8 @@ static int wait_body(struct stdata *sd, struct ust_waitq *w, unsigned seq, long 
     }
     if (xr && px->xpipe_reader(sd, UST_XREADER_SLEEP)) { /* armed, unless data came */
         xr = 0;
-        px->xpipe_pull(sd);
+        if (!xdirect)
+            px->xpipe_pull(sd);
         *seen = 1;
         ust_lock(&sd->sd_lock);
         return 0;

@@ -377,7 +377,7 @@ int ust_xpipe_reader(struct stdata *sd, int how)
     switch (how) {
     case UST_XREADER_ENTER:
         atomic_fetch_add(&xe->readers, 1);
-        return 0;
+        return xp_direct_announced(sd); /* 1: its read copies from the ring itself */
     case UST_XREADER_READY:
         return xring_queued(xe->xc->ch, !xe->side) > 0 || atomic_load(&xe->gone);
     default: /* UST_XREADER_LEAVE: about to sleep, or done */

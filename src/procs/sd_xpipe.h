@@ -109,6 +109,12 @@ struct ust_xend {
     _Atomic timeout_id_t rtid;     /* the read service procedure's look again after a run
                                     * that hit its bound (sd_xpipe_read.c): set by it,
                                     * cleared by the timeout or the close */
+    atomic_int rown;               /* who moves records of ring !side up now: 0 nobody, 1 the
+                                    * read service procedure, 2 a direct reader
+                                    * (sd_xpipe_direct.c); taken by compare-and-swap, never
+                                    * waited for */
+    atomic_int ragain;             /* a run of the read service procedure met a direct
+                                    * reader's claim: the reader enables it on release */
     int kick;                      /* xp_lock: split before a fork, not yet looked at */
     int watched;                   /* xp_lock: the bell is registered with the epoll thread */
 };
@@ -277,6 +283,28 @@ int ust_xpipe_new_end(const cred_t *cr, int *fd, int *memfd, int *bell);
  *   end of this process, opened with cr (NULL: this process's credentials).  Returns its descriptor (read and write), or -errno
  *   (EINVAL: not a channel or not a bell). */
 int ust_xpipe_adopt(int memfd, int bell, int side, const cred_t *cr);
+/*
+ * ust_xpipe_read -- a byte-stream read(2)/readv(2) of up to total bytes on
+ *   split end sd that has read nothing yet: the plain band-0 data records at
+ *   the front of the ring copied straight into iov (user addresses), one
+ *   copy, as many whole records as fit (at most 64).  Taken only when this
+ *   process reads the end, no module is pushed, the head holds nothing
+ *   (its read queue and arrivals empty) and the read service procedure is
+ *   not running (the claim, sd_xpipe_direct.c); the ring's lock is only
+ *   tried.
+ *   Context: the reader's thread, inside a call, sd_lock held.
+ *   Returns the bytes read (> 0); 0 nothing this way (the caller reads the
+ *   ordinary way: the head, the service procedure, waiting); -EFAULT (a bad
+ *   buffer, nothing taken).
+ */
+int ust_xpipe_read(struct stdata *sd, const struct iovec *iov, int iovcnt, size_t total);
+/* 1 if this thread's last ust_xpipe_read on sd found the ring empty (then
+ * cleared): its wait ends when the ring has data, without pulling it up. */
+int xp_direct_announced(struct stdata *sd);
+/* The read service procedure's side of the claim (sd_xpipe_direct.c): 1
+ * taken; 0 a direct reader holds it (it enables the procedure on release). */
+int xp_rsrv_claim(struct ust_xend *xe);
+void xp_rsrv_unclaim(struct ust_xend *xe);
 /* fork hooks (rank UST_FORK_XPIPE, registered by sd_fork.c) */
 void ust_xpipe_fork_prepare(void);
 void ust_xpipe_fork_parent(void);
