@@ -21,6 +21,7 @@ enum {
     XP_LOWAT = 16 * 1024,
     XP_MAXPSZ = 128 * 1024, /* largest message written (the head splits writes) */
     XP_SMALL = 1024,        /* records of at most this many data bytes: sd_arrive.c's coalescing */
+    XP_DIRECT_MAX = 64 * 1024, /* largest write copied straight into the ring (ust_xpipe_write) */
     XP_IOV = 32,          /* blocks of one message written in one record */
     XP_BATCH = 64,        /* small records taken at one hold of the ring's lock */
     XP_BATCH_BYTES = 4096, /* their data bytes at most */
