@@ -186,7 +186,8 @@ struct ust_procs_ops {
 };
 /* ENTER returns 1 when the reader's read copies from the ring itself
  * (sd_xpipe_direct.c): its wait ends when the ring has data, no pull. */
-enum { UST_XREADER_ENTER, UST_XREADER_READY, UST_XREADER_LEAVE, UST_XREADER_SLEEP };
+/* WOKE: a direct reader's sleep (after SLEEP said 0) is over. */
+enum { UST_XREADER_ENTER, UST_XREADER_READY, UST_XREADER_LEAVE, UST_XREADER_SLEEP, UST_XREADER_WOKE };
 /* Install the cross-process layer's table (once; a second call is ignored). */
 void ust_sd_set_procs(const struct ust_procs_ops *ops);
 /* The table, or NULL before it is installed (sd_procs_hook.c). */

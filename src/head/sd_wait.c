@@ -212,6 +212,8 @@ static int wait_body(struct stdata *sd, struct ust_waitq *w, unsigned seq, long 
         return 0;
     }
     if (arrivals && !ust_sd_arrivals_sleep(sd)) { /* a deposit came after all */
+        if (xdirect)
+            px->xpipe_reader(sd, UST_XREADER_WOKE);
         *seen = 1;
         ust_lock(&sd->sd_lock);
         return 0;
@@ -220,6 +222,8 @@ static int wait_body(struct stdata *sd, struct ust_waitq *w, unsigned seq, long 
     int slot = tsp ? -1 : ust_sd_watch_enter(w, seq); /* sd_watch.c: the safety net */
     long r = futex(&w->seq, FUTEX_WAIT_PRIVATE, seq, tsp);
     int e = r == -1 ? errno : 0;
+    if (xdirect) /* no longer asleep for the ring (sd_xpipe_direct.c) */
+        px->xpipe_reader(sd, UST_XREADER_WOKE);
     ust_sd_watch_leave(slot);
     if (e != 0) /* not woken (EAGAIN, EINTR, ETIMEDOUT): no waker took us off */
         atomic_fetch_sub(&w->waiters, 1);

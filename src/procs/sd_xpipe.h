@@ -114,6 +114,10 @@ struct ust_xend {
                                     * read service procedure, 2 a direct reader
                                     * (sd_xpipe_direct.c); taken by compare-and-swap, never
                                     * waited for */
+    atomic_int dsleep;             /* direct readers asleep in their read (sd_xpipe_direct.c):
+                                    * the read service procedure wakes them, takes nothing */
+    atomic_int dwant;              /* a direct reader met the claim held: the read service
+                                    * procedure yields at its next record (and clears it) */
     atomic_int ragain;             /* a run of the read service procedure met a direct
                                     * reader's claim: the reader enables it on release */
     int kick;                      /* xp_lock: split before a fork, not yet looked at */
@@ -299,9 +303,15 @@ int ust_xpipe_adopt(int memfd, int bell, int side, const cred_t *cr);
  *   buffer, nothing taken).
  */
 int ust_xpipe_read(struct stdata *sd, const struct iovec *iov, int iovcnt, size_t total);
-/* 1 if this thread's last ust_xpipe_read on sd found the ring empty (then
- * cleared): its wait ends when the ring has data, without pulling it up. */
-int xp_direct_announced(struct stdata *sd);
+/* A reader's wait on sd begins (ust_xpipe_reader ENTER): 1 if this thread's
+ * last ust_xpipe_read on sd found the ring empty or the claim held (then
+ * cleared): its wait ends when the ring has data, without pulling it up,
+ * and while it sleeps (xp_direct_sleeping at SLEEP: counted in xe->dsleep)
+ * a doorbell's service procedure wakes it instead of taking the data
+ * (xp_direct_wake: 1 woken, the caller takes nothing). */
+int xp_direct_enter(struct stdata *sd);
+int xp_direct_sleeping(void);
+int xp_direct_wake(queue_t *q, struct ust_xend *xe);
 /* The read service procedure's side of the claim (sd_xpipe_direct.c): 1
  * taken; 0 a direct reader holds it (it enables the procedure on release). */
 int xp_rsrv_claim(struct ust_xend *xe);

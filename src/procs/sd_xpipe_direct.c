@@ -20,7 +20,11 @@
  *   procedure that finds it held notes `ragain` and leaves, and the reader
  *   that releases it enables the procedure when it did (a Dekker pair:
  *   ragain stored then rown tried again / rown stored then ragain loaded,
- *   all seq_cst, so a run is never lost).
+ *   all seq_cst, so a run is never lost).  A reader that finds the claim
+ *   held sets `dwant`: the service procedure, which would otherwise stream
+ *   what comes up for as long as the writer writes, stops before its next
+ *   record (and looks again in a tick, in case the reader went away), so
+ *   the reader's next look finds the claim free.
  *
  *   The reader's thread never sleeps on the ring's consumer lock here (the
  *   try form: a peer holding it sends the read the ordinary way), and every
@@ -147,8 +151,16 @@ int ust_xpipe_read(struct stdata *sd, const struct iovec *iov, int iovcnt, size_
     struct ust_xend *xe = xend_direct(sd);
     if (xe == NULL || total == 0)
         return 0;
-    if (!reader_claim(xe))
-        return 0; /* the service procedure runs: the ordinary way */
+    if (!reader_claim(xe)) {
+        /* The service procedure runs (the epoll thread's, streaming what
+         * comes up): it yields at its next record (dwant), and this read's
+         * wait ends when the ring has data, to come back here. */
+        atomic_store(&xe->dwant, 1);
+        direct_sd = sd;
+        return 0;
+    }
+    if (atomic_load_explicit(&xe->dwant, memory_order_relaxed))
+        atomic_store(&xe->dwant, 0);
     /* Under the claim nothing is on its way up: what the head holds is
      * older than the ring's front, and is read first. */
     int r = 0;
@@ -178,9 +190,29 @@ out:
     return r;
 }
 
-int xp_direct_announced(struct stdata *sd)
+/* This thread's wait is a direct reader's (set at ENTER, for SLEEP). */
+static __thread int direct_wait;
+
+int xp_direct_enter(struct stdata *sd)
 {
-    int mine = direct_sd == sd;
+    direct_wait = direct_sd == sd;
     direct_sd = NULL;
-    return mine;
+    return direct_wait;
+}
+
+int xp_direct_sleeping(void)
+{
+    return direct_wait;
+}
+
+int xp_direct_wake(queue_t *q, struct ust_xend *xe)
+{
+    if (atomic_load(&xe->dsleep) <= 0)
+        return 0;
+    queue_t *hq = ust_qnext(q);
+    if (hq == NULL || (ust_qflags(hq) & (QHEAD | QREADR)) != (QHEAD | QREADR) || hq->q_ptr == NULL)
+        return 0;
+    struct stdata *sd = hq->q_ptr;
+    ust_sd_wake(&sd->sd_rwait);
+    return 1;
 }

@@ -727,6 +727,18 @@ static int rsrv_live(queue_t *q, struct ust_xend *xe)
     if (xp_writers_wait(xe)) /* our writes wait for room: maybe there is some */
         qenable(WR(q));
     for (int idle = 0;;) {
+        /* A direct reader wants the ring (sd_xpipe_direct.c): it takes the
+         * rest itself; a look again in a tick in case it went away. */
+        if (atomic_load_explicit(&xe->dwant, memory_order_relaxed) &&
+            atomic_exchange(&xe->dwant, 0)) {
+            rsrv_tick(q, xe);
+            return 0;
+        }
+        /* A direct reader asleep: woken, it takes what came itself. */
+        if (xp_direct_wake(q, xe)) {
+            rsrv_tick(q, xe);
+            return 0;
+        }
         int b = small_batch(q, xe);
         if (b < 0)
             break;
