@@ -185,7 +185,9 @@ struct ust_procs_ops {
     int (*open_path)(const char *path, int oflag, cred_t *cr, int *handled);
 };
 /* ENTER returns 1 when the reader's read copies from the ring itself
- * (sd_xpipe_direct.c): its wait ends when the ring has data, no pull. */
+ * (sd_xpipe_direct.c): its wait ends when the ring has data, no pull; 2 when
+ * its read met the ring claimed by the read service procedure: the wait
+ * sleeps on the head alone (LEAVE at once), which that procedure wakes. */
 /* WOKE: a direct reader's sleep (after SLEEP said 0) is over. */
 enum { UST_XREADER_ENTER, UST_XREADER_READY, UST_XREADER_LEAVE, UST_XREADER_SLEEP, UST_XREADER_WOKE };
 /* Install the cross-process layer's table (once; a second call is ignored). */

@@ -160,6 +160,13 @@ static int wait_body(struct stdata *sd, struct ust_waitq *w, unsigned seq, long 
     int xdirect = 0;
     if (xr) {
         xdirect = px->xpipe_reader(sd, UST_XREADER_ENTER);
+        if (xdirect == 2) { /* it met the ring claimed: sleep on the head */
+            px->xpipe_reader(sd, UST_XREADER_LEAVE);
+            xr = 0;
+            xdirect = 0;
+        }
+    }
+    if (xr) {
         if (xdirect ? px->xpipe_reader(sd, UST_XREADER_READY)
                     : px->xpipe_pull(sd) && atomic_load(&w->seq) != seq)
             goto xseen;

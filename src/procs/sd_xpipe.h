@@ -304,18 +304,20 @@ int ust_xpipe_adopt(int memfd, int bell, int side, const cred_t *cr);
  */
 int ust_xpipe_read(struct stdata *sd, const struct iovec *iov, int iovcnt, size_t total);
 /* A reader's wait on sd begins (ust_xpipe_reader ENTER): 1 if this thread's
- * last ust_xpipe_read on sd found the ring empty or the claim held (then
- * cleared): its wait ends when the ring has data, without pulling it up,
+ * last ust_xpipe_read on sd found the ring empty (then cleared), 2 if it
+ * met the claim held (the wait then sleeps on the head, which the service
+ * procedure wakes as it lets go: xp_rsrv_unclaim), else 0.  With 1 its wait ends when the ring has data, without pulling it up,
  * and while it sleeps (xp_direct_sleeping at SLEEP: counted in xe->dsleep)
  * a doorbell's service procedure wakes it instead of taking the data
- * (xp_direct_wake: 1 woken, the caller takes nothing). */
+ * (xp_direct_wake: 1 woken, the caller takes nothing); a run that yields
+ * to a direct reader (dwant) wakes the head's readers with always 1. */
 int xp_direct_enter(struct stdata *sd);
 int xp_direct_sleeping(void);
-int xp_direct_wake(queue_t *q, struct ust_xend *xe);
+int xp_direct_wake(queue_t *q, struct ust_xend *xe, int always); /* always: dsleep or not */
 /* The read service procedure's side of the claim (sd_xpipe_direct.c): 1
  * taken; 0 a direct reader holds it (it enables the procedure on release). */
 int xp_rsrv_claim(struct ust_xend *xe);
-void xp_rsrv_unclaim(struct ust_xend *xe);
+void xp_rsrv_unclaim(queue_t *q, struct ust_xend *xe); /* wakes a reader that met it */
 /* fork hooks (rank UST_FORK_XPIPE, registered by sd_fork.c) */
 void ust_xpipe_fork_prepare(void);
 void ust_xpipe_fork_parent(void);

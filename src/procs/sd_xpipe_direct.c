@@ -50,6 +50,9 @@ enum { XD_MAX_RECS = 64 }; /* records at one hold of the consumer lock, at most 
  * wait that follows ends when the ring has data instead of running the read
  * service procedure (ust_xpipe_reader ENTER reads and clears it). */
 static __thread struct stdata *direct_sd;
+/* This thread's last direct read on this head met the claim held: its wait
+ * sleeps on the head, which the service procedure wakes when it lets go. */
+static __thread struct stdata *blocked_sd;
 
 int xp_rsrv_claim(struct ust_xend *xe)
 {
@@ -61,9 +64,11 @@ int xp_rsrv_claim(struct ust_xend *xe)
     return atomic_compare_exchange_strong(&xe->rown, &free_, 1);
 }
 
-void xp_rsrv_unclaim(struct ust_xend *xe)
+void xp_rsrv_unclaim(queue_t *q, struct ust_xend *xe)
 {
-    atomic_store(&xe->rown, 0);
+    atomic_store(&xe->rown, 0); /* seq_cst: then look at dwant */
+    if (atomic_load(&xe->dwant) && atomic_exchange(&xe->dwant, 0))
+        xp_direct_wake(q, xe, 1); /* a direct reader met our claim: look again */
 }
 
 /* The direct reader's claim: tried once, never waited for. */
@@ -153,11 +158,16 @@ int ust_xpipe_read(struct stdata *sd, const struct iovec *iov, int iovcnt, size_
         return 0;
     if (!reader_claim(xe)) {
         /* The service procedure runs (the epoll thread's, streaming what
-         * comes up): it yields at its next record (dwant), and this read's
-         * wait ends when the ring has data, to come back here. */
+         * comes up): it yields at its next record or its end (dwant) and
+         * wakes this head's readers, which come back here.  Meanwhile this
+         * read sleeps on its head (the holder may be preempted: no busy
+         * loop on data it cannot take).  Dekker with the procedure's
+         * release: dwant stored, then the claim tried again. */
         atomic_store(&xe->dwant, 1);
-        direct_sd = sd;
-        return 0;
+        if (!reader_claim(xe)) {
+            blocked_sd = sd;
+            return 0;
+        }
     }
     if (atomic_load_explicit(&xe->dwant, memory_order_relaxed))
         atomic_store(&xe->dwant, 0);
@@ -195,9 +205,11 @@ static __thread int direct_wait;
 
 int xp_direct_enter(struct stdata *sd)
 {
-    direct_wait = direct_sd == sd;
+    int blocked = blocked_sd == sd;
+    direct_wait = !blocked && direct_sd == sd;
     direct_sd = NULL;
-    return direct_wait;
+    blocked_sd = NULL;
+    return blocked ? 2 : direct_wait;
 }
 
 int xp_direct_sleeping(void)
@@ -205,9 +217,9 @@ int xp_direct_sleeping(void)
     return direct_wait;
 }
 
-int xp_direct_wake(queue_t *q, struct ust_xend *xe)
+int xp_direct_wake(queue_t *q, struct ust_xend *xe, int always)
 {
-    if (atomic_load(&xe->dsleep) <= 0)
+    if (!always && atomic_load(&xe->dsleep) <= 0)
         return 0;
     queue_t *hq = ust_qnext(q);
     if (hq == NULL || (ust_qflags(hq) & (QHEAD | QREADR)) != (QHEAD | QREADR) || hq->q_ptr == NULL)

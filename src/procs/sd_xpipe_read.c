@@ -711,7 +711,7 @@ int ust_xpipe_rsrv(queue_t *q)
     if (!xp_rsrv_claim(xe))
         return 0;
     int r = rsrv_live(q, xe);
-    xp_rsrv_unclaim(xe);
+    xp_rsrv_unclaim(q, xe);
     return r;
 }
 
@@ -731,11 +731,12 @@ static int rsrv_live(queue_t *q, struct ust_xend *xe)
          * rest itself; a look again in a tick in case it went away. */
         if (atomic_load_explicit(&xe->dwant, memory_order_relaxed) &&
             atomic_exchange(&xe->dwant, 0)) {
+            xp_direct_wake(q, xe, 1);
             rsrv_tick(q, xe);
             return 0;
         }
         /* A direct reader asleep: woken, it takes what came itself. */
-        if (xp_direct_wake(q, xe)) {
+        if (xp_direct_wake(q, xe, 0)) {
             rsrv_tick(q, xe);
             return 0;
         }
