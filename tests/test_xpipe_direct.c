@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_xpipe_direct.c -- one copy per side on a pipe split across processes
+ * (issue 24 item 5; src/procs/sd_xpipe_direct.c, sd_xpipe_write.c
+ * ust_xpipe_write; docs/STREAMHEAD.md "One copy per side between
+ * processes").  The reader is a forked child; the parent writes.
+ *
+ *   D.1  a byte stream of every size 1..4200 (across a 4 KiB page), then
+ *        sizes up to 128 KiB in steps of 997, 64 KiB exactly and around
+ *        it, and writes the head cuts (300 000 bytes); every fifth message
+ *        a putmsg with a control part (M_PROTO) between the plain writes.
+ *        The child reads with read(2) in RPROTDAT mode with buffers of
+ *        rotating sizes (1 byte .. 70 000): every byte arrives once, in
+ *        order (control parts inline, where they were written).
+ *   D.2  boundaries and bands with getmsg: plain writes, M_PROTO, band-1
+ *        data and zero-length messages, 20 000 of them; the child takes
+ *        each whole with getpmsg(MSG_ANY) and checks each band's sequence
+ *        (nothing lost, duplicated or reordered per band), then reads a
+ *        last run of plain writes with read(2).
+ *   D.3  a read into a bad buffer fails EFAULT and takes nothing: the next
+ *        read gets the message whole.
+ *   D.4  O_NONBLOCK: a read of the empty ring fails EAGAIN; once data is
+ *        written, strm_poll reports POLLIN and the read gets it.
+ *   D.5  bursts with pauses (the reader falls asleep between them and is
+ *        woken by the doorbell): 3000 bursts of 1..40 messages, 0..2 ms
+ *        apart; every message counted, in order.
+ *   Every child ends with no block outstanding and no doorbell rescued.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stropts.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <ustreams.h>
+
+#include "check.h"
+#include "fork_util.h"
+#include "sthead.h"
+
+#define CHILD_MS 60000
+
+static int fds[2];
+static int sync_pipe[2]; /* a socket pair: the two processes' steps in D.3-D.4 */
+
+static int child_end(void)
+{
+    CHECK_EQ(ustreams_quiesce(5000), 0);
+    CHECK_EQ(ust_pipe_bell_rescued(), 0);
+    CHECK_NO_BLOCKS();
+    return FK_CHILD_FAILED();
+}
+
+/* Byte i of message k. */
+static unsigned char pat(uint32_t k, size_t i)
+{
+    return (unsigned char)(k * 131u + i * 7u + (i >> 9));
+}
+
+/* ---- D.1 ---------------------------------------------------------------- */
+#define D1_SMALL 4200
+static size_t d1_size(uint32_t k, uint32_t *count)
+{
+    static const size_t extra[] = {65535, 65536, 65537, 131071, 131072, 300000};
+    uint32_t big = (131072 - D1_SMALL) / 997 + 1;
+    *count = D1_SMALL + big + (uint32_t)(sizeof(extra) / sizeof(extra[0]));
+    if (k < D1_SMALL)
+        return k + 1;
+    if (k < D1_SMALL + big)
+        return D1_SMALL + (size_t)(k - D1_SMALL) * 997;
+    return extra[k - D1_SMALL - big];
+}
+
+static unsigned char *d1_stream(size_t *len)
+{
+    uint32_t count;
+    size_t total = 0;
+    d1_size(0, &count);
+    for (uint32_t k = 0; k < count; k++)
+        total += d1_size(k, &count) + (k % 5 == 0 ? 4 : 0);
+    unsigned char *s = malloc(total), *p = s;
+    if (s == NULL)
+        return NULL;
+    for (uint32_t k = 0; k < count; k++) {
+        if (k % 5 == 0) {
+            memcpy(p, &k, 4);
+            p += 4;
+        }
+        size_t n = d1_size(k, &count);
+        for (size_t i = 0; i < n; i++)
+            *p++ = pat(k, i);
+    }
+    *len = total;
+    return s;
+}
+
+static int d1_child(void *arg)
+{
+    (void)arg;
+    static const size_t bufs[] = {1, 100, 4096, 70000, 7, 65536, 333};
+    size_t len = 0, got = 0;
+    unsigned char *want = d1_stream(&len), *buf = malloc(70000);
+    strm_close(fds[0]);
+    CHECK(want != NULL && buf != NULL);
+    CHECK_EQ(strm_ioctl(fds[1], I_SRDOPT, (void *)(long)(RNORM | RPROTDAT)), 0);
+    long bad = 0;
+    for (int i = 0; want != NULL && buf != NULL; i++) {
+        ssize_t n = strm_read(fds[1], buf, bufs[i % 7]);
+        if (n <= 0) {
+            CHECK_EQ(n, 0);
+            break;
+        }
+        if (got + (size_t)n > len || memcmp(buf, want + got, (size_t)n) != 0)
+            bad++;
+        got += (size_t)n;
+    }
+    CHECK_EQ(bad, 0);
+    CHECK_EQ(got, len);
+    free(want);
+    free(buf);
+    strm_close(fds[1]);
+    return child_end();
+}
+
+static void test_d1(void)
+{
+    uint32_t count;
+    unsigned char *buf = malloc(300000);
+    CHECK(buf != NULL);
+    CHECK_EQ(strm_pipe(fds), 0);
+    pid_t pid = fk_start(d1_child, NULL);
+    strm_close(fds[1]);
+    d1_size(0, &count);
+    for (uint32_t k = 0; k < count && buf != NULL; k++) {
+        size_t n = d1_size(k, &count);
+        for (size_t i = 0; i < n; i++)
+            buf[i] = pat(k, i);
+        if (k % 5 == 0) {
+            struct strbuf c = {0, 4, (char *)&k}, d = {0, (int)n, (char *)buf};
+            CHECK_EQ(putmsg(fds[0], &c, &d, 0), 0);
+        } else {
+            CHECK_EQ(strm_write(fds[0], buf, n), (ssize_t)n);
+        }
+    }
+    strm_close(fds[0]);
+    CHECK_EQ(fk_wait(pid, CHILD_MS), 0);
+    free(buf);
+}
+
+/* ---- D.2 ---------------------------------------------------------------- */
+#define D2_N 20000
+/* Message k: kind k % 4: 0 plain write, 1 M_PROTO (putmsg), 2 band 1 data,
+ * 3 zero-length data.  Its data: 4 bytes k then k % 300 pattern bytes. */
+/* The band-0 message after k (kinds 0, 1, 3). */
+static uint32_t d2_next0(uint32_t k)
+{
+    k++;
+    return k % 4 == 2 ? k + 1 : k;
+}
+
+static int d2_child(void *arg)
+{
+    (void)arg;
+    char cb[16], db[512];
+    uint32_t e0 = 0, e1 = 2; /* the next expected of band 0 and band 1 */
+    long bad = 0, zero = 0;
+    strm_close(fds[0]);
+    for (int i = 0; i < D2_N; i++) {
+        struct strbuf c = {sizeof(cb), 0, cb}, d = {sizeof(db), 0, db};
+        int band = 0, flags = MSG_ANY;
+        if (getpmsg(fds[1], &c, &d, &band, &flags) != 0) {
+            bad++;
+            break;
+        }
+        if (d.len == 0) { /* zero-length: kind 3, band 0, no control part */
+            zero++;
+            if (e0 % 4 != 3 || band != 0 || c.len != -1)
+                bad++;
+            e0 = d2_next0(e0);
+            continue;
+        }
+        uint32_t k;
+        memcpy(&k, db, 4);
+        if (band == 1) {
+            if (k != e1)
+                bad++;
+            e1 = k + 4;
+        } else {
+            if (k != e0 || (k % 4 == 1) != (c.len == 4) || k % 4 == 3)
+                bad++;
+            e0 = d2_next0(k);
+        }
+        if (d.len != 4 + (int)(k % 300))
+            bad++;
+        for (int j = 4; j < d.len; j++)
+            if ((unsigned char)db[j] != pat(k, (size_t)j))
+                bad++;
+    }
+    CHECK_EQ(bad, 0);
+    CHECK_EQ(zero, D2_N / 4);
+    /* then plain writes with read(2) */
+    uint32_t v, want = 0;
+    while (want < 5000 && strm_read(fds[1], &v, 4) == 4) {
+        if (v != want)
+            bad++;
+        want++;
+    }
+    CHECK_EQ(want, 5000);
+    CHECK_EQ(bad, 0);
+    strm_close(fds[1]);
+    return child_end();
+}
+
+static void test_d2(void)
+{
+    char buf[512];
+    CHECK_EQ(strm_pipe(fds), 0);
+    pid_t pid = fk_start(d2_child, NULL);
+    strm_close(fds[1]);
+    for (uint32_t k = 0; k < D2_N; k++) {
+        size_t n = 4 + k % 300;
+        memcpy(buf, &k, 4);
+        for (size_t j = 4; j < n; j++)
+            buf[j] = (char)pat(k, j);
+        struct strbuf c = {0, 4, "prot"}, d = {0, (int)n, buf}, z = {0, 0, buf};
+        switch (k % 4) {
+        case 0:
+            CHECK_EQ(strm_write(fds[0], buf, n), (ssize_t)n);
+            break;
+        case 1:
+            CHECK_EQ(putmsg(fds[0], &c, &d, 0), 0);
+            break;
+        case 2:
+            CHECK_EQ(putpmsg(fds[0], NULL, &d, 1, MSG_BAND), 0);
+            break;
+        default:
+            CHECK_EQ(putmsg(fds[0], NULL, &z, 0), 0);
+            break;
+        }
+    }
+    for (uint32_t v = 0; v < 5000; v++)
+        CHECK_EQ(strm_write(fds[0], &v, 4), 4);
+    CHECK_EQ(fk_wait(pid, CHILD_MS), 0);
+    strm_close(fds[0]);
+}
+
+/* ---- D.3, D.4 ----------------------------------------------------------- */
+static int d34_child(void *arg)
+{
+    (void)arg;
+    char buf[64], c;
+    strm_close(fds[0]);
+    /* D.4: empty, non-blocking */
+    int fl = strm_fcntl(fds[1], F_GETFL);
+    CHECK_EQ(strm_fcntl(fds[1], F_SETFL, fl | O_NONBLOCK), 0);
+    errno = 0;
+    CHECK_EQ(strm_read(fds[1], buf, sizeof(buf)), -1);
+    CHECK_EQ(errno, EAGAIN);
+    CHECK_EQ(write(sync_pipe[1], "r", 1), 1); /* ready: write "first" */
+    struct pollfd p = {fds[1], POLLIN, 0};
+    CHECK_EQ(strm_poll(&p, 1, 10000), 1);
+    CHECK_EQ(strm_read(fds[1], buf, sizeof(buf)), 5);
+    CHECK(memcmp(buf, "first", 5) == 0);
+    CHECK_EQ(strm_fcntl(fds[1], F_SETFL, fl), 0);
+    /* D.3: a bad buffer takes nothing */
+    CHECK_EQ(write(sync_pipe[1], "r", 1), 1); /* write "second" */
+    CHECK_EQ(read(sync_pipe[1], &c, 1), 1);  /* written */
+    errno = 0;
+    CHECK_EQ(strm_read(fds[1], (void *)16, 6), -1);
+    CHECK_EQ(errno, EFAULT);
+    CHECK_EQ(strm_read(fds[1], buf, sizeof(buf)), 6);
+    CHECK(memcmp(buf, "second", 6) == 0);
+    CHECK_EQ(strm_read(fds[1], buf, sizeof(buf)), 0); /* the parent closed */
+    strm_close(fds[1]);
+    return child_end();
+}
+
+static void test_d34(void)
+{
+    char c;
+    CHECK_EQ(strm_pipe(fds), 0);
+    CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sync_pipe), 0);
+    pid_t pid = fk_start(d34_child, NULL);
+    strm_close(fds[1]);
+    CHECK_EQ(read(sync_pipe[0], &c, 1), 1);
+    CHECK_EQ(strm_write(fds[0], "first", 5), 5);
+    CHECK_EQ(read(sync_pipe[0], &c, 1), 1);
+    CHECK_EQ(strm_write(fds[0], "second", 6), 6);
+    CHECK_EQ(write(sync_pipe[0], "w", 1), 1);
+    strm_close(fds[0]);
+    CHECK_EQ(fk_wait(pid, CHILD_MS), 0);
+    close(sync_pipe[0]);
+    close(sync_pipe[1]);
+}
+
+/* ---- D.5 ---------------------------------------------------------------- */
+#define D5_BURSTS 3000
+static int d5_child(void *arg)
+{
+    (void)arg;
+    uint32_t v[16], want = 0;
+    long bad = 0;
+    strm_close(fds[0]);
+    for (;;) {
+        ssize_t n = strm_read(fds[1], v, sizeof(v));
+        if (n <= 0)
+            break;
+        if (n % 4 != 0)
+            bad++;
+        for (ssize_t i = 0; i < n / 4; i++)
+            if (v[i] != want++)
+                bad++;
+    }
+    CHECK_EQ(bad, 0);
+    uint32_t total = 0;
+    for (uint32_t b = 0; b < D5_BURSTS; b++)
+        total += 1 + b % 40;
+    CHECK_EQ(want, total);
+    strm_close(fds[1]);
+    return child_end();
+}
+
+static void test_d5(void)
+{
+    uint32_t seq = 0;
+    CHECK_EQ(strm_pipe(fds), 0);
+    pid_t pid = fk_start(d5_child, NULL);
+    strm_close(fds[1]);
+    for (uint32_t b = 0; b < D5_BURSTS; b++) {
+        for (uint32_t i = 0; i < 1 + b % 40; i++, seq++)
+            CHECK_EQ(strm_write(fds[0], &seq, 4), 4);
+        if (b % 3)
+            fk_sleep_ms(b % 3 == 1 ? 0 : 1);
+    }
+    strm_close(fds[0]);
+    CHECK_EQ(fk_wait(pid, CHILD_MS), 0);
+}
+
+int main(void)
+{
+    test_d1();
+    test_d2();
+    test_d34();
+    test_d5();
+    CHECK_EQ(ust_pipe_bell_rescued(), 0);
+    CHECK_EQ(ustreams_quiesce(5000), 0);
+    CHECK_NO_BLOCKS();
+    return CHECK_RESULT();
+}
