@@ -24,6 +24,8 @@
  *   D.5  bursts with pauses (the reader falls asleep between them and is
  *        woken by the doorbell): 3000 bursts of 1..40 messages, 0..2 ms
  *        apart; every message counted, in order.
+ *   D.6  one thread alternating read(2) and getmsg on the end while the
+ *        writer pauses: 4000 messages, each whole, in order, none stuck.
  *   Every child ends with no block outstanding and no doorbell rescued.
  */
 #include <errno.h>
@@ -340,12 +342,58 @@ static void test_d5(void)
     CHECK_EQ(fk_wait(pid, CHILD_MS), 0);
 }
 
+/* ---- D.6 ---------------------------------------------------------------- */
+/* One thread alternating read(2) and getmsg on one end while the writer
+ * pauses now and then: a read's note for its wait (sd_xpipe_direct.c) must
+ * never send the getmsg after it to sleep with data in the ring. */
+#define D6_N 4000
+static int d6_child(void *arg)
+{
+    (void)arg;
+    uint32_t v, want = 0;
+    long bad = 0;
+    strm_close(fds[0]);
+    while (want < D6_N) {
+        if (want % 2 == 0) {
+            if (strm_read(fds[1], &v, 4) != 4)
+                break;
+        } else {
+            struct strbuf d = {4, 0, (char *)&v};
+            int flags = 0;
+            if (getmsg(fds[1], NULL, &d, &flags) != 0 || d.len != 4)
+                break;
+        }
+        if (v != want)
+            bad++;
+        want++;
+    }
+    CHECK_EQ(want, D6_N);
+    CHECK_EQ(bad, 0);
+    strm_close(fds[1]);
+    return child_end();
+}
+
+static void test_d6(void)
+{
+    CHECK_EQ(strm_pipe(fds), 0);
+    pid_t pid = fk_start(d6_child, NULL);
+    strm_close(fds[1]);
+    for (uint32_t k = 0; k < D6_N; k++) {
+        CHECK_EQ(strm_write(fds[0], &k, 4), 4);
+        if (k % 7 == 0)
+            fk_sleep_ms(k % 3 == 0); /* 0 or 1 ms: the reader runs dry */
+    }
+    CHECK_EQ(fk_wait(pid, CHILD_MS), 0);
+    strm_close(fds[0]);
+}
+
 int main(void)
 {
     test_d1();
     test_d2();
     test_d34();
     test_d5();
+    test_d6();
     CHECK_EQ(ust_pipe_bell_rescued(), 0);
     CHECK_EQ(ustreams_quiesce(5000), 0);
     CHECK_NO_BLOCKS();

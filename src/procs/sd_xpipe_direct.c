@@ -53,6 +53,10 @@ static __thread struct stdata *direct_sd;
 /* This thread's last direct read on this head met the claim held: its wait
  * sleeps on the head, which the service procedure wakes when it lets go. */
 static __thread struct stdata *blocked_sd;
+/* The head's wait sequence when either was noted: a note is for the wait
+ * that follows in the same read, and a later one sees the sequence moved
+ * (a stale note must not send a getmsg to sleep unarmed). */
+static __thread unsigned noted_seq;
 
 int xp_rsrv_claim(struct ust_xend *xe)
 {
@@ -166,6 +170,7 @@ int ust_xpipe_read(struct stdata *sd, const struct iovec *iov, int iovcnt, size_
         atomic_store(&xe->dwant, 1);
         if (!reader_claim(xe)) {
             blocked_sd = sd;
+            noted_seq = ust_sd_wait_seq(&sd->sd_rwait);
             return 0;
         }
     }
@@ -194,6 +199,7 @@ int ust_xpipe_read(struct stdata *sd, const struct iovec *iov, int iovcnt, size_
         qenable(xe->rq);
     } else if (n == 0 && xring_queued(xe->xc->ch, !xe->side) == 0) {
         direct_sd = sd; /* empty: the wait ends when data comes (see above) */
+        noted_seq = ust_sd_wait_seq(&sd->sd_rwait);
     }
 out:
     reader_unclaim(xe);
@@ -205,8 +211,9 @@ static __thread int direct_wait;
 
 int xp_direct_enter(struct stdata *sd)
 {
-    int blocked = blocked_sd == sd;
-    direct_wait = !blocked && direct_sd == sd;
+    int fresh = ust_sd_wait_seq(&sd->sd_rwait) == noted_seq;
+    int blocked = fresh && blocked_sd == sd;
+    direct_wait = fresh && !blocked && direct_sd == sd;
     direct_sd = NULL;
     blocked_sd = NULL;
     return blocked ? 2 : direct_wait;
