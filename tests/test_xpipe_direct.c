@@ -26,6 +26,16 @@
  *        apart; every message counted, in order.
  *   D.6  one thread alternating read(2) and getmsg on the end while the
  *        writer pauses: 4000 messages, each whole, in order, none stuck.
+ *   D.7  descriptors far ahead of their reader: while the child waits, the
+ *        parent fills its head (70 000 bytes), then writes D7_NFD rounds of
+ *        plain data, an I_SENDFD of a memfd holding the round, an M_PROTO
+ *        every third and a band-1 M_PROTO every fifth, then plain writes
+ *        until the ring is full (EAGAIN).  The child then reads with
+ *        read(2) (the direct way), getpmsg at EBADMSG and I_RECVFD at an
+ *        M_PASSFP: every byte, descriptor and message once, in order, each
+ *        step within 10 s.  Before the fix the bell's drain kept 64
+ *        descriptors and closed the rest: the record of the 65th waited at
+ *        the ring's front for ever (sd_xbell.c ust_xbell_drain).
  *   Every child ends with no block outstanding and no doorbell rescued.
  */
 #include <errno.h>
@@ -36,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stropts.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <ustreams.h>
@@ -387,6 +398,166 @@ static void test_d6(void)
     strm_close(fds[0]);
 }
 
+/* ---- D.7 ---------------------------------------------------------------- */
+#define D7_NFD 150   /* descriptors in flight: more than the bell's queue */
+#define D7_HEAD 70000 /* fills the child's head (64 KiB high-water mark) */
+#define D7_STEP_MS 10000
+
+/* Plain band-0 data of round k (phase 1: k < D7_NFD; phase 2 after). */
+static size_t d7_len(uint32_t k)
+{
+    return k < D7_NFD ? 100 + k % 50 : 1000;
+}
+
+/* The byte stream of plain data: the head's fill, then the rounds. */
+static unsigned char d7_byte(uint64_t off)
+{
+    return (unsigned char)(off * 2654435761u >> 13);
+}
+
+static int d7_child(void *arg)
+{
+    (void)arg;
+    char c, ctl[8], buf[4096];
+    uint32_t n2 = 0, proto = 0, band = 0, fdk = 0;
+    uint64_t off = 0, total = D7_HEAD;
+    long bad = 0;
+    strm_close(fds[0]);
+    /* A look makes the end live: its head takes what it can meanwhile. */
+    struct pollfd p0 = {fds[1], POLLIN, 0};
+    CHECK(strm_poll(&p0, 1, 0) >= 0);
+    /* Wait until the parent has filled everything: nothing read before. */
+    CHECK_EQ(read(sync_pipe[1], &c, 1), 1);
+    CHECK_EQ(read(sync_pipe[1], &n2, sizeof(n2)), (ssize_t)sizeof(n2));
+    for (uint32_t k = 0; k < D7_NFD + n2; k++)
+        total += d7_len(k);
+    /* The writer stays until everything is read: the direct way is the
+     * reader's only while the peer side is there. */
+    while (off < total || fdk < D7_NFD || proto < (D7_NFD + 2) / 3 || band < (D7_NFD + 4) / 5) {
+        struct pollfd p = {fds[1], POLLIN, 0};
+        if (!CHECK_EQ(strm_poll(&p, 1, D7_STEP_MS), 1)) {
+            fprintf(stderr, "D.7: stuck at byte %llu of %llu, descriptor %u, proto %u\n",
+                    (unsigned long long)off, (unsigned long long)total, fdk, proto);
+            break;
+        }
+        ssize_t n = strm_read(fds[1], buf, sizeof(buf));
+        if (!CHECK(n != 0)) /* no end of file yet */
+            break;
+        if (n > 0) {
+            for (ssize_t i = 0; i < n; i++)
+                bad += (unsigned char)buf[i] != d7_byte(off + (uint64_t)i);
+            off += (uint64_t)n;
+            continue;
+        }
+        if (!CHECK_EQ(errno, EBADMSG))
+            break;
+        struct strbuf cb = {(int)sizeof(ctl), 0, ctl}, db = {(int)sizeof(buf), 0, buf};
+        int band_ = 0, flags = MSG_ANY;
+        if (getpmsg(fds[1], &cb, &db, &band_, &flags) < 0) {
+            struct strrecvfd rf;
+            if (!CHECK_EQ(errno, EBADMSG) || !CHECK_EQ(strm_ioctl(fds[1], I_RECVFD, &rf), 0))
+                break;
+            uint32_t k = UINT32_MAX;
+            CHECK_EQ(pread(rf.fd, &k, sizeof(k), 0), (ssize_t)sizeof(k));
+            bad += k != fdk++;
+            close(rf.fd);
+            continue;
+        }
+        uint32_t k = UINT32_MAX;
+        if (!CHECK_EQ(cb.len, 4) || !CHECK_EQ(db.len, 8))
+            break;
+        memcpy(&k, ctl, 4);
+        if (band_ == 1)
+            bad += k != band++ * 5;
+        else
+            bad += k != proto++ * 3;
+    }
+    CHECK_EQ(bad, 0);
+    CHECK_EQ(off, total);
+    CHECK_EQ(fdk, D7_NFD);
+    CHECK_EQ(proto, (D7_NFD + 2) / 3);
+    CHECK_EQ(band, (D7_NFD + 4) / 5);
+    CHECK_EQ(write(sync_pipe[1], "d", 1), 1);
+    CHECK_EQ(strm_read(fds[1], buf, sizeof(buf)), 0); /* then end of file */
+    strm_close(fds[1]);
+    return child_end();
+}
+
+/* One message of the writer's, non-blocking; while the ring is full, wait
+ * for room up to 500 ms (the child's head takes what it can before its
+ * reader starts).  kind: 0 plain data of length len at stream offset *off,
+ * 1 an I_SENDFD of a memfd holding k, 2 an M_PROTO (control k) in band
+ * len.  0 sent, 1 no room came (nothing sent), -1 failed. */
+static int d7_op(int kind, uint32_t k, size_t len, uint64_t *off)
+{
+    static unsigned char b[D7_HEAD / 2];
+    int m = -1, r;
+    if (kind == 0) {
+        for (size_t i = 0; i < len; i++)
+            b[i] = d7_byte(*off + i);
+    } else if (kind == 1) {
+        m = memfd_create("d7", MFD_CLOEXEC);
+        if (!CHECK(m >= 0) || !CHECK_EQ(pwrite(m, &k, sizeof(k), 0), (ssize_t)sizeof(k)))
+            return -1;
+    }
+    for (;;) {
+        struct strbuf cb = {4, 4, (char *)&k}, db = {8, 8, "12345678"};
+        if (kind == 0)
+            r = strm_write(fds[0], b, len) == (ssize_t)len ? 0 : -1;
+        else if (kind == 1)
+            r = strm_ioctl(fds[0], I_SENDFD, m);
+        else
+            r = putpmsg(fds[0], &cb, &db, (int)len, MSG_BAND);
+        if (r == 0 || errno != EAGAIN)
+            break;
+        struct pollfd p = {fds[0], POLLOUT, 0};
+        if (strm_poll(&p, 1, 500) != 1) {
+            r = 1;
+            break;
+        }
+    }
+    if (m >= 0)
+        close(m);
+    if (r == 0 && kind == 0)
+        *off += len;
+    return r;
+}
+
+static void test_d7(void)
+{
+    uint64_t off = 0;
+    uint32_t k, n2 = 0;
+    CHECK_EQ(strm_pipe(fds), 0);
+    CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sync_pipe), 0);
+    pid_t pid = fk_start(d7_child, NULL);
+    strm_close(fds[1]);
+    close(sync_pipe[1]); /* the child's: a child that died reads as end of file */
+    CHECK_EQ(strm_fcntl(fds[0], F_SETFL, strm_fcntl(fds[0], F_GETFL) | O_NONBLOCK), 0);
+    CHECK_EQ(d7_op(0, 0, D7_HEAD / 2, &off), 0);
+    CHECK_EQ(d7_op(0, 0, D7_HEAD / 2, &off), 0);
+    for (k = 0; k < D7_NFD && check_nfailed == 0; k++) {
+        CHECK_EQ(d7_op(0, k, d7_len(k), &off), 0);
+        CHECK_EQ(d7_op(1, k, 0, &off), 0);
+        if (k % 3 == 0)
+            CHECK_EQ(d7_op(2, k, 0, &off), 0);
+        if (k % 5 == 0)
+            CHECK_EQ(d7_op(2, k, 1, &off), 0);
+    }
+    /* Then plain data until the ring is full. */
+    int r = 0;
+    while (check_nfailed == 0 && n2 < 100000 &&
+           (r = d7_op(0, 0, d7_len(D7_NFD + n2), &off)) == 0)
+        n2++;
+    CHECK_EQ(r, 1);
+    CHECK_EQ(write(sync_pipe[0], "g", 1), 1);
+    CHECK_EQ(write(sync_pipe[0], &n2, sizeof(n2)), (ssize_t)sizeof(n2));
+    char c = 0;
+    CHECK_EQ(read(sync_pipe[0], &c, 1), 1); /* the child has read everything */
+    strm_close(fds[0]);
+    CHECK_EQ(fk_wait(pid, CHILD_MS), 0);
+    close(sync_pipe[0]);
+}
+
 int main(void)
 {
     test_d1();
@@ -394,6 +565,7 @@ int main(void)
     test_d34();
     test_d5();
     test_d6();
+    test_d7();
     CHECK_EQ(ust_pipe_bell_rescued(), 0);
     CHECK_EQ(ustreams_quiesce(5000), 0);
     CHECK_NO_BLOCKS();

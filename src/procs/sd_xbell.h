@@ -45,7 +45,8 @@ int ust_xbell_sendfd(struct ust_xbell *b, int fd, uint32_t token);
  * descriptor (to the parser a "cancel", kept with its credentials) and this
  * process's credentials; waits for room at most ~100 ms.  0 or an errno. */
 int ust_xbell_sendcred(int bellfd, uint32_t token);
-/* Read everything that rang: 1 if the other side is gone (end of file). */
+/* Read what rang, no more tokens than the queue has room for (the rest
+ * stay in the socket): 1 if the other side is gone (end of file). */
 int ust_xbell_drain(struct ust_xbell *b);
 /* The descriptor received for token (ownership passes): 1, or 0 if not
  * (yet) received. */
