@@ -27,7 +27,7 @@
  *   D.6  one thread alternating read(2) and getmsg on the end while the
  *        writer pauses: 4000 messages, each whole, in order, none stuck.
  *   D.7  descriptors far ahead of their reader: while the child waits, the
- *        parent fills its head (70 000 bytes), then writes D7_NFD rounds of
+ *        parent fills its head (70 000 bytes), then writes D7_NFD (100) rounds of
  *        plain data, an I_SENDFD of a memfd holding the round, an M_PROTO
  *        every third and a band-1 M_PROTO every fifth, then plain writes
  *        until the ring is full (EAGAIN).  The child then reads with
@@ -36,6 +36,13 @@
  *        step within 10 s.  Before the fix the bell's drain kept 64
  *        descriptors and closed the rest: the record of the 65th waited at
  *        the ring's front for ever (sd_xbell.c ust_xbell_drain).
+ *   D.8  a reader that does not read while the writer sends D8_MAX
+ *        descriptors: each I_SENDFD succeeds or, once the bell is full,
+ *        fails EAGAIN having sent nothing (the writer stops at the first);
+ *        the reader then gets every descriptor sent, in order, and the
+ *        plain data behind them.  Before, the record went into the ring
+ *        first: a descriptor refused by the full bell left a record with
+ *        neither descriptor nor cancel, at which the reader stopped.
  *   Every child ends with no block outstanding and no doorbell rescued.
  */
 #include <errno.h>
@@ -399,7 +406,7 @@ static void test_d6(void)
 }
 
 /* ---- D.7 ---------------------------------------------------------------- */
-#define D7_NFD 150   /* descriptors in flight: more than the bell's queue */
+#define D7_NFD 100   /* descriptors in flight: more than the bell's queue (64) */
 #define D7_HEAD 70000 /* fills the child's head (64 KiB high-water mark) */
 #define D7_STEP_MS 10000
 
@@ -500,7 +507,7 @@ static int d7_op(int kind, uint32_t k, size_t len, uint64_t *off)
         if (!CHECK(m >= 0) || !CHECK_EQ(pwrite(m, &k, sizeof(k), 0), (ssize_t)sizeof(k)))
             return -1;
     }
-    for (;;) {
+    for (int tries = 0;; tries++) {
         struct strbuf cb = {4, 4, (char *)&k}, db = {8, 8, "12345678"};
         if (kind == 0)
             r = strm_write(fds[0], b, len) == (ssize_t)len ? 0 : -1;
@@ -511,7 +518,7 @@ static int d7_op(int kind, uint32_t k, size_t len, uint64_t *off)
         if (r == 0 || errno != EAGAIN)
             break;
         struct pollfd p = {fds[0], POLLOUT, 0};
-        if (strm_poll(&p, 1, 500) != 1) {
+        if (tries == 5 || strm_poll(&p, 1, 500) != 1) {
             r = 1;
             break;
         }
@@ -558,6 +565,80 @@ static void test_d7(void)
     close(sync_pipe[0]);
 }
 
+/* ---- D.8 ---------------------------------------------------------------- */
+#define D8_MAX 2000
+
+static int d8_child(void *arg)
+{
+    (void)arg;
+    char c, buf[16];
+    uint32_t sent = 0, got = 0;
+    long bad = 0;
+    strm_close(fds[0]);
+    struct pollfd p0 = {fds[1], POLLIN, 0};
+    CHECK(strm_poll(&p0, 1, 0) >= 0); /* live: its service procedure runs */
+    CHECK_EQ(read(sync_pipe[1], &c, 1), 1);
+    CHECK_EQ(read(sync_pipe[1], &sent, sizeof(sent)), (ssize_t)sizeof(sent));
+    for (;;) {
+        struct pollfd p = {fds[1], POLLIN, 0};
+        if (!CHECK_EQ(strm_poll(&p, 1, D7_STEP_MS), 1)) {
+            fprintf(stderr, "D.8: stuck at descriptor %u of %u\n", got, sent);
+            break;
+        }
+        ssize_t n = strm_read(fds[1], buf, sizeof(buf));
+        if (n > 0) { /* the plain data behind the descriptors */
+            CHECK_EQ(n, 3);
+            CHECK(memcmp(buf, "end", 3) == 0);
+            break;
+        }
+        struct strrecvfd rf;
+        if (!CHECK_EQ(n, -1) || !CHECK_EQ(errno, EBADMSG) ||
+            !CHECK_EQ(strm_ioctl(fds[1], I_RECVFD, &rf), 0))
+            break;
+        uint32_t k = UINT32_MAX;
+        CHECK_EQ(pread(rf.fd, &k, sizeof(k), 0), (ssize_t)sizeof(k));
+        bad += k != got++;
+        close(rf.fd);
+    }
+    CHECK_EQ(bad, 0);
+    CHECK_EQ(got, sent);
+    CHECK_EQ(write(sync_pipe[1], "d", 1), 1);
+    strm_close(fds[1]);
+    return child_end();
+}
+
+static void test_d8(void)
+{
+    uint32_t k;
+    CHECK_EQ(strm_pipe(fds), 0);
+    CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sync_pipe), 0);
+    pid_t pid = fk_start(d8_child, NULL);
+    strm_close(fds[1]);
+    close(sync_pipe[1]);
+    for (k = 0; k < D8_MAX; k++) {
+        int m = memfd_create("d8", MFD_CLOEXEC);
+        CHECK(m >= 0);
+        CHECK_EQ(pwrite(m, &k, sizeof(k), 0), (ssize_t)sizeof(k));
+        int r = strm_ioctl(fds[0], I_SENDFD, m);
+        int e = errno;
+        close(m);
+        if (r != 0) {
+            CHECK_EQ(e, EAGAIN); /* the bell is full: nothing sent */
+            break;
+        }
+    }
+    CHECK(k > 64); /* more than the reader's bell queue holds */
+    fprintf(stderr, "D.8: %u descriptors in flight, then EAGAIN\n", k);
+    CHECK_EQ(strm_write(fds[0], "end", 3), 3);
+    CHECK_EQ(write(sync_pipe[0], "g", 1), 1);
+    CHECK_EQ(write(sync_pipe[0], &k, sizeof(k)), (ssize_t)sizeof(k));
+    char c = 0;
+    CHECK_EQ(read(sync_pipe[0], &c, 1), 1);
+    strm_close(fds[0]);
+    CHECK_EQ(fk_wait(pid, CHILD_MS), 0);
+    close(sync_pipe[0]);
+}
+
 int main(void)
 {
     test_d1();
@@ -566,6 +647,7 @@ int main(void)
     test_d5();
     test_d6();
     test_d7();
+    test_d8();
     CHECK_EQ(ust_pipe_bell_rescued(), 0);
     CHECK_EQ(ustreams_quiesce(5000), 0);
     CHECK_NO_BLOCKS();

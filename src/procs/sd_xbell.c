@@ -133,6 +133,25 @@ static int send_token(int fd, uint32_t token, int type, const void *data, size_t
     return EAGAIN;
 }
 
+int ust_xbell_room(struct ust_xbell *b)
+{
+    /* POLLOUT on a stream socket: at most half of this end's send buffer is
+     * in flight (the kernel's unix_writable), room for a hundred tokens or
+     * more, so the token and its cancel that follow the record find room
+     * unless many threads send at once. */
+    for (int i = 0; i < 100; i++) {
+        struct pollfd p = {b->fd, POLLOUT, 0};
+        int n = poll(&p, 1, i == 0 ? 0 : 10);
+        if (n > 0 && (p.revents & POLLOUT))
+            return 0;
+        if (n > 0) /* POLLERR / POLLHUP: the send says what */
+            return 0;
+        if (n < 0 && errno != EINTR)
+            return 0;
+    }
+    return EAGAIN;
+}
+
 int ust_xbell_sendfd(struct ust_xbell *b, int fd, uint32_t token)
 {
     /* fd < 0: a cancel, the token alone.  Waits as a blocking I_SENDFD. */

@@ -41,6 +41,11 @@ void ust_xbell_knock(int tx, int rx);
  * with fd -1 cancel token (its record is dropped): 0 or an errno (EAGAIN:
  * the bell stayed full for a second). */
 int ust_xbell_sendfd(struct ust_xbell *b, int fd, uint32_t token);
+/* Before an M_PASSFP record goes into the ring: wait (up to a second, as
+ * ust_xbell_sendfd) until the bell has room for its token, so that a
+ * descriptor is refused (EAGAIN, nothing sent) rather than its record left
+ * in the ring with neither descriptor nor cancel behind it.  0 or EAGAIN. */
+int ust_xbell_room(struct ust_xbell *b);
 /* The bell message of a signal (sd_xcross.c): 'F' and token with no
  * descriptor (to the parser a "cancel", kept with its credentials) and this
  * process's credentials; waits for room at most ~100 ms.  0 or an errno. */

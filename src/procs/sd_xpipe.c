@@ -332,6 +332,11 @@ int ust_xpipe_sendfd(struct stdata *sd, int fd)
      * when several processes send on this side. */
     uint32_t token = (((uint32_t)ust_getpid() * 2654435761u) ^ atomic_fetch_add(&seq, 1)) &
                      ~(XP_PASS_BELL | XP_SIG_TOKEN); /* bit 30: signals' (sd_xcross.h) */
+    /* Descriptors wait in the bell until their records are read
+     * (sd_xbell.c): a reader far behind fills it, and then the descriptor
+     * is refused here, before its record is in the ring. */
+    if (ust_xbell_room(&xe->bell) != 0)
+        return EAGAIN;
     fsd = ust_sd_get(fd, &err);
     if (fsd != NULL) { /* a stream of this process: through a relay */
         ust_sd_put(fsd);
