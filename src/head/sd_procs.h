@@ -130,6 +130,7 @@ int ust_sd_open_attached(struct stdata *sd, int oflag, const cred_t *cr);
  */
 struct stat;
 struct ust_sd_uio;
+struct iovec;
 struct ust_procs_ops {
     /* sd_pipe.c: split the connected pipe (sd[0], sd[1]) (unlinked by the
      * caller): 0 or a positive errno; a split end's last close. */
@@ -149,6 +150,9 @@ struct ust_procs_ops {
     /* sd_write.c: a small write straight into the ring: 1 written, 0 not
      * taken (nothing consumed), -EFAULT. */
     int (*xpipe_write)(struct stdata *sd, struct ust_sd_uio *u, size_t n);
+    /* sd_read.c: a byte-stream read that has nothing yet, straight out of
+     * the ring (one copy): bytes read, 0 not this way, -EFAULT. */
+    int (*xpipe_read)(struct stdata *sd, const struct iovec *iov, int iovcnt, size_t total);
     /* sd_write.c: a data message of write or putmsg on split end sd, into
      * the ring now or not at all: 1 sent, 0 not this way (a module is
      * pushed: putnext), -EAGAIN no room (kept; the head's write queue is
@@ -180,7 +184,12 @@ struct ust_procs_ops {
      * when the path does not exist; else a descriptor or -errno. */
     int (*open_path)(const char *path, int oflag, cred_t *cr, int *handled);
 };
-enum { UST_XREADER_ENTER, UST_XREADER_READY, UST_XREADER_LEAVE, UST_XREADER_SLEEP };
+/* ENTER returns 1 when the reader's read copies from the ring itself
+ * (sd_xpipe_direct.c): its wait ends when the ring has data, no pull; 2 when
+ * its read met the ring claimed by the read service procedure: the wait
+ * sleeps on the head alone (LEAVE at once), which that procedure wakes. */
+/* WOKE: a direct reader's sleep (after SLEEP said 0) is over. */
+enum { UST_XREADER_ENTER, UST_XREADER_READY, UST_XREADER_LEAVE, UST_XREADER_SLEEP, UST_XREADER_WOKE };
 /* Install the cross-process layer's table (once; a second call is ignored). */
 void ust_sd_set_procs(const struct ust_procs_ops *ops);
 /* The table, or NULL before it is installed (sd_procs_hook.c). */

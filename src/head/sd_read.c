@@ -425,6 +425,19 @@ ssize_t ust_sd_read(struct stdata *sd, const struct iovec *iov, int iovcnt)
             break;
         /* Before testing the queue: sd_data queues and wakes without sd_lock. */
         unsigned rseq = ust_sd_wait_seq(&sd->sd_rwait);
+        /* A split pipe end: plain data copied straight out of the ring
+         * when the head holds nothing (sd_xpipe_direct.c): one copy. */
+        if (mode == RNORM && n == 0 && !fill && !sd_wants_mread(sd) &&
+            __atomic_load_n(&sd->sd_xend, __ATOMIC_RELAXED) != NULL) {
+            ssize_t d = ust_sd_procs()->xpipe_read(sd, iov, iovcnt, total);
+            if (d != 0) {
+                if (d < 0)
+                    err = (int)-d;
+                else
+                    n = (size_t)d;
+                break;
+            }
+        }
         if (mode == RNORM && n == 0 && total <= FRONT_READ_MAX &&
             __atomic_load_n(&sd->sd_xend, __ATOMIC_RELAXED) != NULL) {
             size_t got;

@@ -13,7 +13,8 @@
  *   ust_sd_wait_intr instead, which a handler always interrupts, so that it
  *   returns what it did, as write(2) does, rather than go on waiting under
  *   SA_RESTART.  Before sleeping a waiter spins a little
- *   (USTREAMS_SPIN_US) on more than one CPU; a reader of a pipe split across
+ *   (USTREAMS_SPIN_US at most) on more than one CPU, as long as its spins
+ *   pay (spin_take, spin_learn); a reader of a pipe split across
  *   processes spins on the ring itself and arms it only before it sleeps
  *   (ust_xpipe_reader).  Wakers bump the number and wake only when someone
  *   sleeps (`waiters`).
@@ -55,6 +56,43 @@ static int spin_ns(void)
     v = (int)(us * 1000);
     __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
     return v;
+}
+
+/*
+ * Spinning that helps (docs/STREAMHEAD.md "A reader that runs dry spins only
+ * while that helps").  A spin pays when the event comes during it: the
+ * thread that brings it is running on another CPU.  When that thread is not
+ * running (it waits for a CPU this spinner holds, as with two pairs on two
+ * CPUs, or it has nothing to send), the spin only takes the CPU from it.
+ * So each thread learns: its budget starts at the most (spin_ns), doubles
+ * (plus SPIN_MIN_NS) after a spin that paid, halves after one that ran out;
+ * below SPIN_MIN_NS it does not spin, except one wait in SPIN_PROBE, which
+ * spins SPIN_MIN_NS to find out whether spinning pays again.  Per thread:
+ * a thread waits on one thing at a time, and its peers are its own.
+ */
+enum { SPIN_MIN_NS = 1000, SPIN_PROBE = 8 };
+static __thread int spin_budget = -1;
+static __thread unsigned spin_waits;
+
+/* The spin of this wait, in ns (0: sleep at once). */
+static int spin_take(void)
+{
+    int max = spin_ns();
+    if (spin_budget < 0 || spin_budget > max)
+        spin_budget = max;
+    if (spin_budget >= SPIN_MIN_NS)
+        return spin_budget;
+    return max > 0 && (++spin_waits % SPIN_PROBE) == 0 ? SPIN_MIN_NS : 0;
+}
+
+/* The spin of this wait paid (1) or ran out (0). */
+static void spin_learn(int paid)
+{
+    int max = spin_ns();
+    if (paid)
+        spin_budget = spin_budget > (max - SPIN_MIN_NS) / 2 ? max : spin_budget * 2 + SPIN_MIN_NS;
+    else
+        spin_budget /= 2;
 }
 
 unsigned ust_sd_wait_seq(struct ust_waitq *w)
@@ -117,9 +155,20 @@ static int wait_body(struct stdata *sd, struct ust_waitq *w, unsigned seq, long 
      * doorbell, no hand-over to the epoll thread while data flows. */
     int xr = arrivals && __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE) != NULL;
     const struct ust_procs_ops *px = xr ? ust_sd_procs() : NULL; /* set: sd_xend is */
+    /* xdirect: the read copies from the ring itself (sd_xpipe_direct.c):
+     * data in the ring ends the wait; nothing is pulled up to the head. */
+    int xdirect = 0;
     if (xr) {
-        px->xpipe_reader(sd, UST_XREADER_ENTER);
-        if (px->xpipe_pull(sd) && atomic_load(&w->seq) != seq)
+        xdirect = px->xpipe_reader(sd, UST_XREADER_ENTER);
+        if (xdirect == 2) { /* it met the ring claimed: sleep on the head */
+            px->xpipe_reader(sd, UST_XREADER_LEAVE);
+            xr = 0;
+            xdirect = 0;
+        }
+    }
+    if (xr) {
+        if (xdirect ? px->xpipe_reader(sd, UST_XREADER_READY)
+                    : px->xpipe_pull(sd) && atomic_load(&w->seq) != seq)
             goto xseen;
     }
     /* What this call enabled must not wait for its wake-up (it may be what
@@ -144,21 +193,25 @@ static int wait_body(struct stdata *sd, struct ust_waitq *w, unsigned seq, long 
     /* Spin a little first: on another CPU the event is often a microsecond
      * away, and a wake-up through the kernel costs tens of them (for both
      * threads).  Wakers bump seq whether or not anyone sleeps. */
-    int spin = spin_ns();
+    int spin = spin_take();
     if (spin > 0) {
         long long until = ust_now_ns() + spin;
         for (int i = 0; atomic_load_explicit(&w->seq, memory_order_acquire) == seq; i++) {
             if (arrivals && arrivals_seen(sd))
                 break;
             if (xr && (i & 15) == 15 && px->xpipe_reader(sd, UST_XREADER_READY)) {
-                if (px->xpipe_pull(sd) && atomic_load(&w->seq) != seq)
+                if (xdirect || (px->xpipe_pull(sd) && atomic_load(&w->seq) != seq)) {
+                    spin_learn(1);
                     goto xseen;
+                }
             }
-            if ((i & 63) == 63 && ust_now_ns() > until)
+            if ((i & 15) == 15 && ust_now_ns() > until)
                 break;
             __builtin_ia32_pause();
         }
-        if (atomic_load(&w->seq) != seq || (arrivals && arrivals_seen(sd))) {
+        int paid = atomic_load(&w->seq) != seq || (arrivals && arrivals_seen(sd));
+        spin_learn(paid);
+        if (paid) {
             if (xr)
                 px->xpipe_reader(sd, UST_XREADER_LEAVE);
             *seen = 1;
@@ -168,12 +221,15 @@ static int wait_body(struct stdata *sd, struct ust_waitq *w, unsigned seq, long 
     }
     if (xr && px->xpipe_reader(sd, UST_XREADER_SLEEP)) { /* armed, unless data came */
         xr = 0;
-        px->xpipe_pull(sd);
+        if (!xdirect)
+            px->xpipe_pull(sd);
         *seen = 1;
         ust_lock(&sd->sd_lock);
         return 0;
     }
     if (arrivals && !ust_sd_arrivals_sleep(sd)) { /* a deposit came after all */
+        if (xdirect)
+            px->xpipe_reader(sd, UST_XREADER_WOKE);
         *seen = 1;
         ust_lock(&sd->sd_lock);
         return 0;
@@ -182,6 +238,8 @@ static int wait_body(struct stdata *sd, struct ust_waitq *w, unsigned seq, long 
     int slot = tsp ? -1 : ust_sd_watch_enter(w, seq); /* sd_watch.c: the safety net */
     long r = futex(&w->seq, FUTEX_WAIT_PRIVATE, seq, tsp);
     int e = r == -1 ? errno : 0;
+    if (xdirect) /* no longer asleep for the ring (sd_xpipe_direct.c) */
+        px->xpipe_reader(sd, UST_XREADER_WOKE);
     ust_sd_watch_leave(slot);
     if (e != 0) /* not woken (EAGAIN, EINTR, ETIMEDOUT): no waker took us off */
         atomic_fetch_sub(&w->waiters, 1);

@@ -26,6 +26,7 @@ static const struct ust_procs_ops procs_ops = {
     .xpipe_pull = ust_xpipe_pull,
     .xpipe_reader = ust_xpipe_reader,
     .xpipe_write = ust_xpipe_write,
+    .xpipe_read = ust_xpipe_read,
     .xpipe_send = ust_xpipe_send,
     .xpipe_sent = ust_xpipe_sent,
     .xpipe_room = ust_xpipe_room,

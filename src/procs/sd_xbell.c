@@ -20,9 +20,14 @@
  *   The kernel returns a message carrying descriptors in a read of its own
  *   or at the end of one (unix_stream_read_generic stops after it), so the
  *   descriptors of a read belong to the 'F' begun in that read.  Anything
- *   else -- descriptors without an 'F', an unknown byte, more descriptors
- *   than XBELL_FDS waiting -- is closed and forgotten: a peer that scribbles
- *   on the bell can lose its own descriptors, nothing more.
+ *   else -- descriptors without an 'F', an unknown byte -- is closed and
+ *   forgotten: a peer that scribbles on the bell can lose its own
+ *   descriptors, nothing more.  A drain reads no more tokens than the
+ *   queue (XBELL_FDS less XBELL_SPARE) has room for: the rest wait in the
+ *   socket, in the kernel's keeping and within its bounds (the sender's
+ *   socket buffer, the descriptors a user may have in flight), until the
+ *   records before theirs are taken.  A writer may run that far ahead of
+ *   its reader: every M_PASSFP record within the ring's high-water mark.
  *   End of file (or a reset) on the bell: every process holding the other
  *   end has closed it or died.
  *
@@ -64,7 +69,13 @@
 #include "sd_xbell.h"
 #include "sthead.h"
 
-enum { XBELL_TOKEN = 4, XBELL_CMSG_FDS = 8, XBELL_READS = 256 /* reads per drain, at most */ };
+enum {
+    XBELL_TOKEN = 4,
+    XBELL_CMSG_FDS = 8,
+    XBELL_READS = 256, /* reads per drain, at most */
+    XBELL_SPARE = 2,   /* queue slots a drain leaves free: what a take between two
+                        * drains puts back (sd_xpipe_read.c passfp_take: two) */
+};
 
 int ust_xbell_ring(struct ust_xbell *b)
 {
@@ -118,6 +129,25 @@ static int send_token(int fd, uint32_t token, int type, const void *data, size_t
             return n >= 0 ? EIO : errno;
         struct pollfd p = {fd, POLLOUT, 0};
         poll(&p, 1, 10);
+    }
+    return EAGAIN;
+}
+
+int ust_xbell_room(struct ust_xbell *b)
+{
+    /* POLLOUT on a stream socket: at most half of this end's send buffer is
+     * in flight (the kernel's unix_writable), room for a hundred tokens or
+     * more, so the token and its cancel that follow the record find room
+     * unless many threads send at once. */
+    for (int i = 0; i < 100; i++) {
+        struct pollfd p = {b->fd, POLLOUT, 0};
+        int n = poll(&p, 1, i == 0 ? 0 : 10);
+        if (n > 0 && (p.revents & POLLOUT))
+            return 0;
+        if (n > 0) /* POLLERR / POLLHUP: the send says what */
+            return 0;
+        if (n < 0 && errno != EINTR)
+            return 0;
     }
     return EAGAIN;
 }
@@ -196,7 +226,17 @@ int ust_xbell_drain(struct ust_xbell *b)
      * is left is read at the next run (the peer's next byte wakes the epoll
      * thread again); a legitimate side never has this much unread. */
     for (int reads = 0; reads < XBELL_READS; reads++) {
-        struct iovec iov = {buf, sizeof(buf)};
+        /* Never more tokens than the queue has room for (a token is 'F' and
+         * four bytes; at most four of one are already in b->part): what does
+         * not fit stays in the socket, descriptors with it, until the
+         * records before it are taken (docs/STREAMHEAD.md "Descriptors wait
+         * in the bell").  Closing it instead lost a descriptor whose record
+         * then waited at the ring's front for ever. */
+        int room = XBELL_FDS - XBELL_SPARE - b->nq;
+        if (room <= 0) /* full: only whether the other side is gone */
+            return recv(b->fd, buf, 1, MSG_DONTWAIT | MSG_PEEK) == 0;
+        size_t len = (size_t)room * (1 + XBELL_TOKEN);
+        struct iovec iov = {buf, len < sizeof(buf) ? len : sizeof(buf)};
         struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf,
                             .msg_controllen = sizeof(c.buf)};
         ssize_t n = recvmsg(b->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);

@@ -41,11 +41,17 @@ void ust_xbell_knock(int tx, int rx);
  * with fd -1 cancel token (its record is dropped): 0 or an errno (EAGAIN:
  * the bell stayed full for a second). */
 int ust_xbell_sendfd(struct ust_xbell *b, int fd, uint32_t token);
+/* Before an M_PASSFP record goes into the ring: wait (up to a second, as
+ * ust_xbell_sendfd) until the bell has room for its token, so that a
+ * descriptor is refused (EAGAIN, nothing sent) rather than its record left
+ * in the ring with neither descriptor nor cancel behind it.  0 or EAGAIN. */
+int ust_xbell_room(struct ust_xbell *b);
 /* The bell message of a signal (sd_xcross.c): 'F' and token with no
  * descriptor (to the parser a "cancel", kept with its credentials) and this
  * process's credentials; waits for room at most ~100 ms.  0 or an errno. */
 int ust_xbell_sendcred(int bellfd, uint32_t token);
-/* Read everything that rang: 1 if the other side is gone (end of file). */
+/* Read what rang, no more tokens than the queue has room for (the rest
+ * stay in the socket): 1 if the other side is gone (end of file). */
 int ust_xbell_drain(struct ust_xbell *b);
 /* The descriptor received for token (ownership passes): 1, or 0 if not
  * (yet) received. */

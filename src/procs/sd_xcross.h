@@ -17,7 +17,8 @@
 enum {
     /* The receiver's own limits, whatever the far side asks: */
     XC_HIWAT_MAX = 256 * 1024, /* M_SETOPTS SO_HIWAT/SO_LOWAT/SO_MAXPSZ clamped to it */
-    XC_MSG_MAX = XP_RING_BYTES, /* a record's control + data bytes; larger: dropped */
+    XC_MSG_MAX = 256 * 1024, /* a record's control + data bytes; larger: dropped (ours are
+                              * at most XP_MAXPSZ) */
     XF_NOLOOP = 4,              /* record flag: the M_FLUSH had MSGNOLOOP (sd_rput.c) */
 };
 

@@ -332,6 +332,11 @@ int ust_xpipe_sendfd(struct stdata *sd, int fd)
      * when several processes send on this side. */
     uint32_t token = (((uint32_t)ust_getpid() * 2654435761u) ^ atomic_fetch_add(&seq, 1)) &
                      ~(XP_PASS_BELL | XP_SIG_TOKEN); /* bit 30: signals' (sd_xcross.h) */
+    /* Descriptors wait in the bell until their records are read
+     * (sd_xbell.c): a reader far behind fills it, and then the descriptor
+     * is refused here, before its record is in the ring. */
+    if (ust_xbell_room(&xe->bell) != 0)
+        return EAGAIN;
     fsd = ust_sd_get(fd, &err);
     if (fsd != NULL) { /* a stream of this process: through a relay */
         ust_sd_put(fsd);
@@ -377,16 +382,27 @@ int ust_xpipe_reader(struct stdata *sd, int how)
     switch (how) {
     case UST_XREADER_ENTER:
         atomic_fetch_add(&xe->readers, 1);
-        return 0;
+        return xp_direct_enter(sd); /* 1: its read copies from the ring itself */
     case UST_XREADER_READY:
         return xring_queued(xe->xc->ch, !xe->side) > 0 || atomic_load(&xe->gone);
+    case UST_XREADER_WOKE:
+        atomic_fetch_sub(&xe->dsleep, 1);
+        return 0;
     default: /* UST_XREADER_LEAVE: about to sleep, or done */
         atomic_fetch_sub(&xe->readers, 1);
         if (how != UST_XREADER_SLEEP)
             return 0;
+        /* A direct reader asleep: the doorbell's service procedure wakes it
+         * rather than take what came (sd_xpipe_direct.c).  Before the arming:
+         * whoever answers the arming sees it. */
+        int dsl = xp_direct_sleeping();
+        if (dsl)
+            atomic_fetch_add(&xe->dsleep, 1);
         int a = xring_arm_reader(xe->xc->ch, !xe->side);
         if (a == 0)
             return 0;
+        if (dsl)
+            atomic_fetch_sub(&xe->dsleep, 1);
         if (a < 0 || (xring_is_shut(xe->xc->ch, !xe->side) &&
                       xring_queued(xe->xc->ch, !xe->side) == 0)) {
             /* Broken, or shut (by the peer: this library never shuts a ring)

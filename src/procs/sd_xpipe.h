@@ -16,11 +16,20 @@
 #include "xring.h"
 
 enum {
-    XP_RING_BYTES = 256 * 1024,
-    XP_HIWAT = 64 * 1024,
-    XP_LOWAT = 16 * 1024,
+    /* Chosen by measurement (bench/README.md "Between processes, one copy
+     * per side", 2026-11-27): high-water marks of 32, 64, 128 and 256 KiB
+     * tried, 256 KiB best at 4 and 64 KiB, but with it
+     * test_xpipe_fork_roles R.4 does not finish under TSan (not yet
+     * understood; its old stall of test_xpipe_fork_passfp_race was the
+     * bell, sd_xbell.c), so 128 KiB, the next best; the ring holds the
+     * high-water mark plus the largest record (XP_MAXPSZ), rounded to a
+     * power of two.  Pages are touched only as used. */
+    XP_RING_BYTES = 512 * 1024,
+    XP_HIWAT = 128 * 1024,
+    XP_LOWAT = 32 * 1024,
     XP_MAXPSZ = 128 * 1024, /* largest message written (the head splits writes) */
     XP_SMALL = 1024,        /* records of at most this many data bytes: sd_arrive.c's coalescing */
+    XP_DIRECT_MAX = 64 * 1024, /* largest write copied straight into the ring (ust_xpipe_write) */
     XP_IOV = 32,          /* blocks of one message written in one record */
     XP_BATCH = 64,        /* small records taken at one hold of the ring's lock */
     XP_BATCH_BYTES = 4096, /* their data bytes at most */
@@ -109,6 +118,16 @@ struct ust_xend {
     _Atomic timeout_id_t rtid;     /* the read service procedure's look again after a run
                                     * that hit its bound (sd_xpipe_read.c): set by it,
                                     * cleared by the timeout or the close */
+    atomic_int rown;               /* who moves records of ring !side up now: 0 nobody, 1 the
+                                    * read service procedure, 2 a direct reader
+                                    * (sd_xpipe_direct.c); taken by compare-and-swap, never
+                                    * waited for */
+    atomic_int dsleep;             /* direct readers asleep in their read (sd_xpipe_direct.c):
+                                    * the read service procedure wakes them, takes nothing */
+    atomic_int dwant;              /* a direct reader met the claim held: the read service
+                                    * procedure yields at its next record (and clears it) */
+    atomic_int ragain;             /* a run of the read service procedure met a direct
+                                    * reader's claim: the reader enables it on release */
     int kick;                      /* xp_lock: split before a fork, not yet looked at */
     int watched;                   /* xp_lock: the bell is registered with the epoll thread */
 };
@@ -277,6 +296,36 @@ int ust_xpipe_new_end(const cred_t *cr, int *fd, int *memfd, int *bell);
  *   end of this process, opened with cr (NULL: this process's credentials).  Returns its descriptor (read and write), or -errno
  *   (EINVAL: not a channel or not a bell). */
 int ust_xpipe_adopt(int memfd, int bell, int side, const cred_t *cr);
+/*
+ * ust_xpipe_read -- a byte-stream read(2)/readv(2) of up to total bytes on
+ *   split end sd that has read nothing yet: the plain band-0 data records at
+ *   the front of the ring copied straight into iov (user addresses), one
+ *   copy, as many whole records as fit (at most 64).  Taken only when this
+ *   process reads the end, no module is pushed, the head holds nothing
+ *   (its read queue and arrivals empty) and the read service procedure is
+ *   not running (the claim, sd_xpipe_direct.c); the ring's lock is only
+ *   tried.
+ *   Context: the reader's thread, inside a call, sd_lock held.
+ *   Returns the bytes read (> 0); 0 nothing this way (the caller reads the
+ *   ordinary way: the head, the service procedure, waiting); -EFAULT (a bad
+ *   buffer, nothing taken).
+ */
+int ust_xpipe_read(struct stdata *sd, const struct iovec *iov, int iovcnt, size_t total);
+/* A reader's wait on sd begins (ust_xpipe_reader ENTER): 1 if this thread's
+ * last ust_xpipe_read on sd found the ring empty (then cleared), 2 if it
+ * met the claim held (the wait then sleeps on the head, which the service
+ * procedure wakes as it lets go: xp_rsrv_unclaim), else 0.  With 1 its wait ends when the ring has data, without pulling it up,
+ * and while it sleeps (xp_direct_sleeping at SLEEP: counted in xe->dsleep)
+ * a doorbell's service procedure wakes it instead of taking the data
+ * (xp_direct_wake: 1 woken, the caller takes nothing); a run that yields
+ * to a direct reader (dwant) wakes the head's readers with always 1. */
+int xp_direct_enter(struct stdata *sd);
+int xp_direct_sleeping(void);
+int xp_direct_wake(queue_t *q, struct ust_xend *xe, int always); /* always: dsleep or not */
+/* The read service procedure's side of the claim (sd_xpipe_direct.c): 1
+ * taken; 0 a direct reader holds it (it enables the procedure on release). */
+int xp_rsrv_claim(struct ust_xend *xe);
+void xp_rsrv_unclaim(queue_t *q, struct ust_xend *xe); /* wakes a reader that met it */
 /* fork hooks (rank UST_FORK_XPIPE, registered by sd_fork.c) */
 void ust_xpipe_fork_prepare(void);
 void ust_xpipe_fork_parent(void);

@@ -696,15 +696,30 @@ static int rsrv_idle(queue_t *q, struct ust_xend *xe)
  *   is armed before leaving.  Once the peer side is gone and its ring
  *   empty, M_HANGUP goes up (once).
  */
+static int rsrv_live(queue_t *q, struct ust_xend *xe);
+
 int ust_xpipe_rsrv(queue_t *q)
 {
     struct ust_xend *xe = xp_xend_of(q);
-    mblk_t *mp;
 
     if (xe == NULL)
         return 0;
     if (!atomic_load(&xe->live))
         return rsrv_idle(q, xe);
+    /* A direct reader copying from the ring (sd_xpipe_direct.c) enables
+     * this queue again when it is done: nothing moves up meanwhile. */
+    if (!xp_rsrv_claim(xe))
+        return 0;
+    int r = rsrv_live(q, xe);
+    xp_rsrv_unclaim(q, xe);
+    return r;
+}
+
+/* The run of a live end's read service procedure, under the claim. */
+static int rsrv_live(queue_t *q, struct ust_xend *xe)
+{
+    mblk_t *mp;
+
     xe->bufc = 0; /* a bufcall that was pending has fired, or this run does its work */
     xe->rtry = ust_sched_in_call();
     xe->rbusy = 0;
@@ -712,6 +727,19 @@ int ust_xpipe_rsrv(queue_t *q)
     if (xp_writers_wait(xe)) /* our writes wait for room: maybe there is some */
         qenable(WR(q));
     for (int idle = 0;;) {
+        /* A direct reader wants the ring (sd_xpipe_direct.c): it takes the
+         * rest itself; a look again in a tick in case it went away. */
+        if (atomic_load_explicit(&xe->dwant, memory_order_relaxed) &&
+            atomic_exchange(&xe->dwant, 0)) {
+            xp_direct_wake(q, xe, 1);
+            rsrv_tick(q, xe);
+            return 0;
+        }
+        /* A direct reader asleep: woken, it takes what came itself. */
+        if (xp_direct_wake(q, xe, 0)) {
+            rsrv_tick(q, xe);
+            return 0;
+        }
         int b = small_batch(q, xe);
         if (b < 0)
             break;

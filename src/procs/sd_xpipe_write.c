@@ -175,10 +175,12 @@ int ust_xpipe_write(struct stdata *sd, struct ust_sd_uio *u, size_t n)
     struct ust_xend *xe = __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE);
     struct xring_wr w;
 
-    /* Small writes only: at 4 KiB this path measured slower than the
-     * message path between processes (1.05x pipe(2) against 1.64x, cause
-     * not yet found), and a small write is where building a message costs
-     * most against the copy. */
+    /* Any write of one message (at most the packet size, the caller's
+     * test) whose record fits the ring: the caller's bytes are copied once,
+     * into the ring (docs/STREAMHEAD.md "One copy per side between
+     * processes").  Up to XP_DIRECT_MAX bytes; larger ones go the message
+     * way, which waits for room as a record while nothing holds the
+     * ring's producer lock. */
     if (xe == NULL || n == 0)
         return 0;
     /* The peer side gone (its M_HANGUP may not be up yet): EPIPE, as the
@@ -186,7 +188,7 @@ int ust_xpipe_write(struct stdata *sd, struct ust_sd_uio *u, size_t n)
      * never read. */
     if (atomic_load(&xe->gone))
         return -EPIPE;
-    if (n > XP_SMALL || atomic_load(&xe->backlog) != 0) {
+    if (n > XP_DIRECT_MAX || atomic_load(&xe->backlog) != 0) {
         /* The message path: a ring the peer broke or shut fails the write
          * here, whatever its size, rather than have wput drop it after the
          * head reported it written.  (Below, the put itself tells.) */

@@ -202,6 +202,31 @@ int xring_take_batch_try(struct xring_chan *ch, int dir, struct xring_msg *ms, i
                          int *wake);
 
 /*
+ * xring_take_copy -- take consecutive records of ring dir under one hold of
+ *   the consumer lock and one store of head, each one's body (control then
+ *   data bytes) handed to copy(arg, src, n) straight from the mapping, in
+ *   one piece or two (a record that wraps): one copy, into wherever the
+ *   caller wants it (a reader's own buffer).  For each record, at most max:
+ *   accept(m, arg) on its validated description, before anything of it is
+ *   copied (0 stops: that record and those after it stay); then copy, which
+ *   returns 0 or a positive errno (e.g. EFAULT: that record stays, and the
+ *   take stops).  accept and copy run with the consumer lock held: no
+ *   sleeping, no lock, no xring call; copy must not fault the process (a
+ *   fault-safe copy for user memory).  The bytes copied are the peer's to
+ *   change while they are copied; lengths and indices are not (read once).
+ *   *wake (may be NULL): XRING_WAKE_WRITER or 0, as xring_take_batch.
+ *   Returns the records taken (0: empty, or the first one stays), -errno of
+ *   copy when it failed on the first record, -EIO (broken), -EINVAL.
+ *   xring_take_copy_try never sleeps on the lock (-EBUSY, nothing taken).
+ */
+int xring_take_copy(struct xring_chan *ch, int dir, int max,
+                    int (*accept)(const struct xring_msg *, void *),
+                    int (*copy)(void *, const void *, size_t), void *arg, int *wake);
+int xring_take_copy_try(struct xring_chan *ch, int dir, int max,
+                        int (*accept)(const struct xring_msg *, void *),
+                        int (*copy)(void *, const void *, size_t), void *arg, int *wake);
+
+/*
  * xring_arm_reader / xring_arm_writer -- declare that this side is about to
  *   sleep waiting for data in (space in) ring dir.  Returns 1 if it need not
  *   sleep (data is there / there is room below hiwat now), 0 if it may

@@ -242,3 +242,86 @@ int xring_take_batch_try(struct xring_chan *ch, int dir, struct xring_msg *ms, i
 {
     return xr_take_batch(ch, dir, ms, max, buf, cap, accept, arg, wake, 1);
 }
+
+/*
+ * xr_take_copy -- xring_take_copy (xring.h).  The header of each record is
+ *   copied out of the mapping once and checked (xr_rec_at) before accept
+ *   sees it; its body is then handed to `copy` in at most two pieces
+ *   straight from the mapping (the peer may rewrite those bytes meanwhile:
+ *   they are data, never lengths or indices, which come from our copy).
+ *   head is stored once, after the last record copied whole.
+ */
+static int xr_take_copy(struct xring_chan *ch, int dir, int max,
+                        int (*accept)(const struct xring_msg *, void *),
+                        int (*copy)(void *, const void *, size_t), void *arg, int *wake,
+                        int nowait)
+{
+    struct xring_rec r;
+    struct xring_msg m;
+    int n = 0;
+
+    if (wake)
+        *wake = 0;
+    if (!xr_dir_ok(ch, dir) || max < 0 || !accept || !copy)
+        return -EINVAL;
+    struct xring_ctl *c = ch->ctl[dir];
+    int rc = xr_consumer_lock(ch, dir, nowait);
+    if (rc != 0)
+        return rc;
+    uint32_t h = __atomic_load_n(&c->x_head, __ATOMIC_RELAXED);
+    uint32_t t = __atomic_load_n(&c->x_tail, __ATOMIC_ACQUIRE);
+    int64_t q = xr_queued(ch, h, t);
+    if (q < 0) {
+        rc = xr_break(ch, dir);
+        goto out;
+    }
+    while (n < max && q > 0) {
+        rc = xr_rec_at(ch, dir, h, q, &r);
+        if (rc < 0)
+            goto out;
+        xr_desc(&r, &m);
+        if (!accept(&m, arg))
+            break;
+        size_t body = (size_t)r.r_ctl_len + r.r_data_len; /* <= r_len - 24 <= q */
+        uint32_t off = (h + (uint32_t)sizeof(r)) & ch->mask;
+        size_t first = body < (size_t)(ch->size - off) ? body : (size_t)(ch->size - off);
+        int e = body == 0 ? 0 : copy(arg, ch->data[dir] + off, first);
+        if (e == 0 && body > first)
+            e = copy(arg, ch->data[dir], body - first);
+        if (e != 0) { /* this record stays; those before it are taken */
+            if (n == 0)
+                rc = -e;
+            break;
+        }
+        n++;
+        h += r.r_len;
+        q -= r.r_len;
+    }
+    if (n > 0) {
+        __atomic_store_n(&c->x_head, h, __ATOMIC_SEQ_CST); /* the Dekker store */
+        rc = 0;
+    } else if (rc > 0) {
+        rc = 0;
+    }
+out:
+    xr_unlock(&c->x_clock);
+    if (rc != 0)
+        return rc;
+    if (n > 0 && xr_take_report(ch, c, h) && wake)
+        *wake = XRING_WAKE_WRITER;
+    return n;
+}
+
+int xring_take_copy(struct xring_chan *ch, int dir, int max,
+                    int (*accept)(const struct xring_msg *, void *),
+                    int (*copy)(void *, const void *, size_t), void *arg, int *wake)
+{
+    return xr_take_copy(ch, dir, max, accept, copy, arg, wake, 0);
+}
+
+int xring_take_copy_try(struct xring_chan *ch, int dir, int max,
+                        int (*accept)(const struct xring_msg *, void *),
+                        int (*copy)(void *, const void *, size_t), void *arg, int *wake)
+{
+    return xr_take_copy(ch, dir, max, accept, copy, arg, wake, 1);
+}

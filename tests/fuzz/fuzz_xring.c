@@ -17,7 +17,9 @@
  *     (buffers of fuzzed capacity, each its own malloc so that ASan sees an
  *     overflow), xring_take_batch (0..69 records or -1, a buffer of fuzzed
  *     capacity, an accept that takes all, takes sd_xpipe_read.c's small plain
- *     records, stops after k, or answers from the input); one put, peek,
+ *     records, stops after k, or answers from the input; one in three is
+ *     xring_take_copy instead, copying each body into the same buffer, with
+ *     the same expectations); one put, peek,
  *     take or take_batch in four is the _try form, which never sleeps on a
  *     held lock word;
  *     xring_arm_reader/_writer, xring_queued, xring_is_shut, xring_broken,
@@ -426,6 +428,55 @@ static int fx_accept(const struct xring_msg *m, void *arg)
     return yes;
 }
 
+/* xring_take_copy driven as a take_batch (one take in three): its accept
+ * refuses what does not fit the buffer, as take_batch stops there, then asks
+ * fx_accept; its copy appends to the buffer.  So the checks below hold for
+ * both (sd_xpipe_direct.c reads this way). */
+struct fx_cp {
+    struct fx_acc *a;
+    struct xring_msg *ms;
+    unsigned char *buf;
+    size_t cap, used, body;
+    int n;
+};
+
+static int fx_cp_accept(const struct xring_msg *m, void *arg)
+{
+    struct fx_cp *c = arg;
+    size_t body = (size_t)m->ctl_len + m->data_len;
+    if (c->body != 0)
+        fx_fail("take_copy: the record before was not copied whole", (long)c->body);
+    if (body > c->cap - c->used)
+        return 0;
+    if (!fx_accept(m, c->a))
+        return 0;
+    c->ms[c->n++] = *m;
+    c->body = body;
+    return 1;
+}
+
+static int fx_cp_copy(void *arg, const void *src, size_t n)
+{
+    struct fx_cp *c = arg;
+    if (n == 0 || n > c->body)
+        fx_fail("take_copy: a piece beyond its record", (long)n);
+    memcpy(c->buf + c->used, src, n);
+    c->used += n;
+    c->body -= n;
+    return 0;
+}
+
+static int fx_take_copy(struct xring_chan *ch, int d, struct xring_msg *ms, int max,
+                        unsigned char *buf, size_t cap, struct fx_acc *a, int *wake, int nowait)
+{
+    struct fx_cp c = {.a = a, .ms = ms, .buf = buf, .cap = cap};
+    int rc = nowait ? xring_take_copy_try(ch, d, max, fx_cp_accept, fx_cp_copy, &c, wake)
+                    : xring_take_copy(ch, d, max, fx_cp_accept, fx_cp_copy, &c, wake);
+    if (rc >= 0 && (rc != c.n || c.body != 0))
+        fx_fail("take_copy: records taken and copied disagree", rc);
+    return rc;
+}
+
 static void fx_take_batch(struct fx *x, struct xring_chan *ch, int hi, int d, struct fz *z)
 {
     static struct fx_acc a;
@@ -472,8 +523,9 @@ static void fx_take_batch(struct fx *x, struct xring_chan *ch, int hi, int d, st
     int want = fx_consumer_pre(x, ch, hi, d, &h, &q, nowait);
     if (max < 0)
         want = -EINVAL;
-    int rc = nowait ? xring_take_batch_try(ch, d, ms, max, buf, cap, fx_accept, &a, &wake)
-                    : xring_take_batch(ch, d, ms, max, buf, cap, fx_accept, &a, &wake);
+    int rc = fz_pick(z, 3) == 0 ? fx_take_copy(ch, d, ms, max, buf, cap, &a, &wake, nowait)
+             : nowait ? xring_take_batch_try(ch, d, ms, max, buf, cap, fx_accept, &a, &wake)
+                      : xring_take_batch(ch, d, ms, max, buf, cap, fx_accept, &a, &wake);
     uint32_t now = fx_ld(&fx_ctl(x, d)->x_head);
 
     if (rc > a.max || (rc < 0 && rc != -EIO && rc != -EINVAL && rc != -ECANCELED &&
