@@ -30,6 +30,8 @@
  *   GS.6 a run to a closed port between runs to an open one: the open
  *        port's units all arrive in order; T_UDERROR_IND(ECONNREFUSED)
  *        names the closed port; the endpoint sends on.
+ *   GS.7 the GRO keeper: after the first endpoint one UDP_GRO socket stays
+ *        open with every endpoint closed, and only one is made.
  *   End: no message block outstanding.
  */
 #include <arpa/inet.h>
@@ -485,6 +487,39 @@ static void gs6_refused(void)
     close(g);
 }
 
+/* Descriptors of this process that are UDP sockets with UDP_GRO on. */
+static int gro_sockets(void)
+{
+    int n = 0;
+    for (int fd = 0; fd < 4096; fd++) {
+        int on = 0, type = 0;
+        socklen_t l = sizeof(on), tl = sizeof(type);
+        if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) != 0 || type != SOCK_DGRAM)
+            continue;
+        if (getsockopt(fd, SOL_UDP, UDP_GRO, &on, &l) == 0 && on)
+            n++;
+    }
+    return n;
+}
+
+/* GS.7 the GRO keeper (udp_opt.c): once a /dev/udp endpoint has been made,
+ * one UDP socket with UDP_GRO on stays open when every endpoint is closed,
+ * so the kernel's static key is not lowered and raised again (a text patch
+ * on every CPU) at each t_open + t_close; and only one is made. */
+static void gs7_keeper(void)
+{
+    for (int round = 0; round < 3; round++) {
+        int fd = t_open("/dev/udp", O_RDWR, NULL);
+        if (!CHECK(fd >= 0))
+            return;
+        XCHECK_OK(t_bind(fd, NULL, NULL));
+        CHECK_EQ(gro_sockets(), 2); /* the endpoint's and the keeper */
+        CHECK_EQ(t_close(fd), 0);
+        CHECK_EQ(ustreams_quiesce(5000), 0);
+        CHECK_EQ(gro_sockets(), 1); /* the keeper, alone */
+    }
+}
+
 int main(void)
 {
     xti_require("/dev/udp");
@@ -495,5 +530,6 @@ int main(void)
     gs4_gro();
     gs5_v6();
     gs6_refused();
+    gs7_keeper();
     return xti_finish();
 }
