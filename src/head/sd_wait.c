@@ -13,8 +13,7 @@
  *   ust_sd_wait_intr instead, which a handler always interrupts, so that it
  *   returns what it did, as write(2) does, rather than go on waiting under
  *   SA_RESTART.  Before sleeping a waiter spins a little
- *   (USTREAMS_SPIN_US at most) on more than one CPU, as long as its spins
- *   pay (spin_take, spin_learn); a reader of a pipe split across
+ *   (USTREAMS_SPIN_US) on more than one CPU (spin_take); a reader of a pipe split across
  *   processes spins on the ring itself and arms it only before it sleeps
  *   (ust_xpipe_reader).  Wakers bump the number and wake only when someone
  *   sleeps (`waiters`).
@@ -59,40 +58,16 @@ static int spin_ns(void)
 }
 
 /*
- * Spinning that helps (docs/STREAMHEAD.md "A reader that runs dry spins only
- * while that helps").  A spin pays when the event comes during it: the
- * thread that brings it is running on another CPU.  When that thread is not
- * running (it waits for a CPU this spinner holds, as with two pairs on two
- * CPUs, or it has nothing to send), the spin only takes the CPU from it.
- * So each thread learns: its budget starts at the most (spin_ns), doubles
- * (plus SPIN_MIN_NS) after a spin that paid, halves after one that ran out;
- * below SPIN_MIN_NS it does not spin, except one wait in SPIN_PROBE, which
- * spins SPIN_MIN_NS to find out whether spinning pays again.  Per thread:
- * a thread waits on one thing at a time, and its peers are its own.
+ * The spin of a wait, in ns (0: sleep at once): spin_ns, every time.  An
+ * adaptive budget per thread (halved after a spin that ran out, doubled
+ * after one that paid) was tried on 2026-11-27 and is off: in one process a
+ * 64 KiB writer's copy outlasts many spins, the budget collapsed, and the
+ * reader slept at every message -- 3x slower than with the full spin
+ * (bench/README.md, "Between processes, one copy per side").
  */
-enum { SPIN_MIN_NS = 1000, SPIN_PROBE = 8 };
-static __thread int spin_budget = -1;
-static __thread unsigned spin_waits;
-
-/* The spin of this wait, in ns (0: sleep at once). */
 static int spin_take(void)
 {
-    int max = spin_ns();
-    if (spin_budget < 0 || spin_budget > max)
-        spin_budget = max;
-    if (spin_budget >= SPIN_MIN_NS)
-        return spin_budget;
-    return max > 0 && (++spin_waits % SPIN_PROBE) == 0 ? SPIN_MIN_NS : 0;
-}
-
-/* The spin of this wait paid (1) or ran out (0). */
-static void spin_learn(int paid)
-{
-    int max = spin_ns();
-    if (paid)
-        spin_budget = spin_budget > (max - SPIN_MIN_NS) / 2 ? max : spin_budget * 2 + SPIN_MIN_NS;
-    else
-        spin_budget /= 2;
+    return spin_ns();
 }
 
 unsigned ust_sd_wait_seq(struct ust_waitq *w)
@@ -200,17 +175,14 @@ static int wait_body(struct stdata *sd, struct ust_waitq *w, unsigned seq, long 
             if (arrivals && arrivals_seen(sd))
                 break;
             if (xr && (i & 15) == 15 && px->xpipe_reader(sd, UST_XREADER_READY)) {
-                if (xdirect || (px->xpipe_pull(sd) && atomic_load(&w->seq) != seq)) {
-                    spin_learn(1);
+                if (xdirect || (px->xpipe_pull(sd) && atomic_load(&w->seq) != seq))
                     goto xseen;
-                }
             }
             if ((i & 15) == 15 && ust_now_ns() > until)
                 break;
             __builtin_ia32_pause();
         }
         int paid = atomic_load(&w->seq) != seq || (arrivals && arrivals_seen(sd));
-        spin_learn(paid);
         if (paid) {
             if (xr)
                 px->xpipe_reader(sd, UST_XREADER_LEAVE);
