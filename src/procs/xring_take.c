@@ -94,6 +94,40 @@ static inline int xr_consumer_lock(struct xring_chan *ch, int dir, int nowait)
     return xr_lock(ch, dir, &ch->ctl[dir]->x_clock, !dir, nowait);
 }
 
+/* A batch take's start: ring dir's consumer lock taken and the head and
+ * the bytes queued read once (*h, *q): 0.  Or the lock's error (not held),
+ * or a ring whose indices are impossible broken (xr_break's result, the
+ * lock let go). */
+static int xr_batch_open(struct xring_chan *ch, int dir, int nowait, uint32_t *h, int64_t *q)
+{
+    struct xring_ctl *c = ch->ctl[dir];
+    int rc = xr_consumer_lock(ch, dir, nowait);
+    if (rc != 0)
+        return rc;
+    *h = __atomic_load_n(&c->x_head, __ATOMIC_RELAXED);
+    uint32_t t = __atomic_load_n(&c->x_tail, __ATOMIC_ACQUIRE);
+    *q = xr_queued(ch, *h, t);
+    if (*q < 0) {
+        rc = xr_break(ch, dir);
+        xr_unlock(&c->x_clock);
+    }
+    return rc;
+}
+
+/* A batch take's end: the consumer lock let go; rc if the take failed,
+ * else the n records taken (head already stored at h), with the writer's
+ * wake-up owed in *wake when the room it waits for came back. */
+static int xr_batch_close(struct xring_chan *ch, struct xring_ctl *c, int rc, int n, uint32_t h,
+                          int *wake)
+{
+    xr_unlock(&c->x_clock);
+    if (rc != 0)
+        return rc;
+    if (n > 0 && xr_take_report(ch, c, h) && wake)
+        *wake = XRING_WAKE_WRITER;
+    return n;
+}
+
 /* xring_peek, or xring_peek_try (nowait: never sleeps on the lock). */
 static int xr_peek(struct xring_chan *ch, int dir, struct xring_msg *m, int nowait)
 {
@@ -187,16 +221,11 @@ static int xr_take_batch(struct xring_chan *ch, int dir, struct xring_msg *ms, i
     if (!xr_dir_ok(ch, dir) || !ms || max < 0 || (!buf && cap > 0) || !accept)
         return -EINVAL;
     struct xring_ctl *c = ch->ctl[dir];
-    int rc = xr_consumer_lock(ch, dir, nowait);
+    uint32_t h;
+    int64_t q;
+    int rc = xr_batch_open(ch, dir, nowait, &h, &q);
     if (rc != 0)
         return rc;
-    uint32_t h = __atomic_load_n(&c->x_head, __ATOMIC_RELAXED);
-    uint32_t t = __atomic_load_n(&c->x_tail, __ATOMIC_ACQUIRE);
-    int64_t q = xr_queued(ch, h, t);
-    if (q < 0) {
-        rc = xr_break(ch, dir);
-        goto out;
-    }
     while (n < max && q > 0) {
         rc = xr_rec_at(ch, dir, h, q, &r);
         if (rc < 0)
@@ -221,12 +250,7 @@ static int xr_take_batch(struct xring_chan *ch, int dir, struct xring_msg *ms, i
     if (n > 0)
         __atomic_store_n(&c->x_head, h, __ATOMIC_SEQ_CST); /* the Dekker store */
 out:
-    xr_unlock(&c->x_clock);
-    if (rc != 0)
-        return rc;
-    if (n > 0 && xr_take_report(ch, c, h) && wake)
-        *wake = XRING_WAKE_WRITER;
-    return n;
+    return xr_batch_close(ch, c, rc, n, h, wake);
 }
 
 int xring_take_batch(struct xring_chan *ch, int dir, struct xring_msg *ms, int max, void *buf,
@@ -265,16 +289,11 @@ static int xr_take_copy(struct xring_chan *ch, int dir, int max,
     if (!xr_dir_ok(ch, dir) || max < 0 || !accept || !copy)
         return -EINVAL;
     struct xring_ctl *c = ch->ctl[dir];
-    int rc = xr_consumer_lock(ch, dir, nowait);
+    uint32_t h;
+    int64_t q;
+    int rc = xr_batch_open(ch, dir, nowait, &h, &q);
     if (rc != 0)
         return rc;
-    uint32_t h = __atomic_load_n(&c->x_head, __ATOMIC_RELAXED);
-    uint32_t t = __atomic_load_n(&c->x_tail, __ATOMIC_ACQUIRE);
-    int64_t q = xr_queued(ch, h, t);
-    if (q < 0) {
-        rc = xr_break(ch, dir);
-        goto out;
-    }
     while (n < max && q > 0) {
         rc = xr_rec_at(ch, dir, h, q, &r);
         if (rc < 0)
@@ -304,12 +323,7 @@ static int xr_take_copy(struct xring_chan *ch, int dir, int max,
         rc = 0;
     }
 out:
-    xr_unlock(&c->x_clock);
-    if (rc != 0)
-        return rc;
-    if (n > 0 && xr_take_report(ch, c, h) && wake)
-        *wake = XRING_WAKE_WRITER;
-    return n;
+    return xr_batch_close(ch, c, rc, n, h, wake);
 }
 
 int xring_take_copy(struct xring_chan *ch, int dir, int max,
