@@ -50,29 +50,7 @@
 #include "check.h"
 #include "xring.h"
 #include "xring_layout.h"
-
-/* A second mapping of ch's memfd, to look at and scribble on. */
-struct view {
-    struct xring_hdr *h;
-    unsigned char *base;
-    size_t len;
-};
-
-static struct view xr_view(struct xring_chan *ch)
-{
-    struct view v = {0};
-    struct stat st;
-    if (fstat(xring_fd(ch), &st) != 0)
-        return v;
-    v.len = (size_t)st.st_size;
-    v.base = mmap(NULL, v.len, PROT_READ | PROT_WRITE, MAP_SHARED, xring_fd(ch), 0);
-    if (v.base == MAP_FAILED) {
-        v.base = NULL;
-        return v;
-    }
-    v.h = (struct xring_hdr *)v.base;
-    return v;
-}
+#include "xring_view.h"
 
 static void xr_unview(struct view *v)
 {

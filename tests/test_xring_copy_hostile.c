@@ -39,6 +39,7 @@
 #include "check.h"
 #include "xring.h"
 #include "xring_layout.h"
+#include "xring_view.h"
 
 static unsigned char pat(uint32_t seq, size_t i)
 {
@@ -210,27 +211,7 @@ static void test_c2(void)
     xring_destroy(ch);
 }
 
-/* ---- the mapping, seen as the peer sees it ------------------------------ */
-struct view {
-    struct xring_hdr *h;
-    unsigned char *base;
-    size_t len;
-};
-
-static struct view xr_view(struct xring_chan *ch)
-{
-    struct view v = {0};
-    struct stat st;
-    if (fstat(xring_fd(ch), &st) != 0)
-        return v;
-    v.len = (size_t)st.st_size;
-    v.base = mmap(NULL, v.len, PROT_READ | PROT_WRITE, MAP_SHARED, xring_fd(ch), 0);
-    if (v.base == MAP_FAILED)
-        v.base = NULL;
-    v.h = (struct xring_hdr *)v.base;
-    return v;
-}
-
+/* ---- the mapping, seen as the peer sees it (xring_view.h) --------------- */
 static struct xring_rec *first_rec(struct view *v)
 {
     return (struct xring_rec *)(v->base + XRING_HDR_BYTES +
