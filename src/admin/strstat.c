@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * strstat.c -- the live view of the executive for administrators: the
- * registry with its counters (ustreams_modinfo, ustreams_print_modules, what
- * scls prints) and every queue of a stream (ustreams_dump_stream,
+ * registry with its counters (ustreams_modinfo; strstat_table.c prints them
+ * as scls does) and every queue of a stream (ustreams_dump_stream,
  * ustreams_dump_all, what strinfo prints).
  *
  * Layer: administration (src/admin/).  It walks stream heads (sthead.h) and
@@ -68,6 +68,7 @@
 
 #include "strcore.h"
 #include "sthead.h"
+#include "strstat.h"
 
 #define UST_DUMP_MSGS 8              /* messages listed per queue */
 #define UST_DUMP_MAXPAIRS (2 * UST_NSTRPUSH + 8) /* a walk longer than this is cut */
@@ -126,8 +127,7 @@ static void flags_str(char *buf, size_t n, unsigned long v, const struct flagnam
         buf[n - 1] = '\0';
 }
 
-/* The MT level and driver flags of a registration, "D_LEGACY" for none. */
-static void dflags_str(char *buf, size_t n, unsigned int flag)
+void ust_dflags_str(char *buf, size_t n, unsigned int flag)
 {
     if ((flag & (D_MTMASK | D_CLONE)) == 0)
         snprintf(buf, n, "D_LEGACY");
@@ -428,8 +428,7 @@ static int dump_sd(struct stdata *sd, int fd, FILE *out)
     return 0;
 }
 
-/* The result of printing: -1 with errno if out has an error. */
-static int out_result(FILE *out, int r)
+int ust_out_result(FILE *out, int r)
 {
     if (fflush(out) != 0 || ferror(out)) {
         if (errno == 0)
@@ -461,7 +460,7 @@ int ustreams_dump_stream(int fd, FILE *out)
     errno = 0;
     int r = dump_sd(sd, fd, out);
     ust_sd_put(sd);
-    return r < 0 ? -1 : out_result(out, 0);
+    return r < 0 ? -1 : ust_out_result(out, 0);
 }
 
 /* A list of streams with a call reference each. */
@@ -545,7 +544,7 @@ int ustreams_dump_all(FILE *out)
     for (int i = 0; i < l.n && r >= 0; i++)
         r = dump_sd(l.v[i], sd_fd_of(l.v[i]), out) < 0 ? -1 : r + 1;
     sdlist_release(&l);
-    return r < 0 ? -1 : out_result(out, r);
+    return r < 0 ? -1 : ust_out_result(out, r);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -684,146 +683,4 @@ int ustreams_modinfo(struct ustreams_modinfo *buf, int max)
     free(c.v);
     free(m.ents);
     return m.n;
-}
-
-/* ------------------------------------------------------------------------ */
-/* The table scls prints                                                    */
-/* ------------------------------------------------------------------------ */
-
-/* Columns: NAME KIND, then -l's, -c's and -r's, and -l's FLAGS last (the
- * only one of varying width). */
-static void print_header(FILE *out, int flags, int w)
-{
-    fprintf(out, "%-*s %-6s", w, "NAME", "KIND");
-    if (flags & USTREAMS_LS_LONG)
-        fprintf(out, " %5s %6s %6s %6s %6s", "ID", "MINPSZ", "MAXPSZ", "HIWAT", "LOWAT");
-    if (flags & USTREAMS_LS_COUNTS)
-        fprintf(out, " %6s %6s %6s %9s %9s", "OPENS", "CLOSES", "QUEUES", "PUTS", "SRVS");
-    if (flags & USTREAMS_LS_REG)
-        fprintf(out, " %5s %-7s %4s", "MAJOR", "LINKAGE", "REFS");
-    if (flags & USTREAMS_LS_LONG)
-        fprintf(out, " %s", "FLAGS");
-    fputc('\n', out);
-}
-
-static void print_entry(FILE *out, int flags, const struct ustreams_modinfo *mi, int w)
-{
-    char fl[256];
-    if (flags == 0) {
-        fprintf(out, "%s\n", mi->name);
-        return;
-    }
-    fprintf(out, "%-*s %-6s", w, mi->name, mi->kind == USTREAMS_DRIVER ? "driver" : "module");
-    if (flags & USTREAMS_LS_LONG) {
-        fprintf(out, " %5u %6ld", mi->idnum, mi->minpsz);
-        if (mi->maxpsz == INFPSZ)
-            fprintf(out, " %6s", "INF");
-        else
-            fprintf(out, " %6ld", mi->maxpsz);
-        fprintf(out, " %6lu %6lu", mi->hiwat, mi->lowat);
-    }
-    if (flags & USTREAMS_LS_COUNTS)
-        fprintf(out, " %6ld %6ld %6ld %9ld %9ld", mi->nopen, mi->nclose, mi->nqueues, mi->nput,
-                mi->nsrv);
-    if (flags & USTREAMS_LS_REG) {
-        if (mi->major >= 0)
-            fprintf(out, " %5d", mi->major);
-        else
-            fprintf(out, " %5s", "-");
-        fprintf(out, " %-7s %4ld", mi->dynamic ? "dynamic" : "static", mi->refs);
-    }
-    if (flags & USTREAMS_LS_LONG) {
-        dflags_str(fl, sizeof(fl), mi->flag);
-        fprintf(out, " %s", fl);
-    }
-    fputc('\n', out);
-}
-
-/*
- * ustreams_print_modules -- print the registry as scls does.
- *   Context and locking: as ustreams_modinfo; may block writing to out.
- *   Returns the number of entries printed, or -1 with errno (EINVAL out
- *   NULL, unknown flags or names NULL with nnames > 0; ENOMEM; a write
- *   error).
- */
-int ustreams_print_modules(FILE *out, int flags, const char *const *names, int nnames)
-{
-    struct ustreams_modinfo *v = NULL;
-    int n, printed = 0;
-
-    if (!out || (flags & ~(USTREAMS_LS_LONG | USTREAMS_LS_COUNTS | USTREAMS_LS_REG)) ||
-        nnames < 0 || (!names && nnames > 0)) {
-        errno = EINVAL;
-        return -1;
-    }
-    /* The registry may grow between the two calls: retry until it fits. */
-    for (int cap = 32;; cap *= 2) {
-        struct ustreams_modinfo *nv = realloc(v, (size_t)cap * sizeof(*v));
-        if (!nv) {
-            free(v);
-            errno = ENOMEM;
-            return -1;
-        }
-        v = nv;
-        n = ustreams_modinfo(v, cap);
-        if (n < 0) {
-            free(v);
-            return -1;
-        }
-        if (n <= cap)
-            break;
-    }
-    printed = ustreams_print_modinfo(out, flags, v, n, names, nnames);
-    free(v);
-    return printed;
-}
-
-/* Is v[i] printed (names NULL: all)?  The position of its name in names
- * otherwise, -1 if not there. */
-static int wanted(const struct ustreams_modinfo *mi, const char *const *names, int nnames)
-{
-    if (!names)
-        return 0;
-    for (int k = 0; k < nnames; k++)
-        if (names[k] && strcmp(names[k], mi->name) == 0)
-            return k;
-    return -1;
-}
-
-/*
- * ustreams_print_modinfo -- print n entries (as ustreams_modinfo fills
- *   them, from wherever they came: scls gets them from the sc module) as
- *   ustreams_print_modules does; the NAME column is as wide as the longest
- *   name printed.
- *   Context: any thread; no lock.  Returns the number of entries printed,
- *   or -1 with errno (EINVAL; a write error).
- */
-int ustreams_print_modinfo(FILE *out, int flags, const struct ustreams_modinfo *v, int n,
-                           const char *const *names, int nnames)
-{
-    int printed = 0, w = 8;
-
-    if (!out || (flags & ~(USTREAMS_LS_LONG | USTREAMS_LS_COUNTS | USTREAMS_LS_REG)) ||
-        n < 0 || (!v && n > 0) || nnames < 0 || (!names && nnames > 0)) {
-        errno = EINVAL;
-        return -1;
-    }
-    for (int i = 0; i < n; i++)
-        if (wanted(&v[i], names, nnames) >= 0 && (int)strlen(v[i].name) > w)
-            w = (int)strlen(v[i].name);
-    errno = 0;
-    if (flags)
-        print_header(out, flags, w);
-    if (!names) {
-        for (int i = 0; i < n; i++, printed++)
-            print_entry(out, flags, &v[i], w);
-    } else {
-        for (int k = 0; k < nnames; k++)
-            for (int i = 0; i < n; i++)
-                if (names[k] && strcmp(names[k], v[i].name) == 0) {
-                    print_entry(out, flags, &v[i], w);
-                    printed++;
-                }
-    }
-    return out_result(out, printed);
 }
