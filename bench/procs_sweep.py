@@ -108,7 +108,7 @@ def measure(a, runner, sizes, series, started, perf):
     for rep in range(a.repeat):
         plan += [("procs", lb, s, rep, args) for s in sizes for lb, args in series]
         if perf:
-            for s in (s for s in sweep_costs.SIZES if s in sizes):
+            for s in sweep_costs.within(sizes):
                 for lb, args in series:
                     plan += [("perf", lb, s, rep, args), ("perf-base", lb, s, rep, args)]
     per_run = a.time + a.warmup + 0.05
@@ -265,7 +265,7 @@ def main():
     sweep.write_csv(os.path.join(outdir, "procs_medians.csv"), rows,
                     ["series", "size", "writes_per_s", "reads_per_s", "bytes_per_s", "n"])
     made = chart(med, [lb for lb, _ in series], sizes, outdir)
-    csizes = [s for s in sweep_costs.SIZES if s in sizes]
+    csizes = sweep_costs.within(sizes)
     costs = sweep_costs.collect(results, [lb for lb, _ in series], csizes, "perf", "perf-base")
     costs_made = [] if pr.cmd is None else sweep_costs.chart(
         costs, [lb for lb, _ in series], csizes, outdir, "procs_costs.png",

@@ -199,11 +199,6 @@ def thread_stacks(pid):
         return f"(gdb failed: {e})"
 
 
-def cost_sizes(sizes):
-    """The sizes measured under perf: sweep_costs.SIZES within the sweep's."""
-    return [s for s in sweep_costs.SIZES if s in sizes]
-
-
 def median_of(rows, key="writes_per_s"):
     vals = [r[key] for r in rows if r is not None and r[key] != ""]
     return statistics.median(vals) if vals else None
@@ -373,31 +368,9 @@ def report(ctx, img_prefix):
         add("")
 
     if ctx["push"]:
-        add(f"## Modules pushed (nullmod) at {EXTRA_SIZE} B (ustreams `-r -p N`)")
-        add("")
-        if "push.png" in ctx["charts"]:
-            add(f"![Modules pushed]({img_prefix}push.png)")
-            add("")
-        add("| nullmods | bytes/s | loss vs 0 |")
-        add("|---:|---:|---:|")
-        b0 = ctx["push"][0][1]
-        loss8 = None
-        for n, r in ctx["push"]:
-            if r is None:
-                add(f"| {n} | failed | |")
-                continue
-            loss = (1 - r['bytes_per_s'] / b0['bytes_per_s']) * 100 if b0 else None
-            if n == 8:
-                loss8 = loss
-            add(f"| {n} | {fmt_rate(r['bytes_per_s'])} | "
-                f"{'n/a' if loss is None else f'{loss:.1f} %'} |")
-        add("")
-        if loss8 is not None:
-            verdict = "met" if loss8 <= PUSH_TARGET_LOSS else "missed"
-            add(f"Target (issue 24 item 2): 8 nullmods lose at most {PUSH_TARGET_LOSS} % "
-                f"against none at {EXTRA_SIZE} B, same run: {loss8:.1f} %, {verdict} "
-                "(bench/README.md \"Pushed modules\").")
-            add("")
+        L.extend(sweep_costs.push_section(
+            ctx["push"], EXTRA_SIZE, PUSH_TARGET_LOSS, fmt_rate,
+            img_prefix + "push.png" if "push.png" in ctx["charts"] else None))
 
     if ctx["scale"]:
         add(f"## Two pipes at once (`--scale`), {EXTRA_SIZE} B, sum of both pairs")
@@ -582,7 +555,7 @@ def make_plan(a, sizes, series, ust_ok, perf):
             for lb, args in series:
                 plan.append(("sweep", lb, s, rep, args))
         if perf:
-            for s in cost_sizes(sizes):
+            for s in sweep_costs.within(sizes):
                 for lb, args in series:
                     if s == EXTRA_SIZE or lb in COST_SERIES:
                         plan.append(("syscalls", lb, s, rep, args))
@@ -745,7 +718,7 @@ def write_report(a, runner, results, sizes, labels, found, outdir, elapsed):
               ["group", "series", "size", "writes_per_s", "reads_per_s", "bytes_per_s", "n"])
     made = sweep_charts.charts(med, labels, sizes, fits, outdir, ratio, PIPE, FIT_MAX, MARKERS,
                                COLORS)
-    csz = cost_sizes(sizes)
+    csz = sweep_costs.within(sizes)
     costs = sweep_costs.collect(results, labels, csz, "syscalls", "syscalls-base")
     if not found["perf_error"]:
         made += sweep_costs.chart(costs, labels, csz, outdir, "costs.png",

@@ -35,6 +35,11 @@ SIZES = [1, 64, 4096, 65536]
 COLUMNS = [perfstat.COLUMN[e] for e in perfstat.SOFTWARE + perfstat.HARDWARE]
 
 
+def within(sizes):
+    """The sizes measured under perf: SIZES within the sweep's sizes."""
+    return [s for s in SIZES if s in sizes]
+
+
 def record(row, stderr):
     """Put the counts perf printed in stderr into the raw row's columns ("" for
     an event not counted)."""
@@ -221,3 +226,34 @@ def chart(costs, labels, sizes, outdir, name, title, markers, colors):
     made = []
     sweep_charts.save(plt, fig, outdir, name, made)
     return made
+
+
+def push_section(push, size, target, fmt_rate, img=None):
+    """The nullmod sweep's section (a list of lines): bytes/s for each count
+    of nullmods pushed and the loss against none, 1 - bytes/s(N) /
+    bytes/s(0), from the medians of the same make bench; then the verdict
+    on the target (at most target % lost by 8 nullmods).  push: [(count,
+    median row or None)], count 0 first; img: the chart's path, if drawn."""
+    out = [f"## Modules pushed (nullmod) at {size} B (ustreams `-r -p N`)", ""]
+    if img:
+        out += [f"![Modules pushed]({img})", ""]
+    out += ["| nullmods | bytes/s | loss vs 0 |", "|---:|---:|---:|"]
+    b0 = push[0][1] if push and push[0][0] == 0 else None
+    loss8 = None
+    for n, r in push:
+        if r is None:
+            out.append(f"| {n} | failed | |")
+            continue
+        loss = (1 - r["bytes_per_s"] / b0["bytes_per_s"]) * 100 \
+            if b0 and b0["bytes_per_s"] else None
+        if n == 8:
+            loss8 = loss
+        out.append(f"| {n} | {fmt_rate(r['bytes_per_s'])} | "
+                   f"{'n/a' if loss is None else f'{loss:.1f} %'} |")
+    out.append("")
+    if loss8 is not None:
+        verdict = "met" if loss8 <= target else "missed"
+        out += [f"Target (issue 24 item 2): 8 nullmods lose at most {target} % against none "
+                f"at {size} B, same run: {loss8:.1f} %, {verdict} (bench/README.md \"Pushed "
+                "modules\").", ""]
+    return out

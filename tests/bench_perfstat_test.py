@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: MIT
 """Unit tests of the bench's perf stat parsing (bench/perfstat.py) and of the
-per-message figures made from it (bench/sweep_costs.py), with canned outputs
-of `perf stat -x,`: counters supported, "<not supported>" (a VM without a
-PMU), the events refused, perf missing, and perf's lines mixed with
-perftest's own stderr.  Run by ctest (test_bench_perfstat):
+per-message figures made from it and the nullmod sweep's loss table
+(bench/sweep_costs.py), with canned outputs of `perf stat -x,`: counters
+supported, "<not supported>" (a VM without a PMU), the events refused, perf
+missing, and perf's lines mixed with perftest's own stderr.  Run by ctest (test_bench_perfstat):
     PYTHONPATH=bench python3 -m unittest -v bench_perfstat_test
 from tests/.  No perf, no perftest, no matplotlib needed."""
 
@@ -256,6 +256,35 @@ class Section(unittest.TestCase):
     def test_perf_missing(self):
         text = sweep_costs.section({}, ["ustreams"], [64], "perf(1) is not installed", None, "T")
         self.assertEqual(text[2], "Not measured: perf(1) is not installed.")
+
+
+class Push(unittest.TestCase):
+    """The nullmod sweep's table: loss against none, and the target's verdict."""
+
+    def rows(self, *rates):
+        return [(n, None if r is None else {"bytes_per_s": r})
+                for n, r in zip((0, 1, 4, 8), rates)]
+
+    def test_loss_against_none(self):
+        text = "\n".join(sweep_costs.push_section(self.rows(200e6, 100e6, 150e6, 160e6), 64, 30,
+                                                  lambda v: f"{v / 1e6:.0f} M", "push.png"))
+        self.assertIn("![Modules pushed](push.png)", text)
+        self.assertIn("| 0 | 200 M | 0.0 % |", text)
+        self.assertIn("| 1 | 100 M | 50.0 % |", text)
+        self.assertIn("| 8 | 160 M | 20.0 % |", text)
+        self.assertIn("same run: 20.0 %, met", text)
+
+    def test_missed_and_failed(self):
+        text = "\n".join(sweep_costs.push_section(self.rows(200e6, None, 150e6, 40e6), 64, 30,
+                                                  str))
+        self.assertIn("| 1 | failed | |", text)
+        self.assertIn("same run: 80.0 %, missed", text)
+        self.assertNotIn("![", text)
+
+    def test_no_base_no_verdict(self):
+        text = "\n".join(sweep_costs.push_section(self.rows(None, 1e6, 1e6, 1e6), 64, 30, str))
+        self.assertIn("| 8 | 1000000.0 | n/a |", text)
+        self.assertNotIn("Target", text)
 
 
 if __name__ == "__main__":
