@@ -28,7 +28,7 @@ machine spreads over every series alike.  Output, in bench/out/<date>/:
     improvement.png  % of writes/s over pipe(2)
     costs.png        system calls and CPU time per message against size (perf)
     push.png         the nullmod sweep: % of bytes/s lost against none
-    results.md       ratios, delay fit, targets, system calls per message, extra tables
+    results.md       ratios, delay fit, targets, per message per size, extra tables
 and the same report as bench/out/latest.md with bench/out/latest/*.png.
 --from-raw redoes the medians, charts and reports from an earlier raw.csv
 without measuring.  Timings are a report, never a test: the exit status is 0
@@ -92,7 +92,7 @@ FIT_MAX = 4096
 EXTRA_SIZE = 64
 # Under perf stat (bench/sweep_costs.py): these series at every size of
 # sweep_costs.SIZES the sweep has, the others at EXTRA_SIZE only.  Every series
-# today: the three sizes more cost about 20 s of make bench (bench/README.md,
+# today: the three sizes more cost about 40 s of make bench (bench/README.md,
 # "What make bench reports per size"); narrow it here if that grows.
 COST_SERIES = tuple(lb for lb, _ in SERIES)
 
@@ -504,7 +504,7 @@ def parse_args():
     ap.add_argument("--no-extras", action="store_true",
                     help="skip the options/modules/scale tables")
     ap.add_argument("--no-syscalls", action="store_true",
-                    help="skip the system calls per message (perf stat)")
+                    help="skip the counts per message (perf stat; BENCH_PERF=no)")
     ap.add_argument("--from-raw", metavar="RAW_CSV",
                     help="measure nothing: redo medians, charts and report from a raw.csv")
     ap.add_argument("--out", default="bench/out")
