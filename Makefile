@@ -76,9 +76,14 @@ TSAN_LAUNCH ?= $(shell setarch $$(uname -m) -R true >/dev/null 2>&1 && echo seta
 # Bench hooks: BENCH_DEPS are extra prerequisites of `bench` (the venv),
 # BENCH_SWEEP is the command run after bench_micro (the Python sweep of
 # `build/ustreams perftest` against pipe(2), AF_UNIX socketpairs and ZeroMQ inproc
-# PAIR, with the charts and the system calls per message).  The sweep goes to 64 KiB
-# writes; QUICK=1 stops it at 4 KiB (FULL=1, once needed for 64 KiB, changes
-# nothing); REPEAT=N runs each point N times.
+# PAIR, with the charts and, per message at 1, 64, 4096 and 65536 B, the system
+# calls, CPU time, and instructions and cycles where the PMU offers them: perf stat,
+# bench/sweep_costs.py).  The sweep goes to 64 KiB writes; QUICK=1 stops it at
+# 4 KiB (FULL=1, once needed for 64 KiB, changes nothing); REPEAT=N runs each
+# point N times.  BENCH_PERF=no: no run under perf stat (both sweeps; the report
+# says "skipped").
+BENCH_PERF ?= yes
+BENCH_PERF_ARG = $(if $(filter no,$(BENCH_PERF)),--no-syscalls)
 BENCH_MICRO_CSV := $(BUILD)/bench_micro.csv
 # Where the sweeps write (git-ignored); `make bench-publish` copies it to the
 # tracked BENCH_PUBLISHED.  BENCH_CMD is the command they run: the bench's
@@ -91,7 +96,7 @@ BENCH_CMD       ?= $(BUILD)/ustreams-bench
 BENCH_DEPS  ?= venv
 BENCH_SWEEP ?= QUICK="$(QUICK)" FULL="$(FULL)" $(VENV)/bin/python bench/sweep.py \
                --perftest "$(BENCH_CMD) perftest" --out "$(BENCH_OUT)" \
-               $(if $(REPEAT),--repeat $(REPEAT)) --micro-csv $(BENCH_MICRO_CSV)
+               $(if $(REPEAT),--repeat $(REPEAT)) --micro-csv $(BENCH_MICRO_CSV) $(BENCH_PERF_ARG)
 # perftest's ZeroMQ peer is built where pkg-config finds libzmq (CMakeLists.txt).
 # When it does not, bench-zmq installs Debian's libzmq3-dev if it runs as root
 # with apt-get (as fuzz-build does for clang); otherwise, or if that fails, the
@@ -101,10 +106,12 @@ BENCH_ZMQ_INSTALL ?= yes
 # `perftest --procs` (writer and reader processes) for ustreams, pipe(2) and
 # AF_UNIX, ratios to pipe(2) between processes; procs*.csv, procs.md and
 # procs_throughput.png beside the pipe sweep's, a section in its results.md and
-# latest.md (~45-60 s; QUICK=1 to 4 KiB).  ustreams is reported n/a, not failed,
+# latest.md (~45-60 s, and ~25 s for the counts per message under perf stat,
+# procs_costs.png; QUICK=1 to 4 KiB).  ustreams is reported n/a, not failed,
 # while its pipes do not cross fork().  Empty: skipped.
 BENCH_PROCS ?= QUICK="$(QUICK)" $(VENV)/bin/python bench/procs_sweep.py \
-               --perftest "$(BENCH_CMD) perftest" --out "$(BENCH_OUT)" $(if $(REPEAT),--repeat $(REPEAT))
+               --perftest "$(BENCH_CMD) perftest" --out "$(BENCH_OUT)" $(if $(REPEAT),--repeat $(REPEAT)) \
+               $(BENCH_PERF_ARG)
 # BENCH_NETPERF is the command run after the pipe sweep: bench/netperf_sweep.py,
 # `build/ustreams netperf` over XTI (/dev/udp, /dev/tcp) and over sockets, with
 # bench_xti_open; results beside the pipe sweep's (bench/out/<date>/netperf*,

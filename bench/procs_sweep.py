@@ -6,18 +6,24 @@ pipe(2) and AF_UNIX stream and seqpacket socketpairs, with ratios to pipe(2)
 between processes in the same run.  Part of `make bench`, after bench/sweep.py.
 
     bench/procs_sweep.py [--perftest 'build/ustreams perftest'] [--repeat N]
-                         [--time SECONDS] [--quick] [--out bench/out] [--date D]
+                         [--time SECONDS] [--quick] [--no-syscalls] [--out bench/out]
+                         [--date D]
 
 Sizes 1 B to 64 KiB (--quick or QUICK=1: to 4 KiB), each point --repeat times
 (default 3) for --time seconds (default 0.2) after 0.05 s of warm-up, the runs
 interleaved (repetition, size, series) as bench/sweep.py does; the median is
 kept.  About 45 s on 2 cores without the ustreams series, 60 s with it.
+Then, when `perf stat` can count (bench/perfstat.py), every series at 1, 64,
+4096 and 65536 B under perf, a run of --time and one of 0.01 s: system calls,
+CPU time (and instructions and cycles where the PMU offers them) per message,
+parent and forked reader together (bench/sweep_costs.py); about 25 s more.
 
 The ustreams series is "n/a" when perftest says a ustreams pipe does not cross
 fork() in this build (exit status 3): the report says so, nothing fails.
 Output, in bench/out/<date>/: procs_raw.csv (every run), procs_medians.csv,
-procs_throughput.png (bytes/s against size, log-log) and procs.md (the table
-and the targets); the same section replaces any earlier one in that day's
+procs_throughput.png (bytes/s against size, log-log), procs_costs.png (system
+calls and CPU time per message against size) and procs.md (the tables and the
+targets); the same section replaces any earlier one in that day's
 results.md and in bench/out/latest.md, and bench/out/latest-procs.md
 with latest/procs_throughput.png are the newest at stable paths.  The exit
 status is 0 unless perftest could not be run at all.
@@ -32,8 +38,10 @@ import subprocess
 import sys
 import time
 
+import perfstat
 import sweep
 import sweep_charts
+import sweep_costs
 
 UST = "ustreams"
 PIPE = "pipe(2)"
@@ -68,6 +76,8 @@ def parse_args():
     ap.add_argument("--time", type=float, default=0.2, help="seconds per run (perftest -t)")
     ap.add_argument("--warmup", type=float, default=0.05)
     ap.add_argument("--quick", action="store_true", default=quick, help="sizes up to 4 KiB")
+    ap.add_argument("--no-syscalls", action="store_true",
+                    help="skip the counts per message (perf stat)")
     ap.add_argument("--out", default="bench/out")
     ap.add_argument("--date", default=datetime.date.today().isoformat())
     return ap.parse_args()
@@ -89,17 +99,33 @@ def probe_ustreams(a):
     return False, f"failed (exit {p.returncode}): {why}"
 
 
-def measure(a, runner, sizes, series, started):
-    plan = [(lb, s, rep, args) for rep in range(a.repeat) for s in sizes for lb, args in series]
+def measure(a, runner, sizes, series, started, perf):
+    """Run the plan: each repetition the sweep, then (perf: the command
+    prefix, or None) the pairs of runs under perf at sweep_costs.SIZES.
+    Returns {(group, label, size): [row or None per run]}, group "procs"
+    (the sweep), "perf" or "perf-base"."""
+    plan = []
+    for rep in range(a.repeat):
+        plan += [("procs", lb, s, rep, args) for s in sizes for lb, args in series]
+        if perf:
+            for s in sweep_costs.within(sizes):
+                for lb, args in series:
+                    plan += [("perf", lb, s, rep, args), ("perf-base", lb, s, rep, args)]
     per_run = a.time + a.warmup + 0.05
     log(f"procs sweep: {len(plan)} runs of ~{per_run:.2f} s (~{len(plan) * per_run:.0f} s)")
     results = {}
-    for i, (lb, s, rep, args) in enumerate(plan, 1):
+    for i, (group, lb, s, rep, args) in enumerate(plan, 1):
         if runner.hung >= 3 and "--peer" not in args:
-            results.setdefault((lb, s), []).append(None)
+            results.setdefault((group, lb, s), []).append(None)
             continue
-        r = runner.run("procs", lb, s, rep, ["--procs"] + args)
-        results.setdefault((lb, s), []).append(r)
+        if group == "perf":
+            r = runner.run(group, lb, s, rep, ["--procs"] + args, wrap=perf)
+        elif group == "perf-base":
+            r = runner.run(group, lb, s, rep, ["--procs"] + args, wrap=perf,
+                           ttime=sweep_costs.BASE_TIME, warmup=0)
+        else:
+            r = runner.run(group, lb, s, rep, ["--procs"] + args)
+        results.setdefault((group, lb, s), []).append(r)
         if i % 20 == 0 or i == len(plan) or r is None:
             got = f"{r['bytes_per_s']:.3g} B/s" if r else f"no result (rc {runner.raw[-1]['rc']})"
             log(f"[{i:4d}/{len(plan)}] {time.monotonic() - started:4.0f} s  "
@@ -109,7 +135,9 @@ def measure(a, runner, sizes, series, started):
 
 def medians(results):
     med, rows = {}, []
-    for (lb, s), runs in results.items():
+    for (group, lb, s), runs in results.items():
+        if group != "procs":
+            continue
         good = [r for r in runs if r is not None]
         if not good:
             continue
@@ -187,6 +215,10 @@ def section(ctx, img_prefix):
         add("Failed runs: " + "; ".join(f"{w}: `{m}`" for w, m in ctx["failures"][:10])
             + (f"; and {len(ctx['failures']) - 10} more" if len(ctx["failures"]) > 10 else ""))
         add("")
+    L.extend(sweep_costs.section(
+        ctx["costs"], labels, ctx["csizes"], ctx["perf_error"], ctx["hw_note"],
+        "Between processes, per message, per size (perf stat)",
+        img_prefix + "procs_costs.png" if ctx["costs_chart"] else None))
     add(f"Raw data: `{ctx['rawname']}`, `{ctx['medname']}`.")
     add(END)
     return "\n".join(L) + "\n"
@@ -219,8 +251,12 @@ def main():
         log(f"procs sweep: ustreams not measured: {ust_error}; measuring the peers only")
     series = [(lb, args) for lb, args in SERIES if ust_ok or lb != UST]
     labels = [lb for lb, _ in SERIES]  # ustreams stays as an n/a column
+    pr = perfstat.Probe(None, (), "skipped (--no-syscalls)", None) if a.no_syscalls \
+        else perfstat.probe()
+    if pr.cmd is None:
+        log(f"procs sweep: no counts per message: {pr.error}")
     runner = sweep.Runner(a.perftest, a.time, a.warmup)
-    results = measure(a, runner, sizes, series, started)
+    results = measure(a, runner, sizes, series, started, pr.cmd)
     med, rows = medians(results)
 
     outdir = os.path.join(a.out, a.date)
@@ -229,11 +265,18 @@ def main():
     sweep.write_csv(os.path.join(outdir, "procs_medians.csv"), rows,
                     ["series", "size", "writes_per_s", "reads_per_s", "bytes_per_s", "n"])
     made = chart(med, [lb for lb, _ in series], sizes, outdir)
+    csizes = sweep_costs.within(sizes)
+    costs = sweep_costs.collect(results, [lb for lb, _ in series], csizes, "perf", "perf-base")
+    costs_made = [] if pr.cmd is None else sweep_costs.chart(
+        costs, [lb for lb, _ in series], csizes, outdir, "procs_costs.png",
+        "Between processes, per message, by perf stat (marginal; log scales)", MARKERS, COLORS)
+    made += costs_made
     ctx = {"date": a.date, "med": med, "sizes": sizes, "labels": labels, "ust_ok": ust_ok,
            "ust_error": ust_error, "time": a.time, "warmup": a.warmup, "repeat": a.repeat,
            "elapsed": time.monotonic() - started, "chart": bool(made),
            "failures": runner.failures, "rawname": "procs_raw.csv",
-           "medname": "procs_medians.csv"}
+           "medname": "procs_medians.csv", "costs": costs, "csizes": csizes,
+           "perf_error": pr.error, "hw_note": pr.hw_note, "costs_chart": bool(costs_made)}
     here = section(ctx, "")
     with open(os.path.join(outdir, "procs.md"), "w") as f:
         f.write(f"# ustreams pipe benchmark between processes, {a.date}\n\n" + here)

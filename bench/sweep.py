@@ -10,9 +10,10 @@ the OpenSS7 pipe paper.
 
 Sizes 1 B to 64 KiB; --quick (or QUICK=1) stops at 4 KiB.  REPEAT=N is
 --repeat N.  --full and FULL=1 are accepted and change nothing (64 KiB is the
-default).  The ZeroMQ series runs when perftest was built with libzmq; the
-system calls per message at 64 B when `perf stat` can count them
-(bench/sweep_syscalls.py).
+default).  The ZeroMQ series runs when perftest was built with libzmq; per
+message at 1, 64, 4096 and 65536 B the system calls, the CPU time and (where
+the PMU offers them) instructions and cycles, when `perf stat` can count them
+(bench/sweep_costs.py, bench/perfstat.py).
 
 Every point is run REPEAT times (default 3) and the median kept.  Runs are
 interleaved (repetition, then size, then series) so that drift of a shared
@@ -25,7 +26,9 @@ machine spreads over every series alike.  Output, in bench/out/<date>/:
                      cost) in the legend
     throughput.png   log bytes/s against log size
     improvement.png  % of writes/s over pipe(2)
-    results.md       ratios, delay fit, targets, system calls per message, extra tables
+    costs.png        system calls and CPU time per message against size (perf)
+    push.png         the nullmod sweep: % of bytes/s lost against none
+    results.md       ratios, delay fit, targets, per message per size, extra tables
 and the same report as bench/out/latest.md with bench/out/latest/*.png.
 --from-raw redoes the medians, charts and reports from an earlier raw.csv
 without measuring.  Timings are a report, never a test: the exit status is 0
@@ -47,7 +50,8 @@ import sys
 import time
 
 import sweep_charts
-import sweep_syscalls
+import perfstat
+import sweep_costs
 
 PIPE = "pipe(2)"
 UST = "ustreams"
@@ -86,6 +90,11 @@ PUSH_TARGET_LOSS = 30  # % lost by 8 nullmods against none (issue 24 item 2)
 # buffer pages) and the largest points would decide the intercept alone.
 FIT_MAX = 4096
 EXTRA_SIZE = 64
+# Under perf stat (bench/sweep_costs.py): these series at every size of
+# sweep_costs.SIZES the sweep has, the others at EXTRA_SIZE only.  Every series
+# today: the three sizes more cost about 40 s of make bench (bench/README.md,
+# "What make bench reports per size"); narrow it here if that grows.
+COST_SERIES = tuple(lb for lb, _ in SERIES)
 
 MARKERS = {UST: "o", UST_TUNED: "s", PIPE: "^", "pipe(2) -F": "v",
            "AF_UNIX stream": "D", "AF_UNIX seqpacket": "x", ZMQ: "*"}
@@ -109,7 +118,7 @@ HANG_AFTER = 15
 TOTALS_RE = re.compile(r"totals: writes=(\d+) reads=(\d+)")
 RAW_FIELDS = ["group", "series", "size", "rep", "writes_per_s", "reads_per_s", "bytes_per_s",
               "options", "rc", "mblks", "dblks", "bytes_outstanding", "total_writes",
-              "total_reads", "syscalls"]
+              "total_reads"] + sweep_costs.COLUMNS
 
 
 class Runner:
@@ -161,8 +170,7 @@ class Runner:
         if m:
             row["total_writes"], row["total_reads"] = map(int, m.groups())
         if wrap:
-            n = sweep_syscalls.parse(err)
-            row["syscalls"] = "" if n is None else n
+            sweep_costs.record(row, err)
         lines = [ln for ln in out.splitlines() if ln.count(",") >= 5]
         if lines:
             f = lines[-1].split(",")
@@ -299,7 +307,8 @@ def report(ctx, img_prefix):
         add(f"- **{ZMQ} was not measured**: {ctx['zmq_error']}")
     add("")
     for name, title in (("performance", "Performance"), ("delay", "Delay"),
-                        ("throughput", "Throughput"), ("improvement", "Improvement")):
+                        ("throughput", "Throughput"), ("improvement", "Improvement"),
+                        ("costs", "System calls and CPU time per message")):
         if name + ".png" in ctx["charts"]:
             add(f"![{title}]({img_prefix}{name}.png)")
     add("")
@@ -359,28 +368,9 @@ def report(ctx, img_prefix):
         add("")
 
     if ctx["push"]:
-        add(f"## Modules pushed (nullmod) at {EXTRA_SIZE} B (ustreams `-r -p N`)")
-        add("")
-        add("| nullmods | bytes/s | loss vs 0 |")
-        add("|---:|---:|---:|")
-        b0 = ctx["push"][0][1]
-        loss8 = None
-        for n, r in ctx["push"]:
-            if r is None:
-                add(f"| {n} | failed | |")
-                continue
-            loss = (1 - r['bytes_per_s'] / b0['bytes_per_s']) * 100 if b0 else None
-            if n == 8:
-                loss8 = loss
-            add(f"| {n} | {fmt_rate(r['bytes_per_s'])} | "
-                f"{'n/a' if loss is None else f'{loss:.1f} %'} |")
-        add("")
-        if loss8 is not None:
-            verdict = "met" if loss8 <= PUSH_TARGET_LOSS else "missed"
-            add(f"Target (issue 24 item 2): 8 nullmods lose at most {PUSH_TARGET_LOSS} % "
-                f"against none at {EXTRA_SIZE} B, same run: {loss8:.1f} %, {verdict} "
-                "(bench/README.md \"Pushed modules\").")
-            add("")
+        L.extend(sweep_costs.push_section(
+            ctx["push"], EXTRA_SIZE, PUSH_TARGET_LOSS, fmt_rate,
+            img_prefix + "push.png" if "push.png" in ctx["charts"] else None))
 
     if ctx["scale"]:
         add(f"## Two pipes at once (`--scale`), {EXTRA_SIZE} B, sum of both pairs")
@@ -514,7 +504,7 @@ def parse_args():
     ap.add_argument("--no-extras", action="store_true",
                     help="skip the options/modules/scale tables")
     ap.add_argument("--no-syscalls", action="store_true",
-                    help="skip the system calls per message (perf stat)")
+                    help="skip the counts per message (perf stat; BENCH_PERF=no)")
     ap.add_argument("--from-raw", metavar="RAW_CSV",
                     help="measure nothing: redo medians, charts and report from a raw.csv")
     ap.add_argument("--out", default="bench/out")
@@ -565,9 +555,11 @@ def make_plan(a, sizes, series, ust_ok, perf):
             for lb, args in series:
                 plan.append(("sweep", lb, s, rep, args))
         if perf:
-            for lb, args in series:
-                plan.append(("syscalls", lb, EXTRA_SIZE, rep, args))
-                plan.append(("syscalls-base", lb, EXTRA_SIZE, rep, args))
+            for s in sweep_costs.within(sizes):
+                for lb, args in series:
+                    if s == EXTRA_SIZE or lb in COST_SERIES:
+                        plan.append(("syscalls", lb, s, rep, args))
+                        plan.append(("syscalls-base", lb, s, rep, args))
         if a.no_extras:
             continue
         if ust_ok:
@@ -601,7 +593,7 @@ def measure(a, runner, plan, started, perf):
             r = runner.run(group, lb, s, rep, args, wrap=perf)
         elif group == "syscalls-base":
             r = runner.run(group, lb, s, rep, args, wrap=perf,
-                           ttime=sweep_syscalls.BASE_TIME, warmup=0)
+                           ttime=sweep_costs.BASE_TIME, warmup=0)
         else:
             r = runner.run(group, lb, s, rep, args)
         results.setdefault((group, lb, s), []).append(r)
@@ -619,12 +611,12 @@ def load_raw(path, runner):
     results = {}
     with open(path) as f:
         for row in csv.DictReader(f):
-            for k in ("writes_per_s", "reads_per_s", "bytes_per_s", "mblks", "dblks",
-                      "bytes_outstanding", "total_writes", "total_reads", "syscalls"):
+            for k in ["writes_per_s", "reads_per_s", "bytes_per_s", "mblks", "dblks",
+                      "bytes_outstanding", "total_writes", "total_reads"] + sweep_costs.COLUMNS:
                 if row.get(k) is None:
                     row[k] = ""  # a raw.csv of an older sweep
                 elif row[k] != "":
-                    row[k] = float(row[k]) if "per_s" in k else int(row[k])
+                    row[k] = float(row[k]) if "per_s" in k or "." in row[k] else int(row[k])
             row["size"] = int(row["size"])
             runner.raw.append(row)
             ok = row["writes_per_s"] != ""
@@ -651,6 +643,9 @@ def main():
                  "zmq_version": "", "perf_error": None}
         if not any(g == "syscalls" for (g, _, _) in results):
             found["perf_error"] = "no runs under perf in the raw data"
+        found["hw_note"] = None if any(r.get("instructions") not in ("", None)
+                                       for r in runner.raw) else \
+            "instructions and cycles: not in the raw data (not counted by that run)"
         labels = [lb for lb, _ in SERIES if lb in present]
     else:
         prog = (shlex.split(a.perftest) or [""])[0]
@@ -667,10 +662,13 @@ def main():
         found["zmq_ok"], found["zmq_error"], found["zmq_version"] = probe_zmq(a)
         if not found["zmq_ok"]:
             log(f"sweep: no {ZMQ} series: {found['zmq_error']}")
-        perf, found["perf_error"] = (None, "skipped (--no-syscalls)") if a.no_syscalls \
-            else sweep_syscalls.probe()
+        pr = perfstat.Probe(None, (), "skipped (--no-syscalls)", None) if a.no_syscalls \
+            else perfstat.probe()
+        perf, found["perf_error"], found["hw_note"] = pr.cmd, pr.error, pr.hw_note
         if not perf:
-            log(f"sweep: no system call counts: {found['perf_error']}")
+            log(f"sweep: no counts per message: {found['perf_error']}")
+        elif found["hw_note"]:
+            log(f"sweep: {found['hw_note']}")
         series = [(lb, args) for lb, args in SERIES
                   if (found["ust_ok"] or not lb.startswith("ustreams"))
                   and (found["zmq_ok"] or lb != ZMQ)]
@@ -715,10 +713,20 @@ def write_report(a, runner, results, sizes, labels, found, outdir, elapsed):
                     None)
 
     fits = {lb: delay_fit(med, lb, sizes) for lb in labels}
+    have = {g for (g, _, _) in results}
     write_csv(os.path.join(outdir, "medians.csv"), med_rows,
               ["group", "series", "size", "writes_per_s", "reads_per_s", "bytes_per_s", "n"])
     made = sweep_charts.charts(med, labels, sizes, fits, outdir, ratio, PIPE, FIT_MAX, MARKERS,
                                COLORS)
+    csz = sweep_costs.within(sizes)
+    costs = sweep_costs.collect(results, labels, csz, "syscalls", "syscalls-base")
+    if not found["perf_error"]:
+        made += sweep_costs.chart(costs, labels, csz, outdir, "costs.png",
+                                  "Per message, by perf stat (marginal; log scales)",
+                                  MARKERS, COLORS)
+    push = [(n, get("push", f"-p {n}")) for n in PUSH_COUNTS] \
+        if ust_ok and "push" in have else []
+    made += sweep_charts.push_chart(push, outdir, EXTRA_SIZE, PUSH_TARGET_LOSS)
 
     micro = []
     if a.micro_csv and not os.path.exists(a.micro_csv):
@@ -738,7 +746,6 @@ def write_report(a, runner, results, sizes, labels, found, outdir, elapsed):
     blocks = {"runs": len(ust_rows), "nonzero": len(nonzero),
               "max": tuple(max((r[k] for r in ust_rows), default=0)
                            for k in ("mblks", "dblks", "bytes_outstanding"))}
-    have = {g for (g, _, _) in results}
     scale = [(lb, get("scale", f"{lb} one"), get("scale", f"{lb} two"))
              for lb in ([UST] if ust_ok else []) + [PIPE] if "scale" in have]
     ctx = {
@@ -746,15 +753,16 @@ def write_report(a, runner, results, sizes, labels, found, outdir, elapsed):
         "warmup": a.warmup, "repeat": a.repeat, "elapsed": elapsed, "from_raw": a.from_raw,
         "ust_ok": ust_ok, "ust_error": found["ust_error"], "zmq_ok": found["zmq_ok"],
         "zmq_error": found["zmq_error"], "zmq_version": found["zmq_version"],
-        "syscalls": sweep_syscalls.table(results, labels, EXTRA_SIZE, found["perf_error"],
-                                         fmt_rate),
+        "syscalls": sweep_costs.section(
+            costs, labels, csz, found["perf_error"], found.get("hw_note"),
+            "Per message, per size: system calls, CPU time (perf stat)")
+        + sweep_costs.detail(costs, labels, EXTRA_SIZE, fmt_rate),
         "med": med, "sizes": sizes,
         "labels": labels, "fits": fits, "charts": [os.path.basename(p) for p in made],
         "targets": targets(med, sizes, fits) if ust_ok else [],
         "options": [(lb, get("options", lb)) for lb, _ in OPTION_SERIES]
         if ust_ok and "options" in have else [],
-        "push": [(n, get("push", f"-p {n}")) for n in PUSH_COUNTS]
-        if ust_ok and "push" in have else [],
+        "push": push,
         "scale": scale, "blocks": blocks, "hangs": len(runner.stacks), "micro": micro,
         "failures": runner.failures,
     }

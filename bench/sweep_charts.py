@@ -141,3 +141,35 @@ def charts(med, labels, sizes, fits, outdir, ratio, base, fit_max, markers, colo
     ax.legend(fontsize=8)
     save_fig(fig, "improvement.png")
     return made
+
+
+def push_chart(push, outdir, size, target):
+    """The nullmod sweep as a bar chart: % of bytes/s lost against no module
+    for each count of nullmods pushed, with the target as a dashed line.
+    push: [(count, median row or None)], count 0 first.  Returns the paths
+    made ([] without matplotlib, or without the run of 0 modules)."""
+    b0 = push[0][1] if push and push[0][0] == 0 else None
+    pts = [(n, (1 - r["bytes_per_s"] / b0["bytes_per_s"]) * 100) for n, r in push[1:]
+           if r is not None and b0 and b0["bytes_per_s"]]
+    if not pts:
+        return []
+    plt = pyplot()
+    if plt is None:
+        return []
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    xs = [str(n) for n, _ in pts]
+    bars = ax.bar(xs, [v for _, v in pts], color="C0")
+    for b, (_, v) in zip(bars, pts):
+        ax.annotate(f"{v:.0f} %", (b.get_x() + b.get_width() / 2, max(v, 0)),
+                    ha="center", va="bottom", fontsize=8)
+    ax.axhline(target, color="C3", linestyle="--", linewidth=1, label=f"target ≤ {target} %")
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_ylim(min(0, min(v for _, v in pts)) - 5, 120)  # room for the legend above the bars
+    ax.set_xlabel("nullmods pushed")
+    ax.set_ylabel("% of bytes/s lost against none")
+    ax.set_title(f"Modules pushed, {size} B writes (ustreams -r -p N)", fontsize=10)
+    ax.legend(fontsize=8, loc="upper right")
+    ax.grid(True, axis="y", alpha=0.3)
+    made = []
+    save(plt, fig, outdir, "push.png", made)
+    return made
