@@ -28,10 +28,11 @@ enum {
      * busy pipe keeps resident for some 40 % more at 64 KiB.  The ring holds
      * the high-water mark plus the largest record (XP_MAXPSZ), rounded to a
      * power of two.  Pages are touched only as used (and stay, per ring, up
-     * to the mark plus a record). */
-    XP_RING_BYTES = 1024 * 1024,
-    XP_HIWAT = 512 * 1024,
-    XP_LOWAT = 128 * 1024,
+     * to the mark plus a record).  USTREAMS_XPIPE_HIWAT overrides it. */
+    XP_HIWAT = 512 * 1024, /* the ring: 1 MiB, the low-water mark 128 KiB
+                            * (sd_xpipe.c xp_geometry) */
+    XP_HIWAT_MIN = 16 * 1024,      /* USTREAMS_XPIPE_HIWAT's range */
+    XP_HIWAT_MAX = 16 * 1024 * 1024,
     XP_MAXPSZ = 128 * 1024, /* largest message written (the head splits writes) */
     XP_SMALL = 1024,        /* records of at most this many data bytes: sd_arrive.c's coalescing */
     XP_DIRECT_MAX = 64 * 1024, /* largest write copied straight into the ring (ust_xpipe_write) */
