@@ -213,6 +213,33 @@ int xp_end_watch(struct ust_xend *xe, int kick_now)
     return rc;
 }
 
+/*
+ * xp_geometry -- a new channel's rings: the high-water mark XP_HIWAT, or
+ *   USTREAMS_XPIPE_HIWAT bytes when the environment sets it within
+ *   XP_HIWAT_MIN..XP_HIWAT_MAX (an operator's trade of memory for speed:
+ *   docs/STREAMHEAD.md "The ring's size"; tests that need a ring they can
+ *   fill quickly set it small); the low-water mark a quarter of it; the
+ *   ring the mark plus the largest record, rounded up to a power of two
+ *   (xring_create's condition for exact arming).
+ */
+static void xp_geometry(size_t *ring, uint32_t *hi, uint32_t *lo)
+{
+    uint32_t h = XP_HIWAT;
+    const char *env = getenv("USTREAMS_XPIPE_HIWAT");
+    if (env != NULL && *env != '\0') {
+        char *end;
+        unsigned long v = strtoul(env, &end, 0);
+        if (*end == '\0' && v >= XP_HIWAT_MIN && v <= XP_HIWAT_MAX)
+            h = (uint32_t)v;
+    }
+    size_t need = (size_t)h + XP_MAXPSZ + 64, r = 4096;
+    while (r < need)
+        r <<= 1;
+    *ring = r;
+    *hi = h;
+    *lo = h / 4;
+}
+
 struct xchan *xp_xchan_new(int wake)
 {
     struct xchan *xc = calloc(1, sizeof(*xc));
@@ -227,7 +254,10 @@ struct xchan *xp_xchan_new(int wake)
             return NULL;
         }
     }
-    int r = xring_create(XP_RING_BYTES, XP_HIWAT, XP_LOWAT, &xc->ch);
+    size_t ring;
+    uint32_t hi, lo;
+    xp_geometry(&ring, &hi, &lo);
+    int r = xring_create(ring, hi, lo, &xc->ch);
     if (r != 0) {
         for (int i = 0; i < 2; i++)
             if (xc->wake[i] >= 0)

@@ -16,17 +16,23 @@
 #include "xring.h"
 
 enum {
-    /* Chosen by measurement (bench/README.md "Between processes, one copy
-     * per side", 2026-11-27): high-water marks of 32, 64, 128 and 256 KiB
-     * tried, 256 KiB best at 4 and 64 KiB, but with it
-     * test_xpipe_fork_roles R.4 does not finish under TSan (not yet
-     * understood; its old stall of test_xpipe_fork_passfp_race was the
-     * bell, sd_xbell.c), so 128 KiB, the next best; the ring holds the
-     * high-water mark plus the largest record (XP_MAXPSZ), rounded to a
-     * power of two.  Pages are touched only as used. */
-    XP_RING_BYTES = 512 * 1024,
-    XP_HIWAT = 128 * 1024,
-    XP_LOWAT = 32 * 1024,
+    /* Chosen by measurement (bench/README.md "Between processes, small
+     * writes", 2026-11-27): high-water marks of 128, 256, 512 KiB and 1 MiB
+     * tried, interleaved, perftest --procs: 4 KiB writes 0.93x / 1.62x /
+     * 2.54x pipe(2) (a second round 1.01x / 1.61x / 2.29x for 256 KiB /
+     * 512 KiB / 1 MiB), 64 KiB 0.53x / 0.90x / 1.23x (0.56x / 0.85x /
+     * 1.38x), no difference at 1-128 B.  A bigger mark means fewer writer
+     * sleeps per byte (each costs a doorbell through the peer's epoll
+     * thread): at 128 KiB a 64 KiB writer slept every second write.  512 KiB
+     * meets the 4 KiB target in every round; 1 MiB would double what a
+     * busy pipe keeps resident for some 40 % more at 64 KiB.  The ring holds
+     * the high-water mark plus the largest record (XP_MAXPSZ), rounded to a
+     * power of two.  Pages are touched only as used (and stay, per ring, up
+     * to the mark plus a record).  USTREAMS_XPIPE_HIWAT overrides it. */
+    XP_HIWAT = 512 * 1024, /* the ring: 1 MiB, the low-water mark 128 KiB
+                            * (sd_xpipe.c xp_geometry) */
+    XP_HIWAT_MIN = 16 * 1024,      /* USTREAMS_XPIPE_HIWAT's range */
+    XP_HIWAT_MAX = 16 * 1024 * 1024,
     XP_MAXPSZ = 128 * 1024, /* largest message written (the head splits writes) */
     XP_SMALL = 1024,        /* records of at most this many data bytes: sd_arrive.c's coalescing */
     XP_DIRECT_MAX = 64 * 1024, /* largest write copied straight into the ring (ust_xpipe_write) */

@@ -321,7 +321,9 @@ int ust_xpipe_room(struct stdata *sd)
     struct ust_xend *xe = xend_below(sd);
     if (xe == NULL || atomic_load(&xe->gone))
         return 1; /* a write then fails at once: "writable" */
-    if (atomic_load(&xe->backlog) == 0 && xring_queued(xe->xc->ch, xe->side) < XP_HIWAT)
+    uint32_t hiwat;
+    xring_marks(xe->xc->ch, &hiwat, NULL);
+    if (atomic_load(&xe->backlog) == 0 && xring_queued(xe->xc->ch, xe->side) < hiwat)
         return 1;
     head_wants_room(xe);
     return 0;
@@ -419,7 +421,9 @@ static void wsrv_again(void *arg)
         atomic_fetch_sub(&xe->win, 1);
         return;
     }
-    int due = xring_queued(xe->xc->ch, xe->side) <= XP_LOWAT &&
+    uint32_t lowat;
+    xring_marks(xe->xc->ch, NULL, &lowat);
+    int due = xring_queued(xe->xc->ch, xe->side) <= lowat &&
               !(ust_qflags(q) & QENAB) && !(ust_qflags(xe->rq) & QENAB);
     /* A doorbell that came and that our epoll thread has not acted on yet
      * (a busy machine) is late, not lost, unless that lasts WSRV_LATE_MAX

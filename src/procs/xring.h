@@ -96,6 +96,11 @@ int xring_create(size_t ring_bytes, uint32_t hiwat, uint32_t lowat, struct xring
  */
 int xring_attach(int fd, struct xring_chan **out);
 
+/* xring_marks -- the channel's high- and low-water marks in bytes, as this
+ * handle holds them (from create, or checked at attach).  Either pointer may
+ * be NULL. */
+void xring_marks(const struct xring_chan *ch, uint32_t *hiwat, uint32_t *lowat);
+
 /* xring_fd -- the channel's memfd (owned by the handle), for passing. */
 int xring_fd(const struct xring_chan *ch);
 

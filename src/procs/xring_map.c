@@ -137,6 +137,14 @@ int xring_attach(int fd, struct xring_chan **out)
     return 0;
 }
 
+void xring_marks(const struct xring_chan *ch, uint32_t *hiwat, uint32_t *lowat)
+{
+    if (hiwat)
+        *hiwat = ch->hiwat;
+    if (lowat)
+        *lowat = ch->lowat;
+}
+
 int xring_fd(const struct xring_chan *ch)
 {
     return ch ? ch->fd : -1;
