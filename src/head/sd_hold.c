@@ -10,7 +10,10 @@
  *   the next small writes are appended to it while it has room.  It is sent
  *   when a write does not fit, before any write that is not held, by
  *   ust_sd_flush_hold (which read, getmsg, putmsg, ioctl, poll and close
- *   call), and by the hold timer, which fires every tick (1/HZ s) while
+ *   call), by ust_sd_hold_release when M_READ comes up (the far end's
+ *   reader is about to block; it neither waits for a transit nor stops the
+ *   timer, so the reader's thread never waits on the writer), and by the
+ *   hold timer, which fires every tick (1/HZ s) while
  *   holds are being made, so held data never waits much longer than a tick.
  *   Two rules keep the data in order: whoever takes the held message out to
  *   send it marks the hold "in transit" until its putnext has returned, and

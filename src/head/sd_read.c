@@ -28,7 +28,10 @@
  *     RMSGN  at most one message; what does not fit stays at the front.
  *     RFILL  (with RNORM; Linux Fast-STREAMS) wait until the whole count can
  *            be returned, or a zero-length or delimited message, a mark, an
- *            error or a hang-up ends the read early.
+ *            error or a hang-up ends the read early.  While it waits with
+ *            part of its count it keeps the readable token (so a pipe's
+ *            writer keeps depositing), and while it lacks more than
+ *            FILL_SPIN_MAX bytes it sleeps without spinning.
  *   Protocol options for M_PROTO/M_PCPROTO at the front: RPROTNORM fails the
  *   read with EBADMSG (the message stays), RPROTDAT reads the control part as
  *   data, RPROTDIS discards the control part (a message that has nothing

@@ -501,17 +501,44 @@ int ust_sd_wsent_take(void)
     return w;
 }
 
+static ssize_t sd_write_uio(struct stdata *sd, struct ust_sd_uio *up, size_t total);
+
 ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt)
 {
     struct ust_sd_uio u;
-    struct ust_sd_wparams p;
-    size_t total, pkt, sent = 0;
-    ssize_t res;
-    int err;
-
-    err = uio_init(&u, iov, iovcnt, &total);
+    size_t total;
+    int err = uio_init(&u, iov, iovcnt, &total);
     if (err)
         return -err;
+    return sd_write_uio(sd, &u, total);
+}
+
+/*
+ * ust_sd_write_buf -- write(2) of one buffer: ust_sd_write without an iovec
+ *   array to copy in.  The cursor starts loaded with (buf, count), so only
+ *   the data itself goes through the protected copy (EFAULT as before); a
+ *   small held write (SNDHOLD) made two more protected copies of a
+ *   16-byte iovec than of its data (issue 24 item 4).
+ *   Context and returns: as ust_sd_write.
+ */
+ssize_t ust_sd_write_buf(struct stdata *sd, const void *buf, size_t count)
+{
+    struct ust_sd_uio u;
+    u.iov = NULL;
+    u.iovcnt = 0;
+    u.idx = 0;
+    u.cur.iov_base = (void *)(uintptr_t)buf;
+    u.cur.iov_len = count;
+    return sd_write_uio(sd, &u, count);
+}
+
+static ssize_t sd_write_uio(struct stdata *sd, struct ust_sd_uio *up, size_t total)
+{
+    struct ust_sd_uio u = *up;
+    struct ust_sd_wparams p;
+    size_t pkt, sent = 0;
+    ssize_t res;
+    int err;
 
     ust_lock(&sd->sd_lock);
     for (;;) {

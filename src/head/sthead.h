@@ -582,6 +582,8 @@ void ust_sd_mread(struct stdata *sd, size_t count);
 
 /* ---- sd_write.c ---- */
 ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt);
+/* The same for one buffer (write(2)): no iovec to copy in (sd_write.c). */
+ssize_t ust_sd_write_buf(struct stdata *sd, const void *buf, size_t count);
 /* putpmsg: 0 or -errno.  Also used by I_FDINSERT with the prepared control. */
 int ust_sd_putpmsg(struct stdata *sd, const struct strbuf *ctl, const struct strbuf *data,
                    int band, int flags);
