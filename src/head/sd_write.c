@@ -534,7 +534,7 @@ ssize_t ust_sd_write_buf(struct stdata *sd, const void *buf, size_t count)
 
 static ssize_t sd_write_uio(struct stdata *sd, struct ust_sd_uio *up, size_t total)
 {
-    struct ust_sd_uio u = *up;
+    struct ust_sd_uio *u = up; /* used in place: a copy stalled on the caller's stores */
     struct ust_sd_wparams p;
     size_t pkt, sent = 0;
     ssize_t res;
@@ -571,7 +571,7 @@ static ssize_t sd_write_uio(struct stdata *sd, struct ust_sd_uio *up, size_t tot
         if (cap > p.maxblk)
             cap = p.maxblk;
         if (p.hold && total > 0 && total <= UST_FASTBUF && total <= cap) {
-            int hw = ust_sd_hold_write(sd, &u, total, cap, &p, &res);
+            int hw = ust_sd_hold_write(sd, u, total, cap, &p, &res);
             if (hw == UST_HW_DONE)
                 return res;
             if (hw == UST_HW_AGAIN)
@@ -593,7 +593,7 @@ static ssize_t sd_write_uio(struct stdata *sd, struct ust_sd_uio *up, size_t tot
     if (total > 0 && total <= pkt && p.wroff == 0 && p.maxblk == SIZE_MAX &&
         ust_sd_deposit_path(sd, &dp)) {
         ust_unlock(&sd->sd_lock);
-        int r = ust_sd_deposit(&dp, &u, total, &built);
+        int r = ust_sd_deposit(&dp, u, total, &built);
         if (r == 1)
             return (ssize_t)total;
         if (r < 0)
@@ -605,7 +605,7 @@ static ssize_t sd_write_uio(struct stdata *sd, struct ust_sd_uio *up, size_t tot
     if (total > 0 && total <= pkt && p.wroff == 0 && p.maxblk == SIZE_MAX && !built &&
         __atomic_load_n(&sd->sd_xend, __ATOMIC_RELAXED) != NULL) {
         ust_unlock(&sd->sd_lock);
-        int r = ust_sd_procs()->xpipe_write(sd, &u, total);
+        int r = ust_sd_procs()->xpipe_write(sd, u, total);
         if (r == 1)
             return (ssize_t)total;
         if (r < 0) { /* EPIPE (peer gone), EIO (ring broken), EAGAIN, EFAULT */
@@ -628,7 +628,7 @@ static ssize_t sd_write_uio(struct stdata *sd, struct ust_sd_uio *up, size_t tot
     for (;;) {
         size_t n = total - sent < pkt ? total - sent : pkt;
         int mode = (p.nonblock ? SD_NB : 0) | (sent > 0 ? SD_INTR : 0);
-        mblk_t *mp = built ? built : sd_build(sd, &u, n, p.wroff, p.maxblk, mode, &err);
+        mblk_t *mp = built ? built : sd_build(sd, u, n, p.wroff, p.maxblk, mode, &err);
         built = NULL;
         if (!mp)
             return ust_sd_wresult(sent, err, &p);
