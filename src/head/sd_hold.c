@@ -10,7 +10,10 @@
  *   the next small writes are appended to it while it has room.  It is sent
  *   when a write does not fit, before any write that is not held, by
  *   ust_sd_flush_hold (which read, getmsg, putmsg, ioctl, poll and close
- *   call), and by the hold timer, which fires every tick (1/HZ s) while
+ *   call), by ust_sd_hold_release when M_READ comes up (the far end's
+ *   reader is about to block; it neither waits for a transit nor stops the
+ *   timer, so the reader's thread never waits on the writer), and by the
+ *   hold timer, which fires every tick (1/HZ s) while
  *   holds are being made, so held data never waits much longer than a tick.
  *   Two rules keep the data in order: whoever takes the held message out to
  *   send it marks the hold "in transit" until its putnext has returned, and
@@ -46,6 +49,7 @@
 #define HOLD_TICK_NS    (1000000000LL / HZ)
 #define HOLD_OVERDUE_NS (3 * HOLD_TICK_NS) /* the timer is late: the writer sends */
 #define HT_NBUCKET      64
+#define HOLD_LATE_EVERY 1024 /* bytes appended between two looks at the clock */
 
 /* ------------------------------------------------------------------------ */
 /* Small helpers                                                            */
@@ -293,6 +297,31 @@ void ust_sd_flush_hold(struct stdata *sd)
     hold_disarm_finish(ht, id);
 }
 
+/*
+ * ust_sd_hold_release -- M_READ came up this head (on a pipe: the far end's
+ *   reader is about to block): send what is held now.
+ *   Unlike ust_sd_flush_hold it does not wait for a held message in transit
+ *   (that one is on its way to the reader, and no hold is made while it
+ *   travels: writers wait for it) and leaves the timer armed (the writer
+ *   usually holds again at once; the timer disarms itself when it finds
+ *   nothing).  So the reader's thread, which carries the M_READ here, never
+ *   waits on the writer.
+ *   Context: the head's read put procedure (sd_rput.c), any thread; no lock
+ *   held (it calls putnext).  One atomic load when nothing is held.
+ */
+void ust_sd_hold_release(struct stdata *sd)
+{
+    if (!sd || holdtime_get(sd) == 0)
+        return;
+    ust_lock(&sd->sd_lock);
+    if (!(holdtime_get(sd) & UST_HOLD_BUSY) && sd->sd_hold) {
+        mblk_t *mp = sd->sd_hold;
+        sd->sd_hold = NULL;
+        ust_sd_hold_send_locked(sd, mp);
+    }
+    ust_unlock(&sd->sd_lock);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Holding a write                                                          */
 /* ------------------------------------------------------------------------ */
@@ -314,12 +343,22 @@ int ust_sd_hold_write(struct stdata *sd, struct ust_sd_uio *u, size_t total, siz
     mblk_t *h = sd->sd_hold;
     if (h) {
         size_t have = (size_t)(h->b_wptr - h->b_rptr);
-        int late = coarse_now_ns() - (holdtime_get(sd) & ~UST_HOLD_BUSY) > HOLD_OVERDUE_NS;
+        /* Is the timer late (a starved timer thread)?  Looked at once per
+         * HOLD_LATE_EVERY bytes appended: the clock costs as much as the
+         * rest of a small write. */
+        int late = (have / HOLD_LATE_EVERY != (have + total) / HOLD_LATE_EVERY) &&
+                   coarse_now_ns() - (holdtime_get(sd) & ~UST_HOLD_BUSY) > HOLD_OVERDUE_NS;
         if (!late && have + total <= cap && (size_t)(h->b_datap->db_lim - h->b_wptr) >= total) {
             unsigned char *w = h->b_wptr;
             int err = ust_sd_uio_copy(u, w, total);
-            if (err == 0)
+            if (err == 0) {
                 h->b_wptr = w + total;
+                /* The next write's line, asked for now: its fetch overlaps
+                 * this call's return instead of stalling the next one's
+                 * unlock (a locked instruction waits for pending stores). */
+                if (h->b_datap->db_lim - h->b_wptr > 64)
+                    __builtin_prefetch(h->b_wptr + 64, 1);
+            }
             ust_unlock(&sd->sd_lock);
             *res = err ? -err : (ssize_t)total;
             return UST_HW_DONE;

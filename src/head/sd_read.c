@@ -28,7 +28,10 @@
  *     RMSGN  at most one message; what does not fit stays at the front.
  *     RFILL  (with RNORM; Linux Fast-STREAMS) wait until the whole count can
  *            be returned, or a zero-length or delimited message, a mark, an
- *            error or a hang-up ends the read early.
+ *            error or a hang-up ends the read early.  While it waits with
+ *            part of its count it keeps the readable token (so a pipe's
+ *            writer keeps depositing), and while it lacks more than
+ *            FILL_SPIN_MAX bytes it sleeps without spinning.
  *   Protocol options for M_PROTO/M_PCPROTO at the front: RPROTNORM fails the
  *   read with EBADMSG (the message stays), RPROTDAT reads the control part as
  *   data, RPROTDIS discards the control part (a message that has nothing
@@ -354,6 +357,11 @@ static int sd_take(struct stdata *sd, queue_t *q, mblk_t *mp, struct rcur *cur, 
  * to 11 % of the cycles). */
 #define FRONT_READ_MAX 1024
 
+/* A read-fill read lacking more than this many bytes sleeps without the
+ * spin (ust_sd_wait_data_nospin): its writer needs longer than a spin to
+ * write that much in small writes. */
+#define FILL_SPIN_MAX 4096
+
 /* A byte-stream read of `want` bytes (RNORM, nothing read yet) served in
  * place when the first message is plain band-0 data whose first block holds
  * at least that: copied out, then its b_rptr advanced (the message stays at
@@ -486,7 +494,16 @@ ssize_t ust_sd_read(struct stdata *sd, const struct iovec *iov, int iovcnt)
                 }
                 break;
             }
-            ust_sd_rready(sd);
+            /* A read-fill read that holds part of its count keeps the
+             * readable token while it waits for the rest (docs/STREAMHEAD.md
+             * "Hold and read-fill, one copy"): withdrawn, it would turn every
+             * write that follows away from the arrivals onto the normal
+             * path, one token record sent and drained per write -- the
+             * fill reader, faster than its writer, stayed in that mode (the
+             * 256 B - 1 KiB cliff).  rready_after_read sets it right when
+             * the read returns. */
+            if (!(fill && n > 0))
+                ust_sd_rready(sd);
             if (ust_sd_settle(sd))
                 continue;
             if (!mread_sent && sd_wants_mread(sd)) {
@@ -496,7 +513,13 @@ ssize_t ust_sd_read(struct stdata *sd, const struct iovec *iov, int iovcnt)
                 ust_sd_lockq(sd);
                 continue;
             }
-            e = ust_sd_wait_data(sd, rseq, &unwoken);
+            /* A read-fill read that lacks more than a spin would see come
+             * sleeps at once: spinning, it took the CPU its writer needed
+             * to fill it (docs/STREAMHEAD.md "Hold and read-fill, one copy"). */
+            if (fill && total - n > FILL_SPIN_MAX)
+                e = ust_sd_wait_data_nospin(sd, rseq, &unwoken);
+            else
+                e = ust_sd_wait_data(sd, rseq, &unwoken);
             slept = rseq;
             if (e) {
                 if (n == 0)

@@ -638,7 +638,7 @@ static int sd_rput(queue_t *q, mblk_t *mp)
         /* The far end of a pipe is about to block reading: what this head
          * holds (SNDHOLD) is what it waits for. */
         freemsg(mp);
-        ust_sd_flush_hold(sd);
+        ust_sd_hold_release(sd);
         break;
     default: /* M_IOCDATA and anything else has no business here */
         freemsg(mp);

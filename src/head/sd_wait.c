@@ -70,6 +70,9 @@ static int spin_take(void)
     return spin_ns();
 }
 
+/* Set around a wait that must not spin (ust_sd_wait_data_nospin). */
+static _Thread_local unsigned char tls_nospin;
+
 unsigned ust_sd_wait_seq(struct ust_waitq *w)
 {
     return atomic_load(&w->seq);
@@ -168,7 +171,7 @@ static int wait_body(struct stdata *sd, struct ust_waitq *w, unsigned seq, long 
     /* Spin a little first: on another CPU the event is often a microsecond
      * away, and a wake-up through the kernel costs tens of them (for both
      * threads).  Wakers bump seq whether or not anyone sleeps. */
-    int spin = spin_take();
+    int spin = tls_nospin ? 0 : spin_take();
     if (spin > 0) {
         long long until = ust_now_ns() + spin;
         for (int i = 0; atomic_load_explicit(&w->seq, memory_order_acquire) == seq; i++) {
@@ -245,6 +248,17 @@ int ust_sd_wait_data(struct stdata *sd, unsigned seq, int *unwoken)
     int seen = 0;
     int e = wait_common(sd, &sd->sd_rwait, seq, 0, 1, &seen, 0);
     *unwoken = e == 0 && !seen && ust_sd_wait_seq(&sd->sd_rwait) == seq;
+    return e;
+}
+
+/* ust_sd_wait_data without the spin: for a read-fill read that still lacks
+ * much of its count (sd_read.c), which a spin would not see satisfied --
+ * spinning, it took the CPU its writer needed (issue 24 item 4). */
+int ust_sd_wait_data_nospin(struct stdata *sd, unsigned seq, int *unwoken)
+{
+    tls_nospin = 1;
+    int e = ust_sd_wait_data(sd, seq, unwoken);
+    tls_nospin = 0;
     return e;
 }
 

@@ -501,17 +501,44 @@ int ust_sd_wsent_take(void)
     return w;
 }
 
+static ssize_t sd_write_uio(struct stdata *sd, struct ust_sd_uio *up, size_t total);
+
 ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt)
 {
     struct ust_sd_uio u;
-    struct ust_sd_wparams p;
-    size_t total, pkt, sent = 0;
-    ssize_t res;
-    int err;
-
-    err = uio_init(&u, iov, iovcnt, &total);
+    size_t total;
+    int err = uio_init(&u, iov, iovcnt, &total);
     if (err)
         return -err;
+    return sd_write_uio(sd, &u, total);
+}
+
+/*
+ * ust_sd_write_buf -- write(2) of one buffer: ust_sd_write without an iovec
+ *   array to copy in.  The cursor starts loaded with (buf, count), so only
+ *   the data itself goes through the protected copy (EFAULT as before); a
+ *   small held write (SNDHOLD) made two more protected copies of a
+ *   16-byte iovec than of its data (issue 24 item 4).
+ *   Context and returns: as ust_sd_write.
+ */
+ssize_t ust_sd_write_buf(struct stdata *sd, const void *buf, size_t count)
+{
+    struct ust_sd_uio u;
+    u.iov = NULL;
+    u.iovcnt = 0;
+    u.idx = 0;
+    u.cur.iov_base = (void *)(uintptr_t)buf;
+    u.cur.iov_len = count;
+    return sd_write_uio(sd, &u, count);
+}
+
+static ssize_t sd_write_uio(struct stdata *sd, struct ust_sd_uio *up, size_t total)
+{
+    struct ust_sd_uio *u = up; /* used in place: a copy stalled on the caller's stores */
+    struct ust_sd_wparams p;
+    size_t pkt, sent = 0;
+    ssize_t res;
+    int err;
 
     ust_lock(&sd->sd_lock);
     for (;;) {
@@ -544,7 +571,7 @@ ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt)
         if (cap > p.maxblk)
             cap = p.maxblk;
         if (p.hold && total > 0 && total <= UST_FASTBUF && total <= cap) {
-            int hw = ust_sd_hold_write(sd, &u, total, cap, &p, &res);
+            int hw = ust_sd_hold_write(sd, u, total, cap, &p, &res);
             if (hw == UST_HW_DONE)
                 return res;
             if (hw == UST_HW_AGAIN)
@@ -566,7 +593,7 @@ ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt)
     if (total > 0 && total <= pkt && p.wroff == 0 && p.maxblk == SIZE_MAX &&
         ust_sd_deposit_path(sd, &dp)) {
         ust_unlock(&sd->sd_lock);
-        int r = ust_sd_deposit(&dp, &u, total, &built);
+        int r = ust_sd_deposit(&dp, u, total, &built);
         if (r == 1)
             return (ssize_t)total;
         if (r < 0)
@@ -578,7 +605,7 @@ ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt)
     if (total > 0 && total <= pkt && p.wroff == 0 && p.maxblk == SIZE_MAX && !built &&
         __atomic_load_n(&sd->sd_xend, __ATOMIC_RELAXED) != NULL) {
         ust_unlock(&sd->sd_lock);
-        int r = ust_sd_procs()->xpipe_write(sd, &u, total);
+        int r = ust_sd_procs()->xpipe_write(sd, u, total);
         if (r == 1)
             return (ssize_t)total;
         if (r < 0) { /* EPIPE (peer gone), EIO (ring broken), EAGAIN, EFAULT */
@@ -601,7 +628,7 @@ ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt)
     for (;;) {
         size_t n = total - sent < pkt ? total - sent : pkt;
         int mode = (p.nonblock ? SD_NB : 0) | (sent > 0 ? SD_INTR : 0);
-        mblk_t *mp = built ? built : sd_build(sd, &u, n, p.wroff, p.maxblk, mode, &err);
+        mblk_t *mp = built ? built : sd_build(sd, u, n, p.wroff, p.maxblk, mode, &err);
         built = NULL;
         if (!mp)
             return ust_sd_wresult(sent, err, &p);

@@ -42,7 +42,6 @@ static ssize_t sd_ret(struct stdata *sd, ssize_t r)
  */
 static ssize_t strm_write_call(int fd, const void *buf, size_t count)
 {
-    struct iovec one;
     int err;
     struct stdata *sd = ust_sd_get_acc(fd, UST_ACC_NOWRITE, &err);
     if (!sd) {
@@ -53,9 +52,7 @@ static ssize_t strm_write_call(int fd, const void *buf, size_t count)
         return sd_ret(sd, -EINVAL);
     if (!buf && count > 0)
         return sd_ret(sd, -EFAULT);
-    one.iov_base = (void *)(uintptr_t)buf;
-    one.iov_len = count;
-    return sd_ret(sd, ust_sd_write(sd, &one, 1));
+    return sd_ret(sd, ust_sd_write_buf(sd, buf, count));
 }
 
 ssize_t strm_write(int fd, const void *buf, size_t count)

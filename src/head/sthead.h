@@ -78,7 +78,7 @@
 #define UST_NSTRPUSH 64       /* most modules on one stream */
 #define UST_CLTIME_MS 15000   /* default close-time drain (I_SETCLTIME) */
 #define UST_IOCTIME_S 15      /* default I_STR timeout */
-#define UST_HOLDSZ 4096       /* SNDHOLD: writes of at most UST_FASTBUF bytes gather in a block this big */
+#define UST_HOLDSZ 32768       /* SNDHOLD: writes of at most UST_FASTBUF bytes gather in a block this big */
 
 struct ust_sigreg {
     struct ust_sigreg *next;
@@ -401,6 +401,9 @@ int ust_sd_wait_intr(struct stdata *sd, struct ust_waitq *w, unsigned seq);
  * marks sleepy only before it sleeps (sd_arrive.c).  *unwoken: the wait
  * ended with nobody's wake-up (the safety net's: sd_watch.c). */
 int ust_sd_wait_data(struct stdata *sd, unsigned seq, int *unwoken);
+/* The same without the spin: sleeps at once (a read-fill read lacking more
+ * than a spin would see come, sd_read.c). */
+int ust_sd_wait_data_nospin(struct stdata *sd, unsigned seq, int *unwoken);
 
 /* 1 if fd is a descriptor of a stream of this process. */
 int ust_sd_is_stream_fd(int fd);
@@ -579,6 +582,8 @@ void ust_sd_mread(struct stdata *sd, size_t count);
 
 /* ---- sd_write.c ---- */
 ssize_t ust_sd_write(struct stdata *sd, const struct iovec *iov, int iovcnt);
+/* The same for one buffer (write(2)): no iovec to copy in (sd_write.c). */
+ssize_t ust_sd_write_buf(struct stdata *sd, const void *buf, size_t count);
 /* putpmsg: 0 or -errno.  Also used by I_FDINSERT with the prepared control. */
 int ust_sd_putpmsg(struct stdata *sd, const struct strbuf *ctl, const struct strbuf *data,
                    int band, int flags);
@@ -652,6 +657,9 @@ void ust_sd_hold_send_locked(struct stdata *sd, mblk_t *mp);
  * timer; waits while another thread's held message is in transit.  No lock
  * held.  After the last close's call no timer refers to sd. */
 void ust_sd_flush_hold(struct stdata *sd);
+/* M_READ came up sd: send what sd holds now, without waiting for a held
+ * message in transit and leaving the hold timer armed (sd_hold.c). */
+void ust_sd_hold_release(struct stdata *sd);
 
 /* ---- sd_ioctl.c ---- */
 /* Perform ioctl `cmd` with argument `arg` on the stream; returns the ioctl's
