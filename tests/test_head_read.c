@@ -61,6 +61,7 @@
 #include <ustreams.h>
 
 #include "check.h"
+#include "thread_asleep.h"
 #include "head_tdrv.h"
 #include "sthead.h"
 #include "head_read_util.h"
@@ -85,6 +86,7 @@ struct reader {
     size_t count;
     char buf[256];
     pthread_t thread;
+    atomic_int tid;
     atomic_int done;
     ssize_t ret;
     int err;
@@ -93,6 +95,7 @@ struct reader {
 static void *reader_main(void *arg)
 {
     struct reader *r = arg;
+    atomic_store(&r->tid, (int)syscall(SYS_gettid));
     r->ret = strm_read(r->fd, r->buf, r->count);
     r->err = errno;
     if (r->ret >= 0)
@@ -107,7 +110,8 @@ static void reader_start(struct reader *r, int fd, size_t count)
     r->fd = fd;
     r->count = count;
     CHECK_EQ(pthread_create(&r->thread, NULL, reader_main, r), 0);
-    sleep_ms(50); /* let it block */
+    /* Until it sleeps: a signal sent earlier would interrupt nothing. */
+    (void)thread_wait_asleep(&r->tid, &r->done, 10000);
 }
 
 static void reader_join(struct reader *r)

@@ -45,6 +45,7 @@
 #include <ustreams.h>
 
 #include "check.h"
+#include "thread_asleep.h"
 #include "sthead.h"
 
 #define PKT 1000
@@ -127,35 +128,10 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
-/* Is thread tid asleep in futex(2) (its wait point)? */
-static int in_futex(int tid)
-{
-    char path[64], line[64];
-    snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    int ok = fgets(line, sizeof(line), f) != NULL && atol(line) == SYS_futex;
-    fclose(f);
-    return ok;
-}
-
 /* Wait (bounded) until the writer sleeps at its wait point. */
 static int wait_asleep(struct writer *w)
 {
-    long long end = now_ms() + 5000;
-    while (now_ms() < end) {
-        int tid = atomic_load(&w->tid);
-        if (atomic_load(&w->done))
-            return 0;
-        if (tid && in_futex(tid)) {
-            sleep_ms(20); /* past its spin, settled in the sleep */
-            if (in_futex(tid))
-                return 1;
-        }
-        sleep_ms(2);
-    }
-    return 0;
+    return thread_wait_asleep(&w->tid, &w->done, 5000);
 }
 
 /* Signal the writer every 20 ms until it returns (bounded): 1 if it did. */
