@@ -13,8 +13,9 @@
  *       UST_SPIN_QUIET_NS; a writer waiting
  *       for room watches the peer's reader the same way; waits with no
  *       feeder (an ioctl's) keep the fixed spin.
- *   S.2 an idle writer (a message every 2 ms): the reader's waits spin
- *       UST_SPIN_QUIET_NS or so at most, not USTREAMS_SPIN_US (20 us); a read
+ *   S.2 an idle writer (a message every 2 ms): the reader's spins are cut
+ *       after UST_SPIN_QUIET_NS (8 in 10 at least; under 10 us a wait on
+ *       average), not run to USTREAMS_SPIN_US (20 us); a read
  *       blocked 200 ms costs the reader far less than 200 ms of CPU.
  *   S.3 writer and reader pinned to one CPU, 64 KiB writes: a dry reader
  *       does not spin for a writer that waits for its CPU (mean spin per
@@ -39,7 +40,9 @@
 #include "check.h"
 #include "sthead.h"
 
-static int ncpu;
+static int ncpu;              /* CPUs this test may run on (its affinity mask) */
+static int cpu_a, cpu_b = -1; /* the first two of them (cpu_b -1: only one) */
+static cpu_set_t allowed;
 
 static void pin(int cpu)
 {
@@ -52,11 +55,7 @@ static void pin(int cpu)
 
 static void unpin(void)
 {
-    cpu_set_t s;
-    CPU_ZERO(&s);
-    for (int i = 0; i < ncpu && i < CPU_SETSIZE; i++)
-        CPU_SET(i, &s);
-    pthread_setaffinity_np(pthread_self(), sizeof(s), &s);
+    pthread_setaffinity_np(pthread_self(), sizeof(allowed), &allowed);
 }
 
 static long long now_ns(void)
@@ -118,17 +117,17 @@ static void order(struct feeder *f, int c)
 /* The rule for a waiter on w of sd whose feeder publishes in word. */
 static void rule_case(struct stdata *sd, struct ust_waitq *w, _Atomic uint64_t *word)
 {
-    struct feeder f = {.word = word, .cpu = 0};
+    struct feeder f = {.word = word, .cpu = cpu_a};
     pthread_t t;
     CHECK_EQ(pthread_create(&t, NULL, feeder_main, &f), 0);
     struct ust_spinwatch sw;
 
-    order(&f, F_ENTER); /* in a call on CPU 0 */
-    pin(0);
+    order(&f, F_ENTER); /* in a call on CPU a */
+    pin(cpu_a);
     CHECK_EQ(ust_sd_spin_start(sd, w, &sw), 0); /* it waits for my CPU */
     CHECK(sw.word == word);
-    if (ncpu > 1) {
-        pin(1);
+    if (cpu_b >= 0) {
+        pin(cpu_b);
         CHECK_EQ(ust_sd_spin_start(sd, w, &sw), 1); /* runs elsewhere */
         long long t = sw.moved_ns;
         CHECK_EQ(ust_sd_spin_go(&sw, t + 100), 1);
@@ -248,8 +247,11 @@ static void case_idle_writer(void)
     printf("S.2 idle writer: %llu waits, %llu spun (%llu cut), %llu skipped, %llu ns spinning\n",
            waits, s1.spun - s0.spun, s1.cut - s0.cut, s1.skipped - s0.skipped, ns);
     CHECK(waits >= 50); /* the reader did run dry */
-    if (ncpu > 1) /* 20 us a wait before; now a look or two */
-        CHECK(ns < waits * (UST_SPIN_QUIET_NS + 2000));
+    /* 20 us a wait before; now UST_SPIN_QUIET_NS and a look, most of the
+     * time (the spin's time is wall time: a loaded machine preempts the
+     * spinner now and then, and the bound lets a few waits run long). */
+    CHECK(ns < waits * 10000);
+    CHECK((s1.cut - s0.cut) * 10 >= (s1.spun - s0.spun) * 8);
 
     /* A read blocked 200 ms for an idle writer: CPU time far below that. */
     struct timespec c0, c1;
@@ -273,9 +275,9 @@ static void case_same_cpu(void)
 {
     int fds[2];
     CHECK_EQ(strm_pipe(fds), 0);
-    struct wr w = {.fd = fds[0], .n = 2000, .size = 65536, .gap_us = 0, .cpu = 0};
+    struct wr w = {.fd = fds[0], .n = 2000, .size = 65536, .gap_us = 0, .cpu = cpu_a};
     struct ust_spin_stats s0, s1;
-    pin(0);
+    pin(cpu_a);
     ust_sd_spin_stats(&s0);
     pthread_t t;
     CHECK_EQ(pthread_create(&t, NULL, writer_main, &w), 0);
@@ -327,7 +329,16 @@ static void case_spin_off(const char *self)
 int main(int argc, char **argv)
 {
     alarm(60);
-    ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    CHECK_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+    ncpu = CPU_COUNT(&allowed);
+    cpu_a = -1;
+    for (int i = 0; i < CPU_SETSIZE && cpu_b < 0; i++)
+        if (CPU_ISSET(i, &allowed)) {
+            if (cpu_a < 0)
+                cpu_a = i;
+            else
+                cpu_b = i;
+        }
     if (argc > 1 && strcmp(argv[1], "nospin") == 0)
         return child_nospin();
     case_rule();
