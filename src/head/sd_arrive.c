@@ -129,11 +129,18 @@
 /* The store-load order of a deposit and a sleeper ("Wake-ups")             */
 /* ------------------------------------------------------------------------ */
 
+static pthread_once_t mb_once = PTHREAD_ONCE_INIT;
+
+#ifdef AR_TSAN
+/* ThreadSanitizer does not model membarrier: seq_cst on both sides. */
+static void mb_register(void)
+{
+}
+#else
 /* 1: the sleepers order with membarrier; producers need a compiler barrier
  * only.  Set once, before the first head exists (ust_sd_arrivals_init);
  * cleared if the kernel refuses a sleeper later. */
 static int mb_ok;
-static pthread_once_t mb_once = PTHREAD_ONCE_INIT;
 
 static long membarrier(int cmd)
 {
@@ -142,19 +149,16 @@ static long membarrier(int cmd)
 
 static void mb_register(void)
 {
-#ifndef AR_TSAN
     long cmds = membarrier(MEMBARRIER_CMD_QUERY);
     if (cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
         membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0)
         __atomic_store_n(&mb_ok, 1, __ATOMIC_RELAXED);
-#endif
 }
 
 /* The sleeper's side: its `sleepy` store is ordered before its next load,
  * and every producer's earlier stores are visible to it. */
 static void sleeper_barrier(void)
 {
-#ifndef AR_TSAN
     if (__atomic_load_n(&mb_ok, __ATOMIC_RELAXED)) {
         if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
             return;
@@ -167,9 +171,9 @@ static void sleeper_barrier(void)
          * miss this sleep; the watch's safety net (sd_watch.c) ends it. */
         __atomic_store_n(&mb_ok, 0, __ATOMIC_RELAXED);
     }
-#endif
     atomic_thread_fence(memory_order_seq_cst);
 }
+#endif
 
 /* Publish pbytes (plock held), then look at the sleep mark: 1 if a reader
  * sleeps or is about to (the mark is then cleared): wake sd_rwait. */
@@ -242,13 +246,19 @@ static void cur_next(struct ust_arrivals *ar, mblk_t *next, int free_it)
 
 /* The end of one-block message b, the consumers' current one, whose
  * b_next was read (acquire) as next after pcommit gave avail bytes pending.
- * A message with a successor is done: its b_wptr is final.  The newest one
+ * A message with a successor is done: its end is final (a coalescing
+ * block's in its trailer, sd_coal.h; another's is its b_wptr).  The newest
  * may be an open coalescing block, whose b_wptr its producer does not move
  * (pwptr is its end): every pending byte is in it.  clock held. */
 static unsigned char *msg_end(const struct ust_arrivals *ar, const mblk_t *b, const mblk_t *next,
                               uint64_t avail)
 {
-    return next ? b->b_wptr : ar->cpos + avail;
+    if (!next)
+        return ar->cpos + avail;
+    if (b->b_tag == UST_TAG_COAL) /* closed by its producer: the trailer has the end */
+        return b->b_datap->db_base +
+               __atomic_load_n(ust_coal_endp(b->b_datap), __ATOMIC_RELAXED);
+    return b->b_wptr;
 }
 
 /* Record that `took` bytes were taken and that producers may go `room`
@@ -289,6 +299,7 @@ static int absorb_locked(struct ust_arrivals *ar, queue_t *q, int by_reader, int
             if (next && ar->cpos + n == end) { /* its producer is done: itself */
                 give = b;
                 give->b_rptr = ar->cpos;
+                give->b_wptr = end;
                 cur_next(ar, next, 0);
             } else { /* the newest (or a part): a view of what is committed */
                 give = dupb(b);
@@ -434,6 +445,8 @@ int ust_sd_arrivals_sleep(struct stdata *sd)
 int ust_sd_arrivals_withdraw(struct stdata *sd)
 {
     struct ust_arrivals *ar = &sd->sd_ar;
+    if (ust_sd_arrivals_pending(ar))
+        return 0; /* pending stays pending or goes onto the queue: the token is due */
     ust_lock(&ar->plock); /* producers look at the token under it */
     int quiet = ust_sd_arrivals_pending(ar) == 0;
     if (quiet)
@@ -570,8 +583,9 @@ static void link_msg(struct ust_arrivals *ar, mblk_t *mp, size_t n)
     mp->b_next = NULL;
     mblk_t *old = ar->ptail;
     if (old) {
-        if (old->b_tag == UST_TAG_COAL)
-            old->b_wptr = ar->pwptr; /* closed: its end is final (msg_end) */
+        if (old->b_tag == UST_TAG_COAL) /* closed: its end is final (msg_end) */
+            __atomic_store_n(ust_coal_endp(old->b_datap),
+                             (uint32_t)(ar->pwptr - old->b_datap->db_base), __ATOMIC_RELAXED);
         __atomic_store_n(&old->b_next, mp, __ATOMIC_RELEASE);
     } else {
         __atomic_store_n(&ar->pfirst, mp, __ATOMIC_RELEASE);
@@ -601,6 +615,7 @@ static mblk_t *build(struct ust_sd_uio *u, size_t n, int *errp)
         mp->b_tag = UST_TAG_COAL;
         mp->b_datap->db_pad = 1;
         __atomic_store_n(ust_coal_cursor(mp->b_datap), 0, __ATOMIC_RELAXED);
+        __atomic_store_n(ust_coal_endp(mp->b_datap), 0, __ATOMIC_RELAXED);
         ust_coal_rec_put(mp->b_datap, 0, n);
     }
     return mp;

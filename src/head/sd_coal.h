@@ -22,7 +22,11 @@
 
 #include "sthead.h"
 
-#define AR_CURSOR 4 /* bytes of the cursor at the very end of the buffer */
+/* The buffer's trailer, AR_CURSOR bytes: the cursor in the last 4, below
+ * it the block's final end (offset from db_base), stored by the producer
+ * when it links the next message (sd_arrive.c: the producer never moves
+ * the block's own b_wptr, which views copy). */
+#define AR_CURSOR 8
 
 /* The length of write i of block db. */
 static inline unsigned ust_coal_rec(const dblk_t *db, unsigned i)
@@ -50,7 +54,13 @@ static inline unsigned ust_coal_count(const dblk_t *db)
  * of them stored is a true (index, start) pair. */
 static inline uint32_t *ust_coal_cursor(const dblk_t *db)
 {
-    return (uint32_t *)(void *)(db->db_lim - AR_CURSOR);
+    return (uint32_t *)(void *)(db->db_lim - 4);
+}
+
+/* The final end of a closed block (relaxed atomic, 32-bit offset). */
+static inline uint32_t *ust_coal_endp(const dblk_t *db)
+{
+    return (uint32_t *)(void *)(db->db_lim - 8);
 }
 
 #endif /* UST_SD_COAL_H */

@@ -126,7 +126,8 @@ struct ust_arrivals {
     ust_lock_t plock;     /* serializes producers; order: sd_lock > plock > clock > queue locks */
     mblk_t *ptail;        /* PLOCK: newest message of the chain (NULL: none yet) */
     unsigned char *pwptr; /* PLOCK: end of ptail's data while it is an open coalescing
-                           * block (its b_wptr is set when the next is linked) */
+                           * block (its b_wptr is never moved: views copy it; the
+                           * final end goes to its trailer when the next is linked) */
     uint64_t pbytes;      /* PLOCK: data bytes ever added (= pcommit outside the lock) */
     uint64_t plimit;      /* PLOCK: pbytes may grow to this before climit is looked at */
     /* Published by producers (release stores), read by consumers. */
