@@ -434,14 +434,12 @@ static void test_flow(void)
     atomic_store(&written, 0);
     pthread_t w;
     pthread_create(&w, NULL, fc_writer, NULL);
-    long t0 = now_ms(), was = -1;
-    for (;;) { /* until the writer stops moving: it blocked */
-        usleep(20000);
-        long n = atomic_load(&written);
-        if (n == was || now_ms() - t0 > 5000)
-            break;
-        was = n;
-    }
+    long t0 = now_ms();
+    /* Until the pipe holds its high-water mark (a loaded machine may be
+     * slow to get there), then a while more: the writer must be blocked. */
+    while (atomic_load(&written) * FC_LEN < HIWAT - FC_LEN && now_ms() - t0 < 10000)
+        usleep(10000);
+    usleep(200000);
     long held = atomic_load(&written);
     CHECK(held < FC_TOTAL);                          /* it blocked */
     CHECK(held * FC_LEN >= HIWAT - FC_LEN);          /* at the high-water mark */
