@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -462,13 +463,28 @@ static void test_flow(void)
     CHECK_EQ(strm_close(tp[1]), 0);
 }
 
+static volatile sig_atomic_t phase; /* for the deadline's message */
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    char msg[] = "test_pipe_arrive_stress: deadline in phase 0\n";
+    msg[sizeof(msg) - 3] = (char)('0' + phase % 10);
+    (void)!write(2, msg, sizeof(msg) - 1);
+    _exit(1);
+}
+
 int main(void)
 {
+    signal(SIGALRM, on_alarm);
     alarm(170); /* a lost wake-up hangs: die loudly rather than at the ctest timeout */
     static const int nws[] = {1, 2, 4};
     for (int m = R_MSG; m <= R_NONBLOCK; m++)
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < 3; i++) {
+            phase = m * 3 + i; /* 0-8: part A, mode m, writers nws[i] */
             run_a(nws[i], (enum rmode)m);
+        }
+    phase = 9; /* B and C */
     test_flush();
     test_flow();
     CHECK_EQ(ustreams_quiesce(5000), 0);
