@@ -448,7 +448,13 @@ int ust_sd_arrivals_withdraw(struct stdata *sd)
     if (ust_sd_arrivals_pending(ar))
         return 0; /* pending stays pending or goes onto the queue: the token is due */
     ust_lock(&ar->plock); /* producers look at the token under it */
-    int quiet = ust_sd_arrivals_pending(ar) == 0;
+    /* Nor messages a producer's absorb queued (it absorbs under plock: the
+     * deposit that fills the pipe) since the caller found the queue empty:
+     * withdrawn, the token would leave them unseen and the writer blocked
+     * on the full queue. */
+    queue_t *rq = sd->sd_rq;
+    int quiet = ust_sd_arrivals_pending(ar) == 0 &&
+                (rq == NULL || __atomic_load_n(&rq->q_first, __ATOMIC_RELAXED) == NULL);
     if (quiet)
         __atomic_store_n(&sd->sd_rtoken, 0, __ATOMIC_RELAXED);
     ust_unlock(&ar->plock);

@@ -79,8 +79,9 @@ int ust_sd_arrivals_sleep(struct stdata *sd);
 /* Free sd's arrivals (the head is being freed; no deposit can come). */
 void ust_sd_arrivals_discard(struct stdata *sd);
 /* Clear sd_rtoken under the producer lock (so no deposit slips in after
- * it) and return 1, unless arrivals are pending: 0, the token stays.
- * sd_lock held. */
+ * it) and return 1, unless arrivals are pending or the read queue holds a
+ * message (a producer's absorb may have queued it since the caller looked):
+ * 0, the token stays.  sd_lock held. */
 int ust_sd_arrivals_withdraw(struct stdata *sd);
 /* Clear sd_rtoken under the producer lock whatever is pending: deposits stop
  * (a new descriptor pair, sd_fd.c).  sd_lock held. */
