@@ -760,15 +760,7 @@ mblk_t *dupb(mblk_t *bp)
         memset(mb, 0, sizeof(*mb));
     }
     __atomic_add_fetch(&bp->b_datap->db_ref, 1, __ATOMIC_RELAXED);
-    /* Field by field, the links not read: a stream head's arrivals
-     * (sd_arrive.c) take views of a block whose b_next its producer may be
-     * setting meanwhile. */
-    mb->m.b_rptr = bp->b_rptr;
-    mb->m.b_wptr = bp->b_wptr;
-    mb->m.b_datap = bp->b_datap;
-    mb->m.b_band = bp->b_band;
-    mb->m.b_tag = bp->b_tag;
-    mb->m.b_flag = bp->b_flag;
+    mb->m = *bp;
     mb->m.b_next = NULL;
     mb->m.b_prev = NULL;
     mb->m.b_cont = NULL;

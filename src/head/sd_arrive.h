@@ -21,8 +21,7 @@ int ust_sd_deposit_path(struct stdata *sd, struct ust_sd_dpath *dp);
  *   wanted) and its room allows.  No lock held.
  *   Returns 1 (deposited), 0 (take the normal path; nothing consumed of u),
  *   2 (take the normal path with *built, the message made of u's n bytes), or
- *   -EFAULT.  (2 is not returned today: a block is made under the producer
- *   lock once the token and room are checked, and linked at once.)
+ *   -EFAULT.
  */
 int ust_sd_deposit(const struct ust_sd_dpath *dp, struct ust_sd_uio *u, size_t n, mblk_t **built);
 /* ust_sd_deposit_many -- writes w[0..n) (one write each, in order, from
@@ -58,37 +57,17 @@ void ust_sd_absorb(struct stdata *sd);
  * claim on rq while ust_sd_free may already have cleared sd_rq). */
 void ust_sd_absorb_to(struct stdata *sd, queue_t *rq);
 /* A reader found the read queue empty: absorb the arrivals; 1 if there were
- * any.  Takes the consumer lock only when some look pending. */
+ * any.  Takes the arrival lock only when the list looks non-empty. */
 int ust_sd_absorb_some(struct stdata *sd);
-/* Copy n bytes at p out for ust_sd_arrivals_read: returns the bytes copied
- * (fewer: the destination is full, or a fault, with *errp = EFAULT). */
-typedef size_t (*ust_sd_arr_copy_fn)(const unsigned char *p, size_t n, void *arg, int *errp);
-/*
- * ust_sd_arrivals_read -- a byte-stream reader of sd takes up to `want`
- *   pending bytes straight from the arrivals through fn (one copy), when
- *   sd's read queue is empty (else 0: older messages are read first).
- *   Boundaries are not kept (RNORM).  Context: the reader, sd_lock held
- *   (ust_sd_lockq).  Returns the bytes taken; *errp is fn's error.
- */
-size_t ust_sd_arrivals_read(struct stdata *sd, ust_sd_arr_copy_fn fn, void *arg, size_t want,
-                            int *errp);
 /* A reader is about to sleep on sd_rwait: mark the arrivals sleepy (the next
- * deposit wakes sd_rwait) and return 1, unless some are pending: 0 (the mark
- * may stay: a wake-up then at most is spurious).  No lock held. */
+ * deposit wakes sd_rwait) and return 1, unless some arrived: 0. No lock
+ * held. */
 int ust_sd_arrivals_sleep(struct stdata *sd);
 /* Free sd's arrivals (the head is being freed; no deposit can come). */
 void ust_sd_arrivals_discard(struct stdata *sd);
-/* Clear sd_rtoken under the producer lock (so no deposit slips in after
- * it) and return 1, unless arrivals are pending or the read queue holds a
- * message (a producer's absorb may have queued it since the caller looked):
- * 0, the token stays.  sd_lock held. */
+/* Clear sd_rtoken under the arrival lock (so no deposit slips in after it)
+ * and return 1, unless arrivals wait: 0, the token stays.  sd_lock held. */
 int ust_sd_arrivals_withdraw(struct stdata *sd);
-/* Clear sd_rtoken under the producer lock whatever is pending: deposits stop
- * (a new descriptor pair, sd_fd.c).  sd_lock held. */
-void ust_sd_arrivals_untoken(struct stdata *sd);
-/* Initialise the arrivals' locks (a new head, or a free one in a fork
- * child); the first call also registers the process for membarrier. */
-void ust_sd_arrivals_init(struct ust_arrivals *ar);
 /* Writes in message mp (1 for an ordinary one) and the data bytes of the
  * first of them. */
 int ust_sd_msg_writes(const mblk_t *mp);

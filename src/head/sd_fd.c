@@ -125,7 +125,7 @@ struct stdata *ust_sd_alloc(void)
         memset(sd, 0, size);
         ust_lock_init(&sd->sd_lock);
         ust_lock_init(&sd->sd_plumb);
-        ust_sd_arrivals_init(&sd->sd_ar);
+        ust_lock_init(&sd->sd_ar.lock);
     }
     /* Reset everything but the locks, which stay initialized for the life of
      * the pool, and the wait sequences, which only ever grow. */
@@ -368,7 +368,9 @@ static int reattach(struct stdata *sd)
     sd->sd_ufd = sv[0];
     sd->sd_uino = ino;
     sd->sd_udev = dev;
-    ust_sd_arrivals_untoken(sd); /* a new pair has no token: deposits stop (sd_arrive.c) */
+    ust_lock(&sd->sd_ar.lock); /* a new pair has no token: deposits stop (sd_arrive.c) */
+    __atomic_store_n(&sd->sd_rtoken, 0, __ATOMIC_RELAXED);
+    ust_unlock(&sd->sd_ar.lock);
     ust_sd_absorb(sd); /* what was deposited before shows in the test below */
     sd->sd_ptoken = sd->sd_wblock = sd->sd_hupset = 0;
     if (sd->sd_flag & STRHUP)
@@ -705,7 +707,7 @@ void ust_sd_fd_fork_child(void)
     for (struct stdata *sd = pool; sd != NULL; sd = sd->sd_next) {
         ust_lock_init(&sd->sd_lock);
         ust_lock_init(&sd->sd_plumb);
-        ust_sd_arrivals_init(&sd->sd_ar);
+        ust_lock_init(&sd->sd_ar.lock);
         /* A parent thread frozen inside ust_sd_get on a stale slot left its
          * passing count here, and will never take it back: a head the child
          * reuses would wait for it at every close. */

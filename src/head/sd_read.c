@@ -348,25 +348,13 @@ static int sd_take(struct stdata *sd, queue_t *q, mblk_t *mp, struct rcur *cur, 
     return TAKE_STOP;
 }
 
-/* ust_sd_arrivals_read's copy: into the reader's vector at cursor arg. */
-static size_t arr_copy(const unsigned char *p, size_t n, void *arg, int *errp)
-{
-    size_t done;
-    int e = cur_put(arg, p, n, &done);
-    if (e)
-        *errp = e;
-    return done;
-}
-
 /* Largest read served in place (front_read): the copy runs under the read
- * queue's lock, which writers take too.  Any stream whose read queue holds
- * messages: a split pipe end's, and since the arrivals lost their shared
- * lock (2026-11-27, docs/STREAMHEAD.md "Arrivals without a shared lock")
- * an in-process pipe's too, whose queue fills when its writer outruns the
- * reader (one queue lock per read instead of getq's and putbq's two: 64 B
- * in one process went from below the old build to 1.2x it, bench/README.md).
- * Earlier, with the arrival lock shared, it halved small-write throughput
- * in one process (the cheaper reader absorbed in smaller pieces). */
+ * queue's lock, which writers take too.  Used on pipe ends split across
+ * processes only: measured there (perftest --procs -r, medians of 5) it
+ * gives 1.05-1.3x; on an in-process pipe it halved small-write throughput,
+ * the cheaper reader running dry sooner and absorbing the writer's arrivals
+ * in smaller pieces (ust_sd_absorb_some and the arrival lock grew from 4 %
+ * to 11 % of the cycles). */
 #define FRONT_READ_MAX 1024
 
 /* A read-fill read lacking more than this many bytes sleeps without the
@@ -459,7 +447,7 @@ ssize_t ust_sd_read(struct stdata *sd, const struct iovec *iov, int iovcnt)
             }
         }
         if (mode == RNORM && n == 0 && total <= FRONT_READ_MAX &&
-            __atomic_load_n(&q->q_first, __ATOMIC_RELAXED) != NULL) {
+            __atomic_load_n(&sd->sd_xend, __ATOMIC_RELAXED) != NULL) {
             size_t got;
             e = front_read(q, &cur, total, &got, &dead);
             n = got;
@@ -467,24 +455,6 @@ ssize_t ust_sd_read(struct stdata *sd, const struct iovec *iov, int iovcnt)
                 if (n == 0)
                     err = e;
                 break;
-            }
-        }
-        /* A pipe's arrivals read straight into the buffer when nothing is
-         * queued before them (sd_arrive.c): no message, no queue lock. */
-        if (mode == RNORM && __atomic_load_n(&q->q_first, __ATOMIC_RELAXED) == NULL) {
-            int fe;
-            size_t d = ust_sd_arrivals_read(sd, arr_copy, &cur, total - n, &fe);
-            if (d > 0 || fe) {
-                n += d;
-                if (unwoken)
-                    ust_sd_note_lost_wakeup(&sd->sd_rwait, slept);
-                unwoken = 0;
-                if (fe) {
-                    if (n == 0)
-                        err = fe;
-                    break;
-                }
-                continue;
             }
         }
         mblk_t *mp = getq(q);

@@ -86,7 +86,7 @@ unsigned ust_sd_wait_seq(struct ust_waitq *w)
 /* A pipe's arrivals at sd (sd_arrive.c), seen without their lock. */
 static int arrivals_seen(struct stdata *sd)
 {
-    return ust_sd_arrivals_pending(&sd->sd_ar) != 0;
+    return __atomic_load_n(&sd->sd_ar.first, __ATOMIC_ACQUIRE) != NULL;
 }
 
 /* ust_sd_wait_from; with `arrivals` (a reader of sd_rwait whose read queue

@@ -34,9 +34,8 @@
  *   sd_fifo.c   FIFOs: a pipe end looped onto itself, the open rules, the keyed
  *               table (mkfifo nodes); private header sd_fifo.h
  *
- * Lock order: sd_plumb (plumbing, may sleep) > sd_lock > the arrivals'
- * producer lock (sd_ar.plock) > their consumer lock (sd_ar.clock) > queue
- * locks.  sd_lock
+ * Lock order: sd_plumb (plumbing, may sleep) > sd_lock > the arrival lock
+ * (sd_ar.lock) > queue locks.  sd_lock
  * is never held across putnext or a module procedure, and never while
  * waiting (ust_sd_wait drops it).  Two stream heads' sd_locks are never held
  * together (a pipe end takes its peer's lock only after dropping its own).
@@ -114,49 +113,23 @@ struct ust_fifo_state {
 
 /* Arrivals (sd_arrive.c): data a writer of a module-free pipe put straight
  * at this (the reading) head, not yet on the head read queue.  Everything in
- * it is newer than every band-0 message on the read queue.  A chain of
- * messages (b_next) that writers append to and consumers take from without
- * a lock in common: see sd_arrive.c "Principles of operation".  Four lines:
- * the writers' own, what they publish, the consumers' own, the sleep mark,
- * so that a deposit does no locked read-modify-write on a line a reader
- * writes, and a reader polls only lines written once per deposit. */
+ * it is newer than every band-0 message on the read queue. */
 #define UST_CACHELINE 64 /* see "Layout" above struct stdata */
 
 struct ust_arrivals {
-    /* Producers' line: written by writers only (under plock). */
-    ust_lock_t plock;     /* serializes producers; order: sd_lock > plock > clock > queue locks */
-    mblk_t *ptail;        /* PLOCK: newest message of the chain (NULL: none yet) */
-    unsigned char *pwptr; /* PLOCK: end of ptail's data while it is an open coalescing
-                           * block (its b_wptr is never moved: views copy it; the
-                           * final end goes to its trailer when the next is linked) */
-    uint64_t pbytes;      /* PLOCK: data bytes ever added (= pcommit outside the lock) */
-    uint64_t plimit;      /* PLOCK: pbytes may grow to this before climit is looked at */
-    /* Published by producers (release stores), read by consumers. */
-    _Alignas(UST_CACHELINE) uint64_t pcommit; /* bytes added and visible, chain linked */
-    mblk_t *pfirst;       /* the chain's first message (set once, while consumers have none) */
-    /* Consumers' line: written under clock, read by producers only when their
-     * limit runs out (climit) and by a spinning reader (cbytes). */
-    _Alignas(UST_CACHELINE) ust_lock_t clock; /* serializes consumers */
-    uint64_t cbytes;      /* CLOCK (atomic stores): data bytes taken off the chain */
-    uint64_t climit;      /* CLOCK (release): cbytes + the read queue's room at the last
-                           * look: how far producers may go */
-    mblk_t *cblk;         /* CLOCK: oldest message of the chain not given away */
-    unsigned char *cpos;  /* CLOCK: first byte of cblk not taken (a flat message); for
-                           * a chain of blocks NULL once taken (cblk then a view's source) */
-    /* The sleep mark: set by a reader that found nothing before it waits,
-     * cleared by whoever wakes it; read by every deposit (a line written on
-     * sleep edges only). */
-    _Alignas(UST_CACHELINE) int sleepy;
+    ust_lock_t lock; /* guards the fields below; below sd_lock, above queue locks */
+    mblk_t *last;    /* LOCK: newest arrival (NULL: none) */
+    size_t bytes;    /* LOCK: data bytes in the list */
+    size_t room;          /* LOCK: bytes deposits may add before the next absorb
+                           * (the head read queue's high-water mark less its count,
+                           * at the last absorb) */
+    int sleepy;           /* LOCK: a reader found nothing and may sleep: the next
+                           * deposit wakes sd_rwait */
+    /* LOCK: band-0 M_DATA messages, oldest first (b_next).  Also read without
+     * the lock (acquire) as a hint, by a dry reader in a spin: on a line of
+     * its own, which a writer appending to `last` does not touch. */
+    _Alignas(UST_CACHELINE) mblk_t *first;
 };
-
-/* Data bytes added to the arrivals and not yet taken: nonzero when a reader
- * has something to take (read without any lock, as a hint). */
-static inline uint64_t ust_sd_arrivals_pending(const struct ust_arrivals *ar)
-{
-    /* cbytes first: it never passes the pcommit read after it */
-    uint64_t c = __atomic_load_n(&ar->cbytes, __ATOMIC_ACQUIRE);
-    return __atomic_load_n(&ar->pcommit, __ATOMIC_ACQUIRE) - c;
-}
 
 /* Where this head's writes may be deposited (sd_arrive.c): the read queue
  * of a pipe peer's head, its private part and its head, as found under

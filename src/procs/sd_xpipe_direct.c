@@ -180,7 +180,7 @@ int ust_xpipe_read(struct stdata *sd, const struct iovec *iov, int iovcnt, size_
      * older than the ring's front, and is read first. */
     int r = 0;
     if (__atomic_load_n(&sd->sd_rq->q_first, __ATOMIC_ACQUIRE) != NULL ||
-        ust_sd_arrivals_pending(&sd->sd_ar) != 0)
+        __atomic_load_n(&sd->sd_ar.first, __ATOMIC_ACQUIRE) != NULL)
         goto out;
     struct dcur c = {.iov = iov, .iovcnt = iovcnt, .room = total};
     int wake = 0;
