@@ -44,6 +44,12 @@
  *       passed-through queues
  *       (putnext.c claim_first_on must not pass what the popped queue
  *       holds): every message arrives once, in order within its band
+ *   P.8 qprocsoff waits for threads inside a queue by a covered entry
+ *       (putnext.c "Covered entries": no claim of their own): a test module
+ *       whose put procedure dawdles sits above a nullmod on the reader end,
+ *       so messages enter it covered by the nullmod's claim; popping it
+ *       while data flows, no put procedure of it runs after its close's
+ *       qprocsoff returned, and every message arrives in order
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,6 +61,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/strconf.h>
 #include <ustreams.h>
 
 #include "check.h"
@@ -449,6 +456,91 @@ static void pop_holding(void)
     }
 }
 
+/* P.8: "slowmodt", a put-only D_MP module whose put procedure sleeps
+ * 200 us; its close records when qprocsoff returned, and a put procedure
+ * running after that is counted. */
+static atomic_int slow_closed, slow_late;
+
+static int slow_put(queue_t *q, mblk_t *mp)
+{
+    struct timespec ts = {0, 200000};
+    nanosleep(&ts, NULL);
+    if (atomic_load(&slow_closed))
+        atomic_fetch_add(&slow_late, 1);
+    putnext(q, mp);
+    return 0;
+}
+
+static int slow_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *crp)
+{
+    (void)devp, (void)oflag, (void)crp;
+    if (sflag != MODOPEN)
+        return ENXIO;
+    atomic_store(&slow_closed, 0);
+    qprocson(q);
+    return 0;
+}
+
+static int slow_close(queue_t *q, int oflag, cred_t *crp)
+{
+    (void)oflag, (void)crp;
+    qprocsoff(q);
+    atomic_store(&slow_closed, 1);
+    return 0;
+}
+
+static struct module_info slow_minfo = {.mi_idname = "slowmodt", .mi_maxpsz = INFPSZ,
+                                        .mi_hiwat = 5120, .mi_lowat = 1024};
+static struct qinit slow_rinit = {.qi_putp = slow_put, .qi_qopen = slow_open,
+                                  .qi_qclose = slow_close, .qi_minfo = &slow_minfo};
+static struct qinit slow_winit = {.qi_putp = slow_put, .qi_minfo = &slow_minfo};
+static struct streamtab slow_info = {.st_rdinit = &slow_rinit, .st_wrinit = &slow_winit};
+static struct fmodsw slow_fmod = {.f_name = "slowmodt", .f_str = &slow_info, .f_flag = D_MP};
+
+static void pop_covered(void)
+{
+    CHECK_EQ(register_strmod(&slow_fmod), 0);
+    for (int round = 0; round < 10; round++) {
+        int fds[2];
+        CHECK_EQ(strm_pipe(fds), 0);
+        CHECK_EQ(strm_ioctl(fds[1], I_PUSH, "nullmod"), 0);
+        CHECK_EQ(strm_ioctl(fds[1], I_PUSH, "slowmodt"), 0);
+        struct run r = {.wfd = fds[0], .rfd = fds[1], .kind = RUN_PLAIN};
+        pthread_t wt;
+        CHECK_EQ(pthread_create(&wt, NULL, p7_writer, &r), 0);
+        uint32_t next[NBAND] = {0};
+        unsigned char buf[MAXMSG];
+        long got = 0, bad = 0;
+        long long end = now_ms() + RUN_MS / 4;
+        while (got < MSGS && now_ms() < end) {
+            if (got == 20 + 5 * round)
+                CHECK_EQ(strm_ioctl(fds[1], I_POP, 0), 0); /* slowmodt, while inside */
+            struct strbuf d = {.maxlen = sizeof(buf), .buf = (char *)buf};
+            int fl = MSG_ANY, band = -1;
+            if (getpmsg(fds[1], NULL, &d, &band, &fl) != 0)
+                break;
+            if (!check_msg(buf, d.len, band, next, 0)) {
+                bad++;
+                memcpy(&next[0], buf, sizeof(next[0]));
+                next[0]++;
+            }
+            got++;
+        }
+        if (!CHECK_EQ(got, MSGS))
+            CHECK_EQ(strm_close(fds[1]), 0);
+        pthread_join(wt, NULL);
+        CHECK_EQ(bad, 0);
+        CHECK_EQ(atomic_load(&r.failed), 0);
+        CHECK_EQ(strm_close(fds[0]), 0);
+        if (got == MSGS)
+            CHECK_EQ(strm_close(fds[1]), 0);
+    }
+    if (!CHECK_EQ(atomic_load(&slow_late), 0))
+        fprintf(stderr, "modstack P.8: %d put procedures ran after qprocsoff\n",
+                atomic_load(&slow_late));
+    CHECK_EQ(unregister_strmod(&slow_fmod), 0);
+}
+
 int main(void)
 {
     alarm(170); /* a hang fails (ctest's timeout is 180 s) */
@@ -460,6 +552,7 @@ int main(void)
         }
     flow_follows_plumbing(); /* P.6 */
     pop_holding();           /* P.7 */
+    pop_covered();           /* P.8 */
     CHECK_EQ(ustreams_quiesce(5000), 0);
     CHECK_NO_BLOCKS(); /* P.5 */
     return CHECK_RESULT();
