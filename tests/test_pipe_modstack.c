@@ -41,8 +41,7 @@
  *   P.7 a srvmod holding messages is popped from the reader end while a
  *       writer keeps writing (not flow controlled: the reading head's
  *       high-water mark above all it sends) through the pipe's
- *       passed-through queues
- *       (putnext.c claim_first_on must not pass what the popped queue
+ *       passed-through queues (nothing may pass what the popped queue
  *       holds): every message arrives once, in order within its band
  *   P.8 qprocsoff waits for threads inside a queue by a covered entry
  *       (putnext.c "Covered entries": no claim of their own): a test module

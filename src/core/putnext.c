@@ -56,8 +56,9 @@
  *   claim of its own when that queue's `cover` is q -- the queue before
  *   it in its stream, kept by ust_qinsert and ust_qunlink -- its
  *   procedures are on and it has no perimeter; inside it, the same holds
- *   for the queue after it, and so on down the stream.  qprocsoff(q)
- *   waits out the claims of q and of every queue on its cover chain, so
+ *   for the queue after it, and so on down the stream.  Every wait for
+ *   q's claims (ust_qdrain_claims: qprocsoff, ust_qunlink, a pipe's
+ *   split) waits out those of every queue on its cover chain too, so
  *   that a thread inside q by a covered entry, which holds a claim on a
  *   queue up that chain, is waited for: both sides sequentially
  *   consistent, either the thread sees QPROCSOFF (and passes q through)
@@ -101,13 +102,15 @@ static void cover_set(queue_t *q, queue_t *c)
     __atomic_store_n(&ust_qpv(q)->cover, c, __ATOMIC_RELAXED);
 }
 
+static void drain_one(queue_t *q);
+
 /* Wait out the claims of the queues on q's cover chain (see "Covered
  * entries"). */
 static void drain_cover_chain(queue_t *q)
 {
     queue_t *c = cover_of(q);
     for (int i = 0; c != NULL && i < COVER_MAX; i++) {
-        ust_qdrain_claims(c);
+        drain_one(c);
         c = cover_of(c);
     }
 }
@@ -167,7 +170,17 @@ void ust_pass_on(queue_t *q, mblk_t *mp)
         ust_qrelease(claimed);
 }
 
+
+/* Every waiter for q's claims (qprocsoff, ust_qunlink, a pipe's split)
+ * waits for the threads inside q by a covered entry as well: they hold a
+ * claim on a queue of q's cover chain ("Covered entries"). */
 void ust_qdrain_claims(queue_t *q)
+{
+    drain_one(q);
+    drain_cover_chain(q);
+}
+
+static void drain_one(queue_t *q)
 {
     struct ust_qpriv *pv = ust_qpv(q);
     for (int spins = 0;; spins++) {
@@ -185,57 +198,6 @@ void ust_qdrain_claims(queue_t *q)
             nanosleep(&ts, NULL);
         }
     }
-}
-
-/* Longest run of passed-through queues claim_first_on walks (a pipe has
- * two: its own pair's write side and the peer's read side). */
-#define PASS_MAX 8
-
-/*
- * claim_first_on -- the fast path of putnext: the first queue after q whose
- *   procedures are on, claimed, found without claiming the queues passed
- *   through on the way (procedures off and holding nothing, as a pipe's own
- *   pair always is).
- *   Context: any thread; the caller keeps q alive (putnext's contract).  No
- *   lock held or taken.
- *   Returns the claimed queue, or NULL when this path does not apply: the
- *   end of the stream, a queue passed through that holds messages (they go
- *   first: ust_qhold), more than PASS_MAX such queues, or a change of the
- *   plumbing meanwhile.  The caller then takes the claimed walk.
- *   Why it is safe: the walk reads the plumbing generation first and again
- *   after claiming the queue it stops at (strcore.h).  Every change of a
- *   link or of procedures on/off bumps the generation before its plumber
- *   waits out the claims, all sequentially consistent; so either the second
- *   read sees a new generation (the claim is dropped, nothing was done), or
- *   the claim precedes the bump and the plumber waits for it -- the
- *   protocol of ust_qclaim_link, with the generation standing for each link
- *   of the walk.  The queues passed through are only read: pairs are
- *   type-stable (queue.c), so a stale read is harmless and the generation
- *   says it was stale.  A queue passed through is never entered, so nothing
- *   of its own needs a claim: its procedures are off, and one that holds
- *   messages (being popped, qprocsoff) is not passed without the claimed
- *   walk, which queues behind them.  Saves a claim and a release -- two
- *   locked instructions -- per queue passed through (docs/STREAMHEAD.md
- *   "Through modules without queues").
- */
-static queue_t *claim_first_on(queue_t *q)
-{
-    unsigned long g = ust_plumb_gen_now();
-    queue_t *nq = ust_qnext(q);
-    for (int i = 0; nq != NULL && i <= PASS_MAX; i++) {
-        struct ust_qpriv *pv = ust_qpv(nq);
-        if (!ust_qoff(nq)) {
-            atomic_fetch_add(&pv->active, 1);
-            if (ust_plumb_gen_now() == g)
-                return nq;
-            ust_qrelease(nq);
-            return NULL;
-        }
-        if (__atomic_load_n(&pv->held, __ATOMIC_RELAXED))
-            return NULL; /* messages held there go first: the claimed walk */
-        nq = ust_qnext(nq);
-    }
-    return NULL;
 }
 
 /*
@@ -270,12 +232,7 @@ int putnext(queue_t *q, mblk_t *mp)
         ust_tls_in = q;
         return 1;
     }
-    queue_t *nq = claim_first_on(q);
-    if (nq) {
-        ust_call_put(nq, mp); /* our claim goes with the call */
-        return 1;
-    }
-    nq = ust_qclaim_link(q);
+    queue_t *nq = ust_qclaim_link(q);
     if (!nq) {
         freemsg(mp); /* end of the stream: nowhere to go */
         return 0;
@@ -434,10 +391,8 @@ void qprocsoff(queue_t *q)
     /* Operations waiting at the perimeters for these queues (the caller may
      * hold the perimeter, in close) are passed on or dropped. */
     ust_perim_flush_pair(pair[0]);
-    for (int i = 0; i < 2; i++) {
-        ust_qdrain_claims(pair[i]);
-        drain_cover_chain(pair[i]); /* threads inside by a covered entry */
-    }
+    for (int i = 0; i < 2; i++)
+        ust_qdrain_claims(pair[i]); /* and those inside by a covered entry */
     /* An enable that began before QPROCSOFF was set has finished now (it
      * holds a claim, sched.c): take the queue off the run list it put it on. */
     for (int i = 0; i < 2; i++)
