@@ -30,16 +30,37 @@
  *       flows: P.1 still holds
  *   P.5 every run ends within RUN_MS (alarm() fails a hang); no message
  *       block is outstanding at the end
+ *   P.6 flow control follows the plumbing (the writer's flow target is
+ *       remembered per thread for a plumbing generation, flow.c): one
+ *       thread fills the pipe with non-blocking writes until EAGAIN (1
+ *       nullmod on each end), with a srvmod pushed on the writer end, then
+ *       with it popped again, draining in between; each fill stops within its
+ *       stack's bound (the reading head's high-water mark, plus srvmod's
+ *       5120 when pushed) and after a drain the same thread writes again
+ *       (a stale target would let it write without bound or never again)
+ *   P.7 a srvmod holding messages is popped from the reader end while a
+ *       writer keeps writing (not flow controlled: the reading head's
+ *       high-water mark above all it sends) through the pipe's
+ *       passed-through queues (nothing may pass what the popped queue
+ *       holds): every message arrives once, in order within its band
+ *   P.8 qprocsoff waits for threads inside a queue by a covered entry
+ *       (putnext.c "Covered entries": no claim of their own): a test module
+ *       whose put procedure dawdles sits above a nullmod on the reader end,
+ *       so messages enter it covered by the nullmod's claim; popping it
+ *       while data flows, no put procedure of it runs after its close's
+ *       qprocsoff returned, and every message arrives in order
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/strconf.h>
 #include <ustreams.h>
 
 #include "check.h"
@@ -307,6 +328,218 @@ static void run(const struct stack *st, int kind)
         CHECK_EQ(strm_close(fds[1]), 0);
 }
 
+/* P.6: write 200-byte messages without blocking until EAGAIN; returns the
+ * bytes written. */
+static long fill_nb(int wfd, uint32_t *seq)
+{
+    long bytes = 0;
+    for (int i = 0; i < 100000; i++) {
+        struct hdr h = {.seq = (*seq)++, .band = 0, .len = 200};
+        if (send_one(wfd, &h, 1) != 0) {
+            CHECK_EQ(errno, EAGAIN);
+            (*seq)--;
+            return bytes;
+        }
+        bytes += h.len;
+    }
+    CHECK(0); /* never flow controlled */
+    return bytes;
+}
+
+/* P.6: read every message written so far, in order. */
+static void drain(int rfd, uint32_t *next, uint32_t upto)
+{
+    unsigned char buf[MAXMSG];
+    uint32_t nx[NBAND] = {*next, 0, 0, 0};
+    while (nx[0] < upto) {
+        struct strbuf d = {.maxlen = sizeof(buf), .buf = (char *)buf};
+        int fl = MSG_ANY, band = -1;
+        if (!CHECK_EQ(getpmsg(rfd, NULL, &d, &band, &fl), 0) ||
+            !CHECK(check_msg(buf, d.len, band, nx, 0)))
+            break;
+    }
+    *next = nx[0];
+}
+
+static void flow_follows_plumbing(void)
+{
+    int fds[2];
+    CHECK_EQ(strm_pipe(fds), 0);
+    CHECK_EQ(strm_ioctl(fds[0], I_PUSH, "nullmod"), 0);
+    CHECK_EQ(strm_ioctl(fds[1], I_PUSH, "nullmod"), 0);
+    queue_t *rq = ust_sd_peek(fds[1])->sd_rq;
+    CHECK_EQ(strqset(rq, QHIWAT, 0, HIWAT), 0);
+    CHECK_EQ(strqset(rq, QLOWAT, 0, LOWAT), 0);
+    CHECK_EQ(strm_fcntl(fds[0], F_SETFL, O_NONBLOCK), 0);
+    uint32_t seq = 0, next = 0;
+    /* srvmod pushed (a queue of 5120 on the way: the writer's flow target),
+     * then popped (the target is the reading head again: a target left
+     * from the srvmod, freed, would not stop the writer) */
+    static const long extra[] = {5120 + 200, 0};
+    for (int round = 0; round < 6; round++) {
+        int step = round % 2;
+        CHECK_EQ(strm_ioctl(fds[0], step == 0 ? I_PUSH : I_POP, step == 0 ? "srvmod" : 0), 0);
+        long b = fill_nb(fds[0], &seq);
+        sleep_ms(20); /* srvmod's service procedure moves what it may */
+        b += fill_nb(fds[0], &seq);
+        if (!CHECK(b > 0 && b <= HIWAT + 200 + extra[step]))
+            fprintf(stderr, "modstack P.6 round %d: %ld bytes before EAGAIN\n", round, b);
+        drain(fds[1], &next, seq);
+        CHECK_EQ(next, seq);
+    }
+    CHECK_EQ(strm_close(fds[0]), 0);
+    CHECK_EQ(strm_close(fds[1]), 0);
+}
+
+/* P.7: the writer: MSGS band-0 messages, counted. */
+static void *p7_writer(void *arg)
+{
+    struct run *r = arg;
+    for (uint32_t seq = 0; seq < MSGS; seq++) {
+        struct hdr h = {.seq = seq, .band = 0, .len = 100};
+        if (send_one(r->wfd, &h, 1) != 0) {
+            atomic_store(&r->failed, 1);
+            break;
+        }
+        atomic_fetch_add(&r->sent, 1);
+    }
+    return NULL;
+}
+
+static void pop_holding(void)
+{
+    for (int round = 0; round < 20; round++) {
+        int fds[2];
+        CHECK_EQ(strm_pipe(fds), 0);
+        CHECK_EQ(strm_ioctl(fds[1], I_PUSH, "srvmod"), 0);
+        /* The head takes all: srvmod's service procedure is never flow
+         * controlled, so the writer runs on through the pop, and srvmod's
+         * queue holds what its service procedure has not moved yet. */
+        queue_t *rq = ust_sd_peek(fds[1])->sd_rq;
+        CHECK_EQ(strqset(rq, QHIWAT, 0, MSGS * 200), 0);
+        struct run r = {.wfd = fds[0], .rfd = fds[1], .kind = RUN_PLAIN};
+        pthread_t wt;
+        CHECK_EQ(pthread_create(&wt, NULL, p7_writer, &r), 0);
+        long long until = now_ms() + RUN_MS / 4;
+        while (atomic_load(&r.sent) < 200 * (round + 1) && now_ms() < until)
+            sched_yield();
+        CHECK_EQ(strm_ioctl(fds[1], I_POP, 0), 0);
+        long at_pop = atomic_load(&r.sent);
+        uint32_t next[NBAND] = {0};
+        unsigned char buf[MAXMSG];
+        long got = 0, bad = 0;
+        long long end = now_ms() + RUN_MS / 4;
+        while (got < MSGS && now_ms() < end) {
+            struct strbuf d = {.maxlen = sizeof(buf), .buf = (char *)buf};
+            int fl = MSG_ANY, band = -1;
+            if (getpmsg(fds[1], NULL, &d, &band, &fl) != 0)
+                break;
+            if (!check_msg(buf, d.len, band, next, 0)) {
+                bad++;
+                memcpy(&next[0], buf, sizeof(next[0])); /* resynchronize on it */
+                next[0]++;
+            }
+            got++;
+        }
+        if (!CHECK_EQ(got, MSGS))
+            CHECK_EQ(strm_close(fds[1]), 0); /* releases a writer blocked on flow control */
+        pthread_join(wt, NULL);
+        if (bad)
+            fprintf(stderr, "modstack P.7 round %d: %ld out of order of %ld (popped after %ld)\n",
+                    round, bad, got, at_pop);
+        CHECK_EQ(bad, 0);
+        CHECK_EQ(atomic_load(&r.failed), 0);
+        CHECK_EQ(strm_close(fds[0]), 0);
+        if (got == MSGS)
+            CHECK_EQ(strm_close(fds[1]), 0);
+    }
+}
+
+/* P.8: "slowmodt", a put-only D_MP module whose put procedure sleeps
+ * 200 us; its close records when qprocsoff returned, and a put procedure
+ * running after that is counted. */
+static atomic_int slow_closed, slow_late;
+
+static int slow_put(queue_t *q, mblk_t *mp)
+{
+    struct timespec ts = {0, 200000};
+    nanosleep(&ts, NULL);
+    if (atomic_load(&slow_closed))
+        atomic_fetch_add(&slow_late, 1);
+    putnext(q, mp);
+    return 0;
+}
+
+static int slow_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *crp)
+{
+    (void)devp, (void)oflag, (void)crp;
+    if (sflag != MODOPEN)
+        return ENXIO;
+    atomic_store(&slow_closed, 0);
+    qprocson(q);
+    return 0;
+}
+
+static int slow_close(queue_t *q, int oflag, cred_t *crp)
+{
+    (void)oflag, (void)crp;
+    qprocsoff(q);
+    atomic_store(&slow_closed, 1);
+    return 0;
+}
+
+static struct module_info slow_minfo = {.mi_idname = "slowmodt", .mi_maxpsz = INFPSZ,
+                                        .mi_hiwat = 5120, .mi_lowat = 1024};
+static struct qinit slow_rinit = {.qi_putp = slow_put, .qi_qopen = slow_open,
+                                  .qi_qclose = slow_close, .qi_minfo = &slow_minfo};
+static struct qinit slow_winit = {.qi_putp = slow_put, .qi_minfo = &slow_minfo};
+static struct streamtab slow_info = {.st_rdinit = &slow_rinit, .st_wrinit = &slow_winit};
+static struct fmodsw slow_fmod = {.f_name = "slowmodt", .f_str = &slow_info, .f_flag = D_MP};
+
+static void pop_covered(void)
+{
+    CHECK_EQ(register_strmod(&slow_fmod), 0);
+    for (int round = 0; round < 10; round++) {
+        int fds[2];
+        CHECK_EQ(strm_pipe(fds), 0);
+        CHECK_EQ(strm_ioctl(fds[1], I_PUSH, "nullmod"), 0);
+        CHECK_EQ(strm_ioctl(fds[1], I_PUSH, "slowmodt"), 0);
+        struct run r = {.wfd = fds[0], .rfd = fds[1], .kind = RUN_PLAIN};
+        pthread_t wt;
+        CHECK_EQ(pthread_create(&wt, NULL, p7_writer, &r), 0);
+        uint32_t next[NBAND] = {0};
+        unsigned char buf[MAXMSG];
+        long got = 0, bad = 0;
+        long long end = now_ms() + RUN_MS / 4;
+        while (got < MSGS && now_ms() < end) {
+            if (got == 20 + 5 * round)
+                CHECK_EQ(strm_ioctl(fds[1], I_POP, 0), 0); /* slowmodt, while inside */
+            struct strbuf d = {.maxlen = sizeof(buf), .buf = (char *)buf};
+            int fl = MSG_ANY, band = -1;
+            if (getpmsg(fds[1], NULL, &d, &band, &fl) != 0)
+                break;
+            if (!check_msg(buf, d.len, band, next, 0)) {
+                bad++;
+                memcpy(&next[0], buf, sizeof(next[0]));
+                next[0]++;
+            }
+            got++;
+        }
+        if (!CHECK_EQ(got, MSGS))
+            CHECK_EQ(strm_close(fds[1]), 0);
+        pthread_join(wt, NULL);
+        CHECK_EQ(bad, 0);
+        CHECK_EQ(atomic_load(&r.failed), 0);
+        CHECK_EQ(strm_close(fds[0]), 0);
+        if (got == MSGS)
+            CHECK_EQ(strm_close(fds[1]), 0);
+    }
+    if (!CHECK_EQ(atomic_load(&slow_late), 0))
+        fprintf(stderr, "modstack P.8: %d put procedures ran after qprocsoff\n",
+                atomic_load(&slow_late));
+    CHECK_EQ(unregister_strmod(&slow_fmod), 0);
+}
+
 int main(void)
 {
     alarm(170); /* a hang fails (ctest's timeout is 180 s) */
@@ -316,6 +549,9 @@ int main(void)
             run(&stacks[s], kind);
             CHECK(now_ms() - t0 < RUN_MS);
         }
+    flow_follows_plumbing(); /* P.6 */
+    pop_holding();           /* P.7 */
+    pop_covered();           /* P.8 */
     CHECK_EQ(ustreams_quiesce(5000), 0);
     CHECK_NO_BLOCKS(); /* P.5 */
     return CHECK_RESULT();

@@ -134,9 +134,66 @@ void ust_backenable(queue_t *q, unsigned char band)
     ust_backenable_now(q);
 }
 
+static int target_canput(queue_t *q, unsigned char pri);
+
 int bcanput(queue_t *q, unsigned char pri)
 {
-    q = flow_target(q);
+    return target_canput(flow_target(q), pri);
+}
+
+int canput(queue_t *q)
+{
+    return bcanput(q, 0);
+}
+
+/* This thread's last flow targets: the queue a writer into q->q_next is
+ * governed by, found under plumbing generation gen.  Per thread, so no
+ * entry is ever read half written; two entries, for a writer's head write
+ * queue and one more (a service procedure's queue). */
+#define FLOW_CACHE 2
+static _Thread_local struct {
+    queue_t *from;
+    queue_t *to;
+    unsigned long gen;
+} tls_flow[FLOW_CACHE];
+static _Thread_local unsigned tls_flow_next;
+
+/*
+ * flow_target_next -- flow_target(q->q_next), or NULL at the end of the
+ *   stream, remembered per thread for the plumbing generation it was found
+ *   under (strcore.h).  Every change that could move the target -- a link,
+ *   procedures on or off (srv_m), a multiplexer's q_qinfo (changed only
+ *   while procedures are off, then qprocson) -- bumps the generation, and a
+ *   pair is freed only after it was unlinked (a bump), so an entry whose
+ *   generation still reads is the walk's answer now.  A walk during which
+ *   the generation moved is used once and not remembered.  As the walk
+ *   itself (no claims), a target found just before a change may be looked
+ *   at once more; the relink back-enables that follow every change
+ *   (putnext.c) wake a writer that marked the wrong queue wanted.
+ *   Saves the walk through put-only modules at every write (twice: the
+ *   head's check before it sends and its POLLOUT check after).
+ *   Context: any thread, no lock.
+ */
+static queue_t *flow_target_next(queue_t *q)
+{
+    unsigned long g = ust_plumb_gen_now();
+    for (unsigned i = 0; i < FLOW_CACHE; i++)
+        if (tls_flow[i].from == q && tls_flow[i].gen == g)
+            return tls_flow[i].to;
+    queue_t *n = ust_qnext(q);
+    queue_t *t = n ? flow_target(n) : NULL;
+    if (ust_plumb_gen_now() == g) {
+        unsigned i = tls_flow_next++ % FLOW_CACHE;
+        tls_flow[i].from = q;
+        tls_flow[i].to = t;
+        tls_flow[i].gen = g;
+    }
+    return t;
+}
+
+/* bcanput on a flow target t already found (bcanput's body). */
+static int target_canput(queue_t *q, unsigned char pri)
+{
     if (!q)
         return 1;
     if (pri == 0) {
@@ -160,25 +217,14 @@ int bcanput(queue_t *q, unsigned char pri)
     return !full;
 }
 
-int canput(queue_t *q)
-{
-    return bcanput(q, 0);
-}
-
 int canputnext(queue_t *q)
 {
-    if (!q)
-        return 1;
-    queue_t *n = ust_qnext(q);
-    return n ? bcanput(n, 0) : 1;
+    return q ? target_canput(flow_target_next(q), 0) : 1;
 }
 
 int bcanputnext(queue_t *q, unsigned char pri)
 {
-    if (!q)
-        return 1;
-    queue_t *n = ust_qnext(q);
-    return n ? bcanput(n, pri) : 1;
+    return q ? target_canput(flow_target_next(q), pri) : 1;
 }
 
 /* ---- strqget / strqset ---- */

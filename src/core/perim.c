@@ -300,8 +300,11 @@ void ust_call_put(queue_t *q, mblk_t *mp)
     struct ust_qpriv *pv = ust_qpv(q);
     if (!pv->inner && !ust_qp(q)->outer) {
         ust_stat_inc(&pv->nput);
+        queue_t *was = ust_tls_in; /* our claim on q covers what q puts next to */
+        ust_tls_in = q;
         /* The mirror of q_qinfo->qi_putp: queue_t's line is its reader's. */
         __atomic_load_n(&pv->putp_m, __ATOMIC_RELAXED)(q, mp);
+        ust_tls_in = was;
         ust_qrelease(q);
         return;
     }

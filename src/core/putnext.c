@@ -49,6 +49,27 @@
  *   every queue empty.  A spurious back-enable only makes a writer or a
  *   service procedure look again.
 
+ *   Covered entries.  A claim per queue entered costs two locked
+ *   instructions per hop (the claim and its release); a put-only module
+ *   (nullmod) costs little else.  So a thread that runs q's put procedure
+ *   with a claim on q (ust_call_put) enters the queue after q without a
+ *   claim of its own when that queue's `cover` is q -- the queue before
+ *   it in its stream, kept by ust_qinsert and ust_qunlink -- its
+ *   procedures are on and it has no perimeter; inside it, the same holds
+ *   for the queue after it, and so on down the stream.  Every wait for
+ *   q's claims (ust_qdrain_claims: qprocsoff, ust_qunlink, a pipe's
+ *   split) waits out those of every queue on its cover chain too, so
+ *   that a thread inside q by a covered entry, which holds a claim on a
+ *   queue up that chain, is waited for: both sides sequentially
+ *   consistent, either the thread sees QPROCSOFF (and passes q through)
+ *   or qprocsoff sees its claim.  While a thread is inside, no queue of
+ *   its chain is unlinked (that needs qprocsoff of it first, which waits
+ *   for the thread), so the covers it followed are the ones qprocsoff
+ *   walks.  Covers never cross a pipe's twist and never lead into a
+ *   stream head's queues; anything else (a queue passed through, a
+ *   perimeter, a driver calling putnext on its own queue, a service
+ *   procedure) takes a claim as before.
+ *
  *   The caller of putnext must keep q itself alive: it runs inside q's
  *   procedures, or holds a claim on q (the stream head on its own queues), or
  *   otherwise knows q outlives the call (a driver on its own queues).
@@ -64,6 +85,35 @@
 void ust_perim_flush_pair(queue_t *q);
 
 unsigned long ust_plumb_gen; /* atomic (strcore.h) */
+
+_Thread_local queue_t *ust_tls_in; /* strcore.h, "Covered entries" above */
+
+/* Bound of a cover chain walked by qprocsoff (a stream's modules and its
+ * driver: UST_NSTRPUSH and a few). */
+#define COVER_MAX 128
+
+static queue_t *cover_of(queue_t *q)
+{
+    return __atomic_load_n(&ust_qpv(q)->cover, __ATOMIC_RELAXED);
+}
+
+static void cover_set(queue_t *q, queue_t *c)
+{
+    __atomic_store_n(&ust_qpv(q)->cover, c, __ATOMIC_RELAXED);
+}
+
+static void drain_one(queue_t *q);
+
+/* Wait out the claims of the queues on q's cover chain (see "Covered
+ * entries"). */
+static void drain_cover_chain(queue_t *q)
+{
+    queue_t *c = cover_of(q);
+    for (int i = 0; c != NULL && i < COVER_MAX; i++) {
+        drain_one(c);
+        c = cover_of(c);
+    }
+}
 
 queue_t *ust_qclaim_link(queue_t *q)
 {
@@ -120,7 +170,17 @@ void ust_pass_on(queue_t *q, mblk_t *mp)
         ust_qrelease(claimed);
 }
 
+
+/* Every waiter for q's claims (qprocsoff, ust_qunlink, a pipe's split)
+ * waits for the threads inside q by a covered entry as well: they hold a
+ * claim on a queue of q's cover chain ("Covered entries"). */
 void ust_qdrain_claims(queue_t *q)
+{
+    drain_one(q);
+    drain_cover_chain(q);
+}
+
+static void drain_one(queue_t *q)
 {
     struct ust_qpriv *pv = ust_qpv(q);
     for (int spins = 0;; spins++) {
@@ -140,10 +200,38 @@ void ust_qdrain_claims(queue_t *q)
     }
 }
 
+/*
+ * covered_next -- the queue after q if this thread may enter it covered
+ *   (see "Covered entries"): it runs q's put procedure (entered with a claim
+ *   or covered), the next queue's cover is q, its procedures are on and it
+ *   has no perimeter.  Else NULL.  Context: inside q's put procedure.
+ */
+static queue_t *covered_next(queue_t *q)
+{
+    if (ust_tls_in != q)
+        return NULL;
+    queue_t *nq = ust_qnext(q);
+    if (nq == NULL || cover_of(nq) != q || ust_qoff(nq))
+        return NULL;
+    struct ust_qpriv *pv = ust_qpv(nq);
+    if (pv->inner || ust_qp(nq)->outer)
+        return NULL;
+    return nq;
+}
+
 int putnext(queue_t *q, mblk_t *mp)
 {
     if (!q || !mp)
         return 0;
+    queue_t *cq = covered_next(q);
+    if (cq) {
+        struct ust_qpriv *pv = ust_qpv(cq);
+        ust_stat_inc(&pv->nput);
+        ust_tls_in = cq;
+        __atomic_load_n(&pv->putp_m, __ATOMIC_RELAXED)(cq, mp);
+        ust_tls_in = q;
+        return 1;
+    }
     queue_t *nq = ust_qclaim_link(q);
     if (!nq) {
         freemsg(mp); /* end of the stream: nowhere to go */
@@ -304,7 +392,7 @@ void qprocsoff(queue_t *q)
      * hold the perimeter, in close) are passed on or dropped. */
     ust_perim_flush_pair(pair[0]);
     for (int i = 0; i < 2; i++)
-        ust_qdrain_claims(pair[i]);
+        ust_qdrain_claims(pair[i]); /* and those inside by a covered entry */
     /* An enable that began before QPROCSOFF was set has finished now (it
      * holds a claim, sched.c): take the queue off the run list it put it on. */
     for (int i = 0; i < 2; i++)
@@ -334,6 +422,15 @@ void ust_qinsert(queue_t *above_rq, queue_t *new_rq)
     if (below_r)
         __atomic_store_n(&below_r->q_next, nr, __ATOMIC_SEQ_CST);
     __atomic_store_n(&aw->q_next, nw, __ATOMIC_SEQ_CST);
+    /* Covers (see "Covered entries"): each queue is covered by the one
+     * before it, never a head's queue.  The new pair's procedures are off,
+     * so nothing enters it covered before qprocson. */
+    cover_set(nw, aw);
+    cover_set(nr, below_r);
+    if (below_w && !(ust_qflags(below_w) & QHEAD))
+        cover_set(below_w, nw);
+    if (!(ust_qflags(RD(above_rq)) & QHEAD))
+        cover_set(RD(above_rq), nr);
     ust_plumb_changed();
     relink_backenable(nw);              /* writers above */
     relink_backenable(RD(above_rq));    /* senders below (upstream) */
@@ -350,6 +447,13 @@ void ust_qunlink(queue_t *rq)
         __atomic_store_n(&aw->q_next, below_w, __ATOMIC_SEQ_CST);
     if (below_r && ust_qnext(below_r) == r)
         __atomic_store_n(&below_r->q_next, above_r, __ATOMIC_SEQ_CST);
+    /* The queues after the pair are covered by the ones before it now.  The
+     * pair's procedures are off (qprocsoff waited out whoever was inside by
+     * a covered entry), so nobody is inside it. */
+    if (below_w && cover_of(below_w) == w)
+        cover_set(below_w, cover_of(w));
+    if (above_r && cover_of(above_r) == r)
+        cover_set(above_r, cover_of(r));
     ust_plumb_changed();
     /* Threads that loaded the old links either revalidate and retry, or hold
      * a claim on r/w that we wait out; passing through still works meanwhile
@@ -358,6 +462,8 @@ void ust_qunlink(queue_t *rq)
     ust_qdrain_claims(w);
     __atomic_store_n(&r->q_next, NULL, __ATOMIC_SEQ_CST);
     __atomic_store_n(&w->q_next, NULL, __ATOMIC_SEQ_CST);
+    cover_set(r, NULL);
+    cover_set(w, NULL);
     if (aw && ust_qnext(aw) == below_w)
         relink_backenable(below_w);     /* writers above */
     if (below_r && ust_qnext(below_r) == above_r)

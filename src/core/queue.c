@@ -96,6 +96,7 @@ queue_t *ust_qalloc(struct streamtab *st, uint_t flags, struct ust_modent *ent)
         /* pv->active is not reset: stale claimers of the previous incarnation
          * may still be about to decrement it (putnext.c). */
         __atomic_store_n(&pv->held, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&pv->cover, NULL, __ATOMIC_RELAXED); /* linked by ust_qinsert */
         /* The mirrors (strcore.h): procedures off, as q_flag says. */
         __atomic_store_n(&pv->putp_m, qi[i]->qi_putp, __ATOMIC_RELAXED);
         __atomic_store_n(&pv->srv_m, 0, __ATOMIC_RELAXED);

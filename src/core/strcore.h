@@ -222,10 +222,15 @@ struct ust_qpriv {
     int (*putp_m)(queue_t *, mblk_t *); /* q_qinfo->qi_putp, set while procedures are
                                          * off (ust_qalloc, qprocson) */
     atomic_long nput;         /* put procedure calls */
-    atomic_long nsrv;         /* service procedure calls */
+    /* The queue whose claim covers entering this one by putnext from it
+     * (putnext.c, "Covered entries"): the queue just before it in its stream,
+     * set by ust_qinsert and ust_qunlink under the stream's plumbing; NULL
+     * for a stream head's queues and the pipe's twist.  Atomic (relaxed). */
+    queue_t *cover;
     int perim_mode_put;       /* UST_PERIM_SHARED/EXCL for put at the inner perimeter, 0 none */
     int perim_mode_srv;       /* same for the service procedure */
     struct ust_perim *inner;  /* inner perimeter or NULL (D_MP) */
+    atomic_long nsrv;         /* service procedure calls */
     struct ust_defer srv_defer; /* node used when the service procedure is deferred */
     int srv_deferred;         /* LOCK(inner): srv_defer is on the inner FIFO */
     int cpu;                  /* atomic: scheduler list q was last put on, or -1 */
@@ -365,6 +370,11 @@ int ust_putq_list(queue_t *q, mblk_t *mp, size_t *roomp);
  * recheck of q_next does for one link.  Stream heads cache the path of a
  * pipe's deposits this way (src/head/sd_arrive.c). */
 extern unsigned long ust_plumb_gen;
+
+/* The queue whose put procedure this thread is running, entered with a claim
+ * on it or covered (putnext.c, "Covered entries"); NULL outside.  Set by
+ * ust_call_put and putnext's covered call around the put procedure. */
+extern _Thread_local queue_t *ust_tls_in;
 static inline unsigned long ust_plumb_gen_now(void)
 {
     return __atomic_load_n(&ust_plumb_gen, __ATOMIC_SEQ_CST);
@@ -429,7 +439,9 @@ void ust_qdrain_claims(queue_t *q);
 
 /* Call q's put procedure (claim held by the caller, passed on to the call). The
  * claim is released when the procedure has run, which may be later if the
- * perimeter is busy (the call is then deferred). */
+ * perimeter is busy (the call is then deferred).  Without a perimeter it
+ * sets ust_tls_in to q while the procedure runs: the claim covers the
+ * queues after q (putnext.c, "Covered entries"). */
 void ust_call_put(queue_t *q, mblk_t *mp);
 
 /* Call q's service procedure from the scheduler (claim held, released by it). */
