@@ -29,14 +29,6 @@
  *     returns -EIO after >= 50 ms and well within 2 s, the ring is broken,
  *     the other ring works; a holder that is slow but alive is waited for
  *     (the ring is not broken); a free word with the waiters bit is taken
- *   4 lock words contended across fork(), unlocked with a plain store when
- *     no waiter is marked (xring_priv.h xr_unlock): a producer and a
- *     consumer thread in each of two processes on one 16 KiB ring, 2 x 60k
- *     messages of 0..200 bytes: every message taken once, each producer's
- *     order kept as each consumer sees it, every byte right, no lost
- *     wake-up, and no more than two lock waits in the run whose sleep slice
- *     (10 ms) ran out on a free word (the documented late wake: a holder
- *     preempted between its look at the waiters bit and its store)
  */
 #include <errno.h>
 #include <pthread.h>
@@ -55,7 +47,6 @@
 #include "fork_util.h"
 #include "xring.h"
 #include "xring_layout.h"
-#include "xring_priv.h"
 
 #define WAIT_MS 2000 /* a sleeper's timeout: only a lost wake-up reaches it */
 
@@ -489,190 +480,6 @@ static void test_slow_holder(void)
     xring_destroy(ch);
 }
 
-/* ------------------------------------- 4: lock words contended across fork */
-
-#define C_PER 60000 /* messages per producer */
-
-/* Shared by the two processes (MAP_SHARED): who saw what. */
-struct cctx {
-    struct xring_chan *ch; /* each process's own handle (inherited) */
-    atomic_uchar seen[2][C_PER];
-    atomic_long taken, bad, lost, slow, steps, late, stop;
-};
-
-static uint32_t c_len(uint32_t p, uint32_t s)
-{
-    return (s * 29u + p * 11u) % 201u;
-}
-
-/* One call's time, and a count of those that lasted a sleep slice. */
-static void c_timed(struct cctx *c, long t0)
-{
-    if (now_ms() - t0 >= 10)
-        atomic_fetch_add(&c->slow, 1);
-}
-
-struct cprod {
-    struct cctx *c;
-    uint32_t id;
-};
-
-static void *c_produce(void *arg)
-{
-    struct cprod *a = arg;
-    struct cctx *c = a->c;
-    unsigned char data[201];
-    long sleeps = 0, lost = 0;
-    unsigned long steps0 = xring_test_steps(), late0 = xring_test_late();
-
-    for (uint32_t s = 0; s < C_PER && !atomic_load(&c->stop); s++) {
-        uint32_t hdr[2] = {a->id, s}, n = c_len(a->id, s);
-        for (uint32_t i = 0; i < n; i++)
-            data[i] = pat(a->id, s, i);
-        struct xring_msg m = {.type = 0, .band = (uint8_t)a->id, .ctl_len = 8, .data_len = n};
-        struct iovec iov[2] = {{hdr, 8}, {data, n}};
-        long t0 = now_ms();
-        int rc = xring_put(c->ch, 0, &m, iov, 2);
-        c_timed(c, t0);
-        if (rc >= 0) {
-            if (rc & XRING_WAKE_READER)
-                xring_ring(c->ch, 0);
-            continue;
-        }
-        /* Full: the ordinary wait, then this message again. */
-        if (rc != -EAGAIN || put_wait(c->ch, 0, 8192, &m, iov, 2, &sleeps, &lost) != 0) {
-            atomic_fetch_add(&c->bad, 1);
-            atomic_store(&c->stop, 1);
-            xring_ring(c->ch, 0);
-            break;
-        }
-    }
-    atomic_fetch_add(&c->lost, lost);
-    atomic_fetch_add(&c->steps, (long)(xring_test_steps() - steps0));
-    atomic_fetch_add(&c->late, (long)(xring_test_late() - late0));
-    return NULL;
-}
-
-static void c_consume(struct cctx *c)
-{
-    int64_t last[2] = {-1, -1};
-    unsigned char data[256];
-    uint32_t hdr[2];
-    unsigned long late0 = xring_test_late(); /* this thread's earlier tests' */
-
-    while (atomic_load(&c->taken) < 2 * C_PER && !atomic_load(&c->stop)) {
-        struct xring_msg m;
-        long t0 = now_ms();
-        int rc = xring_take(c->ch, 0, &m, hdr, sizeof(hdr), data, sizeof(data));
-        c_timed(c, t0);
-        if (rc >= 0) {
-            if (rc & XRING_WAKE_WRITER)
-                xring_ring(c->ch, 0);
-            uint32_t p = hdr[0], s = hdr[1];
-            long bad = 0;
-            if (m.ctl_len != 8 || p >= 2 || s >= C_PER || m.band != p ||
-                m.data_len != c_len(p, s) || (int64_t)s <= last[p] ||
-                atomic_exchange(&c->seen[p][s], 1) != 0) {
-                bad = 1;
-            } else {
-                last[p] = s;
-                for (uint32_t i = 0; i < m.data_len; i++)
-                    bad += data[i] != pat(p, s, i);
-            }
-            if (bad) {
-                atomic_fetch_add(&c->bad, bad);
-                atomic_store(&c->stop, 1);
-            }
-            if (atomic_fetch_add(&c->taken, 1) + 1 == 2 * C_PER || bad)
-                xring_ring(c->ch, 0); /* the other consumer may sleep */
-            continue;
-        }
-        if (rc != -ENODATA) {
-            atomic_fetch_add(&c->bad, 1);
-            atomic_store(&c->stop, 1);
-            break;
-        }
-        uint32_t seen = xring_bell_value(c->ch, 0);
-        if (atomic_load(&c->taken) >= 2 * C_PER)
-            break;
-        rc = xring_arm_reader(c->ch, 0);
-        if (rc == 0) {
-            long w0 = now_ms();
-            xring_wait(c->ch, 0, seen, WAIT_MS);
-            if (lost_wakeup(now_ms() - w0) && xring_bell_value(c->ch, 0) == seen &&
-                xring_queued(c->ch, 0) > 0) {
-                atomic_fetch_add(&c->lost, 1);
-                atomic_store(&c->stop, 1);
-            }
-        } else if (rc < 0) {
-            atomic_fetch_add(&c->bad, 1);
-            atomic_store(&c->stop, 1);
-        }
-        if (now_ms() > put_deadline)
-            atomic_store(&c->stop, 1);
-    }
-    xring_ring(c->ch, 0);
-    atomic_fetch_add(&c->late, (long)(xring_test_late() - late0));
-}
-
-/* One process's share: producer `id` in a thread, a consumer here. */
-static void c_side(struct cctx *c, uint32_t id)
-{
-    pthread_t th;
-    struct cprod a = {c, id};
-    pthread_create(&th, NULL, c_produce, &a);
-    c_consume(c);
-    pthread_join(th, NULL);
-}
-
-static void test_fork_contended(void)
-{
-    struct cctx *c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                          -1, 0);
-    if (!CHECK(c != MAP_FAILED))
-        return;
-    CHECK_EQ(xring_create(16384, 8192, 2048, &c->ch), 0);
-    put_deadline = now_ms() + 60000;
-    atomic_store(&stop_all, 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        c_side(c, 1);
-        _exit(0);
-    }
-    CHECK(pid > 0);
-    long t0 = now_ms();
-    c_side(c, 0);
-    /* The child ends once all are taken, or once told to stop. */
-    int status = -1;
-    while (waitpid(pid, &status, WNOHANG) == 0) {
-        if (now_ms() - t0 > 90000) {
-            atomic_store(&c->stop, 1);
-            kill(pid, SIGKILL);
-        }
-        xring_ring(c->ch, 0);
-        fk_sleep_ms(5);
-    }
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    long missing = 0;
-    for (int p = 0; p < 2; p++)
-        for (int s = 0; s < C_PER; s++)
-            missing += atomic_load(&c->seen[p][s]) != 1;
-    printf("fork contended: %ld ms, %ld taken, lock/arm rounds %ld, calls of >= 10 ms %ld, "
-           "slices run out on a free word %ld\n",
-           now_ms() - t0, atomic_load(&c->taken), atomic_load(&c->steps), atomic_load(&c->slow),
-           atomic_load(&c->late));
-    CHECK_EQ(atomic_load(&c->taken), 2 * C_PER);
-    CHECK_EQ(missing, 0);
-    CHECK_EQ(atomic_load(&c->bad), 0);
-    CHECK_EQ(atomic_load(&c->lost), 0);
-    CHECK(atomic_load(&c->late) <= 2); /* (slow calls: the machine's load too) */
-    CHECK_EQ(xring_queued(c->ch, 0), 0);
-    CHECK_EQ(xring_broken(c->ch, 0), 0);
-    xring_destroy(c->ch);
-    munmap(c, sizeof(*c));
-}
-
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -681,6 +488,5 @@ int main(void)
     test_dead_holder(0);
     test_dead_holder(1);
     test_slow_holder();
-    test_fork_contended();
     return CHECK_RESULT();
 }

@@ -133,9 +133,6 @@ static struct xring_bounds xr_bounds = {
 /* Rounds of the loops over shared words, this thread's (xring_test_steps). */
 static __thread unsigned long xr_steps;
 #define XR_STEP() (xr_steps++)
-/* This thread's lock-wait slices that ran out with the word free: a wake
- * that did not come (xr_unlock's window; xring_test_late). */
-static __thread unsigned long xr_late;
 
 void xring_test_bounds(const struct xring_bounds *b)
 {
@@ -148,11 +145,6 @@ void xring_test_bounds(const struct xring_bounds *b)
 unsigned long xring_test_steps(void)
 {
     return xr_steps;
-}
-
-unsigned long xring_test_late(void)
-{
-    return xr_late;
 }
 
 /* ------------------------------------------------------------ small helpers */
@@ -316,9 +308,7 @@ int xr_lock_wait(struct xring_chan *ch, int d, uint32_t *w, int side, int nowait
         slept = 1;
         struct timespec slice = {xr_bounds.slice_ms / 1000,
                                  (xr_bounds.slice_ms % 1000) * 1000000L};
-        if (xr_futex(w, FUTEX_WAIT, v, &slice) == -1 && errno == ETIMEDOUT &&
-            (__atomic_load_n(w, __ATOMIC_RELAXED) & XRING_LOCK_PID) == 0)
-            xr_late++; /* let go without a wake (xr_unlock's window) */
+        xr_futex(w, FUTEX_WAIT, v, &slice);
         long hold_ms = xr_ms_since(&th), wait_ms = xr_ms_since(&t0);
         if (hold_ms >= xr_bounds.hold_ms || wait_ms >= xr_bounds.wait_ms)
             return xr_break(ch, d);

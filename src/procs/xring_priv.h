@@ -161,8 +161,5 @@ void xring_test_bounds(const struct xring_bounds *b);
 /* Rounds this thread has made in xring.c's loops over shared words (lock
  * waits, snapshots, arming compare-and-swaps): a call's steps are bounded. */
 unsigned long xring_test_steps(void);
-/* This thread's lock waits whose sleep slice ran out while the word was
- * free: a holder let go without waking it (xr_unlock's window). */
-unsigned long xring_test_late(void);
 
 #endif /* UST_XRING_PRIV_H */
