@@ -101,19 +101,9 @@ static inline int64_t xr_queued(const struct xring_chan *ch, uint32_t head, uint
 }
 
 /* Release lock word w (taken with xr_lock); wake one sleeper if the waiters
- * bit was set.  No sleeper marked: a plain release store, no locked
- * instruction (one fewer per put and per take).  A waiter that sets the bit
- * between our load and our store finds the word changed at its
- * FUTEX_WAIT, which then returns at once; only if it got all the way into
- * FUTEX_WAIT in that window (this thread preempted between the two
- * instructions) does it sleep out one slice (xr_lock_wait, 10 ms) before
- * it looks again: late, never lost, and only under contention. */
+ * bit was set. */
 static inline void xr_unlock(uint32_t *w)
 {
-    if (!(__atomic_load_n(w, __ATOMIC_RELAXED) & XRING_LOCK_WAITERS)) {
-        __atomic_store_n(w, 0, __ATOMIC_RELEASE);
-        return;
-    }
     uint32_t old = __atomic_exchange_n(w, 0, __ATOMIC_RELEASE);
     if (old & XRING_LOCK_WAITERS)
         xr_futex(w, FUTEX_WAKE, 1, NULL);
