@@ -169,7 +169,7 @@ struct stdata *ust_sd_alloc(void)
     sd->sd_driver = NULL;
     sd->sd_dev = 0;
     memset(&sd->sd_cred, 0, sizeof(sd->sd_cred));
-    __atomic_store_n(&sd->sd_peer, NULL, __ATOMIC_RELAXED); /* read unlocked: sd_spin.c */
+    sd->sd_peer = NULL;
     sd->sd_pipeq = NULL;
     sd->sd_xend = NULL;
     sd->sd_xlnext = NULL;

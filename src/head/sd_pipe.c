@@ -187,7 +187,7 @@ static void pipe_end_init(struct stdata *sd, struct stdata *peer, const cred_t *
     strcpy(sd->sd_name, "pipe");
     ust_unlock(&sd->sd_lock);
     ust_lock(&pipe_lock);
-    __atomic_store_n(&sd->sd_peer, peer, __ATOMIC_RELAXED); /* read unlocked: sd_spin.c */
+    sd->sd_peer = peer;
     ust_unlock(&pipe_lock);
 }
 
@@ -221,8 +221,7 @@ static void list_del(struct stdata *sd)
 static void pipe_unmake(struct stdata *sd[2], queue_t *drv[2])
 {
     ust_lock(&pipe_lock);
-    __atomic_store_n(&sd[0]->sd_peer, NULL, __ATOMIC_RELAXED); /* sd_spin.c */
-    __atomic_store_n(&sd[1]->sd_peer, NULL, __ATOMIC_RELAXED);
+    sd[0]->sd_peer = sd[1]->sd_peer = NULL;
     list_del(sd[0]);
     ust_unlock(&pipe_lock);
     for (int i = 0; i < 2; i++) {
@@ -383,8 +382,8 @@ void ust_pipe_teardown(struct stdata *sd)
     p = sd->sd_peer;
     if (p != NULL) {
         list_del(p);
-        __atomic_store_n(&sd->sd_peer, NULL, __ATOMIC_RELAXED); /* sd_spin.c */
-        __atomic_store_n(&p->sd_peer, NULL, __ATOMIC_RELAXED);
+        sd->sd_peer = NULL;
+        p->sd_peer = NULL;
         me.victim = p;
         me.next = breaking;
         breaking = &me;
@@ -479,8 +478,7 @@ void ust_pipe_split_all(void)
         }
         /* Unlinked as a break does it: a close of either end now waits for
          * the records, and I_SENDFD finds no peer. */
-        __atomic_store_n(&sd[0]->sd_peer, NULL, __ATOMIC_RELAXED); /* sd_spin.c */
-        __atomic_store_n(&sd[1]->sd_peer, NULL, __ATOMIC_RELAXED);
+        sd[0]->sd_peer = sd[1]->sd_peer = NULL;
         for (int i = 0; i < 2; i++) {
             rec[i].victim = sd[i];
             rec[i].next = breaking;
@@ -512,8 +510,8 @@ void ust_pipe_split_all(void)
                     break;
                 }
         if (err != 0) { /* stays an in-process pipe */
-            __atomic_store_n(&sd[0]->sd_peer, sd[1], __ATOMIC_RELAXED); /* sd_spin.c */
-            __atomic_store_n(&sd[1]->sd_peer, sd[0], __ATOMIC_RELAXED);
+            sd[0]->sd_peer = sd[1];
+            sd[1]->sd_peer = sd[0];
             sd[0]->sd_xlnext = failed;
             failed = sd[0];
         }

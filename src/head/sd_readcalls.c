@@ -31,12 +31,10 @@ static ssize_t strm_read_call(int fd, void *buf, size_t count)
         errno = err;
         return -1;
     }
-    ust_sd_run_enter(&sd->sd_run.r); /* for the peer's spin (sd_spin.c) */
     if (count > (size_t)SSIZE_MAX)
         count = SSIZE_MAX;
     struct iovec v = {buf, count};
     ssize_t r = ust_sd_read(sd, &v, 1);
-    ust_sd_run_leave();
     ust_sd_put(sd);
     if (r < 0) {
         errno = (int)-r;
@@ -61,7 +59,6 @@ static ssize_t strm_readv_call(int fd, const struct iovec *iov, int iovcnt)
         errno = err;
         return -1;
     }
-    ust_sd_run_enter(&sd->sd_run.r); /* for the peer's spin (sd_spin.c) */
     ssize_t r;
     struct iovec kv[IOV_MAX];
     if (iovcnt <= 0 || iovcnt > IOV_MAX)
@@ -70,7 +67,6 @@ static ssize_t strm_readv_call(int fd, const struct iovec *iov, int iovcnt)
         r = -EFAULT;
     else
         r = ust_sd_read(sd, kv, iovcnt);
-    ust_sd_run_leave();
     ust_sd_put(sd);
     if (r < 0) {
         errno = (int)-r;
@@ -114,14 +110,12 @@ static int do_getpmsg(int fd, struct strbuf *ctlptr, struct strbuf *dataptr, int
     struct stdata *sd = ust_sd_get_acc(fd, UST_ACC_NOREAD, &err);
     if (!sd)
         return -err;
-    ust_sd_run_enter(&sd->sd_run.r); /* for the peer's spin (sd_spin.c) */
     struct strbuf kc, kd, *pc, *pd;
     int r;
     if (strbuf_in(ctlptr, &kc, &pc) != 0 || strbuf_in(dataptr, &kd, &pd) != 0)
         r = -EFAULT;
     else
         r = ust_sd_getpmsg(sd, pc, pd, band, flags);
-    ust_sd_run_leave();
     ust_sd_put(sd);
     if (r >= 0 && (strbuf_out(ctlptr, &kc) != 0 || strbuf_out(dataptr, &kd) != 0))
         r = -EFAULT;

@@ -13,12 +13,7 @@
  *   ust_sd_wait_intr instead, which a handler always interrupts, so that it
  *   returns what it did, as write(2) does, rather than go on waiting under
  *   SA_RESTART.  Before sleeping a waiter spins a little
- *   (USTREAMS_SPIN_US) on more than one CPU (spin_take), and only while the
- *   thread that will end its wait (a pipe peer's writer or reader) runs on
- *   another CPU (sd_spin.c: the feeder's run word, looked at every half
- *   microsecond or so); a waiter marks its own word asleep around its
- *   futex sleep, so the other end's waiters do not spin for it.  A reader
- *   of a pipe split across
+ *   (USTREAMS_SPIN_US) on more than one CPU (spin_take); a reader of a pipe split across
  *   processes spins on the ring itself and arms it only before it sleeps
  *   (ust_xpipe_reader).  Wakers bump the number and wake only when someone
  *   sleeps (`waiters`).
@@ -177,14 +172,8 @@ static int wait_body(struct stdata *sd, struct ust_waitq *w, unsigned seq, long 
      * away, and a wake-up through the kernel costs tens of them (for both
      * threads).  Wakers bump seq whether or not anyone sleeps. */
     int spin = tls_nospin ? 0 : spin_take();
-    struct ust_spinwatch sw;
-    if (spin > 0 && !ust_sd_spin_start(sd, w, &sw)) { /* its feeder is not running */
-        ust_sd_spin_note(0, 0, 0);
-        spin = 0;
-    }
     if (spin > 0) {
-        long long start = ust_now_ns(), until = start + spin;
-        int cut = 0;
+        long long until = ust_now_ns() + spin;
         for (int i = 0; atomic_load_explicit(&w->seq, memory_order_acquire) == seq; i++) {
             if (arrivals && arrivals_seen(sd))
                 break;
@@ -192,19 +181,10 @@ static int wait_body(struct stdata *sd, struct ust_waitq *w, unsigned seq, long 
                 if (xdirect || (px->xpipe_pull(sd) && atomic_load(&w->seq) != seq))
                     goto xseen;
             }
-            if ((i & 15) == 15) {
-                long long now = ust_now_ns();
-                if (now > until)
-                    break;
-                /* Is the feeder still running?  (sd_spin.c) */
-                if (!ust_sd_spin_go(&sw, now)) {
-                    cut = 1;
-                    break;
-                }
-            }
+            if ((i & 15) == 15 && ust_now_ns() > until)
+                break;
             __builtin_ia32_pause();
         }
-        ust_sd_spin_note(1, cut, ust_now_ns() - start);
         int paid = atomic_load(&w->seq) != seq || (arrivals && arrivals_seen(sd));
         if (paid) {
             if (xr)
@@ -231,10 +211,8 @@ static int wait_body(struct stdata *sd, struct ust_waitq *w, unsigned seq, long 
     }
     atomic_fetch_add(&w->waiters, 1);
     int slot = tsp ? -1 : ust_sd_watch_enter(w, seq); /* sd_watch.c: the safety net */
-    ust_sd_run_sleep(); /* the other end's waiters must not spin for us (sd_spin.c) */
     long r = futex(&w->seq, FUTEX_WAIT_PRIVATE, seq, tsp);
     int e = r == -1 ? errno : 0;
-    ust_sd_run_woke();
     if (xdirect) /* no longer asleep for the ring (sd_xpipe_direct.c) */
         px->xpipe_reader(sd, UST_XREADER_WOKE);
     ust_sd_watch_leave(slot);

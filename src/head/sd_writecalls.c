@@ -28,7 +28,6 @@ static ssize_t sd_ret(struct stdata *sd, ssize_t r)
     int sent = ust_sd_wsent_take(), filled = ust_sd_deposit_filled();
     if (r >= 0 && (sent || filled))
         ust_sd_wready_after_write(sd);
-    ust_sd_run_leave(); /* entered at ust_sd_get_acc's success (sd_spin.c) */
     ust_sd_put(sd);
     if (r < 0) {
         errno = (int)-r;
@@ -49,7 +48,6 @@ static ssize_t strm_write_call(int fd, const void *buf, size_t count)
         errno = err;
         return -1;
     }
-    ust_sd_run_enter(&sd->sd_run.w);
     if (count > SSIZE_MAX)
         return sd_ret(sd, -EINVAL);
     if (!buf && count > 0)
@@ -78,7 +76,6 @@ static ssize_t strm_writev_call(int fd, const struct iovec *iov, int iovcnt)
         errno = err;
         return -1;
     }
-    ust_sd_run_enter(&sd->sd_run.w);
     return sd_ret(sd, ust_sd_write(sd, iov, iovcnt));
 }
 
@@ -102,7 +99,6 @@ static int putmsg_call(int fd, const struct strbuf *ctlptr, const struct strbuf 
         errno = err;
         return -1;
     }
-    ust_sd_run_enter(&sd->sd_run.w);
     if (flags != 0 && flags != RS_HIPRI)
         return (int)sd_ret(sd, -EINVAL);
     return (int)sd_ret(
@@ -129,7 +125,6 @@ static int putpmsg_call(int fd, const struct strbuf *ctlptr, const struct strbuf
         errno = err;
         return -1;
     }
-    ust_sd_run_enter(&sd->sd_run.w);
     return (int)sd_ret(sd, ust_sd_putpmsg(sd, ctlptr, dataptr, band, flags));
 }
 

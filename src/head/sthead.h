@@ -49,7 +49,6 @@
 #include <sys/uio.h>
 #include <ustreams.h>
 
-#include "sd_spin.h" /* run words: who is in a call, for the peer's spin */
 #include "sd_ucopy.h"
 #include "strcore.h"
 
@@ -164,7 +163,6 @@ struct stdata {
     _Alignas(UST_CACHELINE) atomic_int sd_calls; /* system calls in progress on this stream */
     atomic_int sd_refs;          /* descriptors (fd table entries) + peer + fattach */
     int sd_forked;               /* atomic: inherited through fork(), detached (sd_fork.c) */
-    struct ust_runwords sd_run;  /* calls in progress, for the peer's spin (sd_spin.c); own lines */
 
     uint_t sd_flag;              /* LOCK: STR* */
     int sd_rerror;               /* LOCK: read error (M_ERROR), 0 none */
@@ -227,8 +225,7 @@ struct stdata {
     struct ust_modent *sd_driver; /* the driver at the bottom */
     dev_t sd_dev;                /* device number of the open */
     cred_t sd_cred;              /* credentials of the opener */
-    struct stdata *sd_peer;      /* other end of a pipe (a reference); pipe_lock, stored
-                                  * atomically: sd_spin.c reads it unlocked as a hint */
+    struct stdata *sd_peer;      /* other end of a pipe (a reference) */
     queue_t *sd_pipeq;           /* fixed: a pipe end's pipe pair (read queue), else NULL */
     struct ust_xend *sd_xend;    /* pipe_lock: a pipe end split across processes
                                   * (sd_xpipe.c), else NULL */
