@@ -38,6 +38,8 @@ enum ust_fork_rank {
     UST_FORK_DRIVER = 40,       /* src/drivers: each driver's own table lock */
     UST_FORK_AUTOPUSH = 50,     /* src/admin/autopush.c (leaf) */
     UST_FORK_REGISTRY = 60,     /* src/core/registry.c (nothing taken under it) */
+    UST_FORK_HEAD_TOKPAY = 65,  /* src/head/sd_tokpay.c: the token payer's list (its tick,
+                                 * holding it, waits for the timer lock and below) */
     UST_FORK_TIMER = 70,        /* src/core/timeout.c */
     UST_FORK_BUFCALL = 75,      /* src/core/bufcall.c */
     UST_FORK_SCHED = 80,        /* src/core/sched.c (child hook only) */

@@ -153,6 +153,12 @@ void ust_datab_rele(dblk_t *db);
  */
 void ust_bufcall_shutdown(void);
 
+/* ust_timeout_ns -- timeout(9F) with a delay in nanoseconds instead of
+ *   ticks (HZ is 100: a tick is too coarse for the library's own timers, such
+ *   as the stream heads' token payer, sd_tokpay.c).  Cancel with untimeout.
+ *   Returns the id, or 0 (no memory, no thread). */
+toid_t ust_timeout_ns(void (*func)(void *), void *arg, long long ns);
+
 /* ust_fail_allocs_after -- as ustreams_fail_allocs(n), but the next skip
  *   block allocations still succeed first (tests of cleanup after a partial
  *   failure, e.g. copymsg failing on its third block). */

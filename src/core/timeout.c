@@ -139,12 +139,12 @@ static void *timer_main(void *unused)
     return NULL;
 }
 
-static toid_t add_timeout(queue_t *q, void (*func)(void *), void *arg, long ticks)
+static toid_t add_timeout(queue_t *q, void (*func)(void *), void *arg, long long ns)
 {
     if (!func)
         return 0;
-    if (ticks < 0)
-        ticks = 0;
+    if (ns < 0)
+        ns = 0;
     pthread_once(&timer_once, timer_init);
     struct tentry *e = calloc(1, sizeof(*e));
     if (!e)
@@ -152,7 +152,7 @@ static toid_t add_timeout(queue_t *q, void (*func)(void *), void *arg, long tick
     e->func = func;
     e->arg = arg;
     e->q = q;
-    e->when = ust_now_ns() + (long long)ticks * (1000000000LL / HZ);
+    e->when = ust_now_ns() + ns;
     ust_lock(&timer_lock);
     if (!thread_running) {
         thread_stop = 0;
@@ -181,16 +181,30 @@ static toid_t add_timeout(queue_t *q, void (*func)(void *), void *arg, long tick
     return id;
 }
 
+/* Ticks to ns, saturating (a tick count near LONG_MAX must not wrap). */
+static long long ticks_ns(long ticks)
+{
+    const long long per = 1000000000LL / HZ;
+    if (ticks <= 0)
+        return 0;
+    return (long long)ticks > LLONG_MAX / per ? LLONG_MAX / 2 : (long long)ticks * per;
+}
+
 toid_t timeout(void (*func)(void *), void *arg, long ticks)
 {
-    return add_timeout(NULL, func, arg, ticks);
+    return add_timeout(NULL, func, arg, ticks_ns(ticks));
+}
+
+toid_t ust_timeout_ns(void (*func)(void *), void *arg, long long ns)
+{
+    return add_timeout(NULL, func, arg, ns);
 }
 
 timeout_id_t qtimeout(queue_t *q, void (*func)(void *), void *arg, long ticks)
 {
     if (!q)
         return 0;
-    return add_timeout(q, func, arg, ticks);
+    return add_timeout(q, func, arg, ticks_ns(ticks));
 }
 
 static struct tentry *find(struct tentry *list, toid_t id)

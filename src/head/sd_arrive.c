@@ -334,10 +334,12 @@ static queue_t *head_below(queue_t *wq)
     return NULL;
 }
 
-/* Does head rsd take deposits now?  Fields that change on edges only. */
+/* Does head rsd take deposits now?  Fields that change on edges only: the
+ * readable token shown, or owed-able (the lazy mark, sd_tokpay.c). */
 static int takes_deposits(const struct stdata *rsd)
 {
-    return __atomic_load_n(&rsd->sd_rtoken, __ATOMIC_RELAXED) &&
+    return (__atomic_load_n(&rsd->sd_rtoken, __ATOMIC_RELAXED) ||
+            __atomic_load_n(&rsd->sd_ar.lazy, __ATOMIC_RELAXED)) &&
            !__atomic_load_n(&rsd->sd_mread_sent, __ATOMIC_RELAXED) &&
            !__atomic_load_n(&rsd->sd_sigflags, __ATOMIC_RELAXED);
 }
@@ -357,13 +359,19 @@ static int append_locked(struct ust_arrivals *ar, struct ust_sd_uio *u, size_t n
     return 1;
 }
 
-/* Link mp (n data bytes) at the end of the arrivals.  sd_ar.lock held. */
-static void link_locked(struct ust_arrivals *ar, mblk_t *mp, size_t n)
+/* Link mp (n data bytes) at the end of the arrivals of rsd.  sd_ar.lock
+ * held.  Starting the list without the token shown starts a debt (the lazy
+ * token, sd_tokpay.c): appends to a list that exists add to the same one. */
+static void link_locked(struct stdata *rsd, mblk_t *mp, size_t n)
 {
-    if (ar->last)
+    struct ust_arrivals *ar = &rsd->sd_ar;
+    if (ar->last) {
         ar->last->b_next = mp;
-    else
+    } else {
         __atomic_store_n(&ar->first, mp, __ATOMIC_RELAXED);
+        if (!__atomic_load_n(&rsd->sd_rtoken, __ATOMIC_RELAXED))
+            __atomic_store_n(&ar->owed, 1, __ATOMIC_RELAXED);
+    }
     ar->last = mp;
     ar->bytes += n;
 }
@@ -469,7 +477,7 @@ int ust_sd_deposit(const struct ust_sd_dpath *dp, struct ust_sd_uio *u, size_t n
         }
         ust_lock(&ar->lock);
         if (takes_deposits(rsd)) { /* the token may have been withdrawn meanwhile */
-            link_locked(ar, mp, n);
+            link_locked(rsd, mp, n);
             mp = NULL;
             r = 1;
             wake |= ar->sleepy;
@@ -564,7 +572,7 @@ int ust_sd_arrive(struct stdata *sd, queue_t *rq, mblk_t *mp)
          * strinfo sees (measured: copying small ones into a coalescing
          * block gained nothing clear, bench/README.md). */
         mp->b_tag = 0; /* from below: never taken for a coalesced one */
-        link_locked(ar, mp, n);
+        link_locked(sd, mp, n);
         r = 1;
         wake |= ar->sleepy;
         ar->sleepy = 0;

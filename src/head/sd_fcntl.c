@@ -78,6 +78,8 @@ static int strm_fcntl_call(int fd, int cmd, void *arg)
         ust_lock(&sd->sd_lock);
         sd->sd_oflag = (sd->sd_oflag & ~(O_NONBLOCK | O_NDELAY)) |
                        ((int)(intptr_t)arg & (O_NONBLOCK | O_NDELAY));
+        if (sd->sd_oflag & (O_NONBLOCK | O_NDELAY))
+            ust_sd_tok_exact_now(sd, 1); /* an event loop's: no token owed */
         ust_unlock(&sd->sd_lock);
         r = 0;
         break;

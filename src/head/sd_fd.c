@@ -164,6 +164,9 @@ struct stdata *ust_sd_alloc(void)
     sd->sd_stale_next = NULL;
     __atomic_store_n(&sd->sd_rtoken, 0, __ATOMIC_RELAXED);
     sd->sd_wblock = sd->sd_ptoken = sd->sd_hupset = 0;
+    sd->sd_tokexact = 0; /* off the payer's list: ust_sd_free */
+    __atomic_store_n(&sd->sd_ar.lazy, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&sd->sd_ar.owed, 0, __ATOMIC_RELAXED);
     sd->sd_urec = NULL;
     sd->sd_urec_flags = 0; /* sd_urec_queued/next: urec_lock's, left as they are */
     sd->sd_driver = NULL;
@@ -219,6 +222,7 @@ void ust_sd_free(struct stdata *sd)
         ust_sd_arrivals_discard(sd);
         ust_qfree(rq);
     }
+    ust_sd_tok_forget(sd); /* off the token payer's list (sd_tokpay.c) */
     ust_lend_close(sd); /* sd is nobody else's now: no sd_lock needed */
     ust_lock(&sd->sd_lock); /* but a late deliverer (sd_urec.c) may look */
     ust_sd_urec_forget(sd);

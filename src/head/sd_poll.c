@@ -366,6 +366,7 @@ static int scan(struct pollfd *fds, nfds_t nfds, struct pollfd *kfds, char *ord,
         short kev = kernel_events(p->events);
         ust_lock(&sd->sd_lock);
         ust_sd_chan_watched(sd); /* an event loop: its tokens are never owed */
+        ust_sd_tok_exact_now(sd, 1); /* nor a lazy pipe's (sd_tokpay.c) */
         p->revents = ust_sd_pollmask(sd, p->events);
         if (arm && p->revents == 0)
             p->revents = poll_arm(sd, p->events, &kev, vague);
@@ -547,6 +548,8 @@ int ust_sd_setsig(struct stdata *sd, int events)
         nr = NULL;
     }
     sigflags_update(sd);
+    if (sd->sd_siglist != NULL)
+        ust_sd_tok_exact_now(sd, 1); /* signals follow the queue: no token owed */
     ust_unlock(&sd->sd_lock);
     free(nr);
     return err;

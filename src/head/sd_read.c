@@ -503,7 +503,7 @@ ssize_t ust_sd_read(struct stdata *sd, const struct iovec *iov, int iovcnt)
              * 256 B - 1 KiB cliff).  rready_after_read sets it right when
              * the read returns. */
             if (!(fill && n > 0))
-                ust_sd_rready(sd);
+                ust_sd_rready_dry(sd); /* exact, or the lazy token (sd_tokpay.c) */
             if (ust_sd_settle(sd))
                 continue;
             if (!mread_sent && sd_wants_mread(sd)) {
@@ -708,7 +708,7 @@ int ust_sd_getpmsg(struct stdata *sd, struct strbuf *ctl, struct strbuf *data, i
             ust_sd_rready(sd);
             goto out;
         }
-        ust_sd_rready(sd);
+        ust_sd_rready_dry(sd);
         if (ust_sd_settle(sd))
             continue;
         int unwoken;

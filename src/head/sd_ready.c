@@ -177,10 +177,11 @@ void ust_sd_rready(struct stdata *sd)
  *   it removes from the queue and a message seen there stays; with no
  *   priority token none is at the front (those are queued under sd_lock,
  *   which sets it), so a normal message waits and the token is due.
- *   The one exception: a channel reader's read that leaves messages owes
+ *   The exceptions: a channel reader's read that leaves messages owes
  *   the token instead of showing it (ust_sd_chan_defer, docs/STREAMHEAD.md
  *   "Channel readers": a poll(2) from outside the library sees them at most
- *   about 2 ms late).  When the queue ran dry, rready withdraws the token
+ *   about 2 ms late), and so does the read of a stream under the lazy
+ *   token (ust_sd_tok_leave, sd_tokpay.c).  When the queue ran dry, rready withdraws the token
  *   (blocking stream or not: an event loop polling the descriptor must not
  *   see POLLIN); a token owed was never shown: nothing to withdraw.
  *   sd_lock held.
@@ -195,6 +196,8 @@ void ust_sd_rready_after_read(struct stdata *sd)
             return;
     }
     ust_sd_chan_settle(sd);
+    if (ust_sd_tok_leave(sd)) /* the lazy token: owed, or nothing to move */
+        return;
     ust_sd_rready(sd);
 }
 

@@ -124,10 +124,21 @@ struct ust_arrivals {
                            * at the last absorb) */
     int sleepy;           /* LOCK: a reader found nothing and may sleep: the next
                            * deposit wakes sd_rwait */
+    int lazy;             /* LOCK (read without it, relaxed, by depositors): the
+                           * readable token may be owed -- deposits need not find it
+                           * shown (sd_tokpay.c) */
     /* LOCK: band-0 M_DATA messages, oldest first (b_next).  Also read without
      * the lock (acquire) as a hint, by a dry reader in a spin: on a line of
      * its own, which a writer appending to `last` does not touch. */
     _Alignas(UST_CACHELINE) mblk_t *first;
+    /* The lazy token's debt (sd_tokpay.c), relaxed atomics, on the line of
+     * `first`, which a depositor writes when it makes `first` (the moment it
+     * owes) and the reader when it absorbs: data may be readable while the
+     * token is not shown.  Set by a depositor linking into an empty list
+     * without the token, and by a read that leaves data; cleared when the
+     * reader runs dry or the token is paid. */
+    int owed;
+    unsigned dry_gen;     /* bumped by a dry reader that cleared `owed` */
 };
 
 /* Where this head's writes may be deposited (sd_arrive.c): the read queue
@@ -215,6 +226,15 @@ struct stdata {
     int sd_wblock;               /* LOCK: writable is withdrawn */
     int sd_ptoken;               /* LOCK: priority (POLLPRI) token is set */
     int sd_hupset;               /* LOCK: hang-up shown */
+    int sd_tokexact;             /* LOCK: sticky: watched by a library poll (or
+                                  * non-blocking, I_SETSIG): never owe the readable
+                                  * token (sd_tokpay.c) */
+    /* The token payer's (sd_tokpay.c), under its pay_lock. */
+    struct stdata *sd_tp_next;   /* on the payer's list */
+    int sd_tp_listed;            /* atomic (written under pay_lock): on the list */
+    int sd_tp_seen_owed;         /* the debt seen at the last tick ... */
+    unsigned sd_tp_seen_gen;     /* ... under this dry generation */
+    int sd_tp_idle;              /* ticks since the last debt */
     mblk_t *sd_urec;             /* LOCK: records written on U with write(2), taken
                                   * from L, not yet delivered (b_next; sd_urec.c) */
     int sd_urec_flags;           /* LOCK: UST_UREC_* (sd_urec.c) */
@@ -450,6 +470,19 @@ void ust_sd_wfull_note(struct stdata *sd, int band);
  * high-priority message is at the front.  sd_lock held.  Call after removing
  * messages from the head read queue (read, getmsg, I_FLUSH, ...). */
 void ust_sd_rready_after_read(struct stdata *sd); /* rready unless moot */
+/* The lazy readable token (sd_tokpay.c).  ust_sd_rready_dry: a reader found
+ * the read queue and the arrivals empty: leave the token owed-able (lazy)
+ * where nobody can be watching, else ust_sd_rready.  ust_sd_tok_leave: a
+ * read returns under the lazy mark: owe what it leaves; 1 if handled (the
+ * token is not to be moved), 0 (use ust_sd_rready).  ust_sd_tok_exact_now:
+ * the stream must show its token exactly (sticky: for ever), paying any
+ * debt now.  All with sd_lock held.  ust_sd_tok_forget: the head is freed
+ * (no lock held). */
+void ust_sd_rready_dry(struct stdata *sd);
+int ust_sd_tok_leave(struct stdata *sd);
+void ust_sd_tok_exact_now(struct stdata *sd, int sticky);
+void ust_sd_tok_forget(struct stdata *sd);
+void ust_sd_tok_fork_register(void);
 void ust_sd_rready(struct stdata *sd);
 /* An ioctl reply (M_IOCACK, M_IOCNAK, M_COPYIN, M_COPYOUT) for this head:
  * if the ioctl in progress (sd_iocbusy) has the reply's id and no reply is
