@@ -48,7 +48,7 @@ enum ust_fork_rank {
     UST_FORK_HEAD_WATCH = 96,   /* src/head/sd_watch.c: sleepers' slots (leaf) */
     UST_FORK_HEAD_LEND = 97,    /* src/head/sd_lend.c: the ring of L ends (leaf) */
     UST_FORK_HEAD_CHAN = 98,    /* src/head/sd_chan.c: channel pollers' eventfds (leaf) */
-    UST_FORK_BLOCKS = 100,      /* src/core/mblk.c: block depots, thread cache list (leaves) */
+    UST_FORK_BLOCKS = 100,      /* src/core/mblk_cache.c: block depots, thread cache list (leaves) */
     UST_FORK_HEAD_UCOPY = 105,  /* src/head/sd_ucopy.c: signal handler slots (leaf) */
     UST_FORK_PUBLISH = 110,     /* src/admin/publish.c: the publishing socket (leaf) */
 };

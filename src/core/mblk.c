@@ -24,115 +24,37 @@
  * load and freed with no atomic read-modify-write at all: no other thread can
  * hold a reference it could use.
  *
- * Caches.  Each thread keeps a free list per size class (and one of
- * standalone msgbs) in front of a global depot per class.  A list that grows
- * to its cap hands its older half, as one chain, to the depot, and keeps the
- * blocks freed last (warm in this thread's cache); an empty list takes a
- * chain back before falling through to malloc.  So in a producer/consumer
- * pair the producer reuses blocks that have gone cold in the consumer's
- * cache, rather than lines the consumer has just written.  Caps shrink with the class
- * so that a thread holds about 1 MiB at most; depots are bounded too, and
- * what does not fit goes back to malloc.  A thread's lists go to the depots
- * when it exits (pthread key destructor).  Every unit is still an individual
- * malloc block, so a unit may be freed with free() whatever cache it came
- * from: switching the caches off (ustreams_set_block_cache(0), or building
- * with USTREAMS_NO_BLOCK_CACHE for the sanitizers) is always safe.
+ * Caches.  Units and standalone msgbs come from, and go back to, the calling
+ * thread's cache: a free list per size class (and one of msgbs), popped and
+ * pushed inline here (tc_pop, tc_push) with the owner's fork mark around each
+ * change.  An empty list refills from, and a full one spills half to, a
+ * global depot per class; those, the caches' life from first block to thread
+ * exit, and fork are in mblk_cache.c ("Principles of operation" there).
+ * Without a cache (switched off, or out of memory for it) units are malloc'd
+ * and freed directly.
  *
  * Accounting.  Each thread counts what it allocates and frees in its own
  * counters (relaxed atomics written only by that thread, read by anyone);
- * ustreams_blockstats sums the registered threads plus the accumulator into
- * which exiting threads fold theirs.  A block freed on another thread than
- * the one that allocated it drives one counter up and another down; the sum
- * is right.
+ * ustreams_blockstats (mblk_cache.c) sums the registered threads plus the
+ * accumulator into which exiting threads fold theirs.  A block freed on
+ * another thread than the one that allocated it drives one counter up and
+ * another down; the sum is right.
  *
- * Fork.  fork() copies only the calling thread, so the child holds the caches
- * of threads it does not have.  Each list change is bracketed by the owner's
- * `busy` mark (plain stores and compiler barriers on x86-64); the child hook
- * (ust_blocks_fork_child) hands every list of those caches that was not being
- * changed at the instant of fork to the depots and frees the caches.  A list
- * marked busy, and a chain a thread was carrying to or from a depot, cannot be
- * trusted and stay unused in the child (memory only: never counted).  The
- * child's counters start at zero: blocks the parent had outstanding stay with
- * the parent's streams, which the child never drives, so the child's
- * ustreams_blockstats counts only its own blocks.
- *
- * Locks (both leaves: nothing else is taken while they are held, and no
- * callback runs under them):
- *   block depot lock (one per depot, never two at once) -- guards its depot.
- *   block stats lock -- guards the list of thread caches.
+ * Locks: none of its own.  The pop and push of a list take none; a refill or
+ * a spill takes one depot lock (a leaf, mblk_cache.c).
  */
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "strcore.h"
-
-#ifdef USTREAMS_DEBUG
-#define UST_DEBUG_ON 1
-#else
-#define UST_DEBUG_ON 0
-#endif
-
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
+#include "mblk_impl.h"
 
 #define OWN_GONE 0x01  /* own_free: the unit's own msgb has been freed */
 #define DATA_GONE 0x02 /* own_free: db_ref reached zero, the data is released */
 #define POISON 0x6b    /* debug builds: freed data and msgbs are filled with this */
 
-/* The BIG class is never cached, so its slot holds the standalone msgbs. */
-#define TC_MBLK UST_CLS_BIG
-#define TC_NSLOT (UST_CLS_BIG + 1)
-#define TC_ALL (TC_NSLOT + 1) /* busy: every list (the thread is exiting) */
-
-#define DEPOT_SLOTS 64            /* chains a depot can hold */
-#define DEPOT_BYTES (4L << 20)    /* bound on the memory of one depot */
 #define MAX_SIZE ((size_t)PTRDIFF_MAX - sizeof(struct ust_dunit))
 
-/* Per-thread list cap by slot (batch = cap / 2): at most ~1 MiB per thread. */
-static const uint32_t tc_cap[TC_NSLOT] = {
-    [UST_CLS_ESB] = 64, [UST_CLS_128] = 64, [UST_CLS_256] = 64, [UST_CLS_512] = 64,
-    [UST_CLS_1K] = 64,  [UST_CLS_2K] = 64,  [UST_CLS_4K] = 64,  [UST_CLS_8K] = 16,
-    [UST_CLS_16K] = 8,  [UST_CLS_32K] = 4,  [UST_CLS_64K] = 2,  [TC_MBLK] = 64,
-};
-
-enum { ST_MBLKS, ST_DBLKS, ST_BYTES, ST_ALLOCS, ST_FAILURES, ST_N };
-
-struct tc_list {
-    void *head;     /* first free node, linked through cache_next / b_next */
-    uint32_t count; /* nodes on the list */
-};
-
-/* A thread's cache.  lists: owner thread only.  st: written by the owner only
- * (relaxed), read by ustreams_blockstats.  next/prev: block stats lock.
- * busy: written by the owner only; read by a fork() child (see "Fork"). */
-struct ust_tcache {
-    struct tc_list list[TC_NSLOT];
-    atomic_long st[ST_N];
-    atomic_int busy; /* slot + 1 while that list is being changed, TC_ALL at exit, else 0 */
-    struct ust_tcache *next, *prev;
-};
-
-/* A depot: chains of free nodes handed over by threads. */
-struct ust_depot {
-    ust_lock_t lock;            /* block depot lock: guards the fields below */
-    int nchain;                 /* chains held */
-    void *chain[DEPOT_SLOTS];   /* NULL-terminated chains of free nodes */
-    uint32_t count[DEPOT_SLOTS]; /* length of each chain */
-} __attribute__((aligned(64)));
-
-#define DEPOT_INIT {.lock = UST_LOCK_INIT}
-static struct ust_depot depot[TC_NSLOT] = {
-    DEPOT_INIT, DEPOT_INIT, DEPOT_INIT, DEPOT_INIT, DEPOT_INIT, DEPOT_INIT,
-    DEPOT_INIT, DEPOT_INIT, DEPOT_INIT, DEPOT_INIT, DEPOT_INIT, DEPOT_INIT,
-};
-
-static ust_lock_t stats_lock = UST_LOCK_INIT; /* block stats lock: guards tc_all */
-static struct ust_tcache *tc_all;              /* STATS: registered thread caches */
-static atomic_long st_global[ST_N];           /* exited threads, and threads without a cache */
-
-/* Read-mostly switches, kept apart from the depots. */
+/* Read-mostly switches, read on every allocation (the depots, written under
+ * their locks, are in mblk_cache.c, on cache lines of their own). */
 static atomic_long fail_budget;   /* ustreams_fail_allocs: failures still to inject */
 static atomic_long fail_skip;     /* ust_fail_allocs_after: successes before them */
 #ifdef USTREAMS_NO_BLOCK_CACHE
@@ -141,17 +63,11 @@ static atomic_int cache_on = 0;
 static atomic_int cache_on = 1;
 #endif
 
-static pthread_key_t tc_key;
-static pthread_once_t tc_once = PTHREAD_ONCE_INIT;
-/* Default TLS model (dlopen()-able library: see UCOPY_TLS, sd_ucopy.c). */
-static _Thread_local struct ust_tcache *tc_self;
+/* The calling thread's cache (mblk_impl.h): set by ust_tc_create, cleared
+ * at thread exit (mblk_cache.c). */
+_Thread_local struct ust_tcache *ust_tc_self;
 
 /* ---------------------------------------------------------------- helpers */
-
-static inline size_t cls_bytes(int cls)
-{
-    return cls == UST_CLS_ESB ? 0 : (size_t)UST_FASTBUF << (cls - UST_CLS_128);
-}
 
 static inline int size_cls(size_t size)
 {
@@ -165,21 +81,6 @@ static inline int size_cls(size_t size)
     return (int)(64 - __builtin_clzll((unsigned long long)(size - 1))) - 6;
 }
 
-static inline void *node_next(int slot, void *p)
-{
-    if (slot == TC_MBLK)
-        return ((struct ust_mblk *)p)->m.b_next;
-    return ((struct ust_dunit *)p)->cache_next;
-}
-
-static inline void node_set_next(int slot, void *p, void *next)
-{
-    if (slot == TC_MBLK)
-        ((struct ust_mblk *)p)->m.b_next = next;
-    else
-        ((struct ust_dunit *)p)->cache_next = next;
-}
-
 /* Add v to counter i of tc (owner thread only), or of the global accumulator. */
 static inline void st_add(struct ust_tcache *tc, int i, long v)
 {
@@ -188,7 +89,7 @@ static inline void st_add(struct ust_tcache *tc, int i, long v)
                               atomic_load_explicit(&tc->st[i], memory_order_relaxed) + v,
                               memory_order_relaxed);
     else
-        atomic_fetch_add_explicit(&st_global[i], v, memory_order_relaxed);
+        atomic_fetch_add_explicit(&ust_blk_st_global[i], v, memory_order_relaxed);
 }
 
 /* Consume one injected failure, if any are armed.  One relaxed load normally. */
@@ -211,162 +112,20 @@ static inline int inject_fail(void)
     return 0;
 }
 
-static void die(const char *what, const void *p)
-{
-    fprintf(stderr, "ustreams: %s (block %p)\n", what, p);
-    abort();
-}
+/* ------------------------------------------- the thread cache, hot half */
 
-/* Mark list slot of tc as being changed (fork safety, see "Fork").  The mark
- * must reach memory before the list changes: x86 keeps stores in program
- * order, so a compiler barrier does; weakly ordered machines need a fence. */
-static inline void tc_busy(struct ust_tcache *tc, int slot)
-{
-    atomic_store_explicit(&tc->busy, slot + 1, memory_order_relaxed);
-#if defined(__x86_64__) || defined(__i386__)
-    atomic_signal_fence(memory_order_seq_cst);
-#else
-    atomic_thread_fence(memory_order_release);
-#endif
-}
-
-static inline void tc_settled(struct ust_tcache *tc)
-{
-    atomic_store_explicit(&tc->busy, 0, memory_order_release);
-}
-
-/* ---------------------------------------------------------------- depots */
-
-/* Hand a chain of n nodes to the depot of slot; free it if the depot is full. */
-static void depot_put(int slot, void *chain, uint32_t n, size_t node_bytes)
-{
-    struct ust_depot *d = &depot[slot];
-    int max = (int)(DEPOT_BYTES / ((long)n * (long)node_bytes + 1));
-    if (max > DEPOT_SLOTS)
-        max = DEPOT_SLOTS;
-    if (max < 4)
-        max = 4;
-    ust_lock(&d->lock);
-    if (d->nchain < max) {
-        d->chain[d->nchain] = chain;
-        d->count[d->nchain] = n;
-        d->nchain++;
-        chain = NULL;
-    }
-    ust_unlock(&d->lock);
-    while (chain != NULL) {
-        void *next = node_next(slot, chain);
-        free(chain);
-        chain = next;
-    }
-}
-
-/* Take a chain from the depot of slot into the empty list l; 0 if none. */
-static int depot_get(int slot, struct tc_list *l)
-{
-    struct ust_depot *d = &depot[slot];
-    int got = 0;
-    ust_lock(&d->lock);
-    if (d->nchain > 0) {
-        d->nchain--;
-        l->head = d->chain[d->nchain];
-        l->count = d->count[d->nchain];
-        got = 1;
-    }
-    ust_unlock(&d->lock);
-    return got;
-}
-
-static inline size_t slot_node_bytes(int slot)
-{
-    return slot == TC_MBLK ? sizeof(struct ust_mblk) : sizeof(struct ust_dunit) + cls_bytes(slot);
-}
-
-/* --------------------------------------------------------- thread caches */
-
-static void tc_destroy(void *arg)
-{
-    struct ust_tcache *tc = arg;
-    tc_busy(tc, TC_ALL - 1);
-    for (int s = 0; s < TC_NSLOT; s++) {
-        struct tc_list *l = &tc->list[s];
-        if (l->head != NULL)
-            depot_put(s, l->head, l->count, slot_node_bytes(s));
-        l->head = NULL;
-        l->count = 0;
-    }
-    ust_lock(&stats_lock);
-    if (tc->prev != NULL)
-        tc->prev->next = tc->next;
-    else
-        tc_all = tc->next;
-    if (tc->next != NULL)
-        tc->next->prev = tc->prev;
-    for (int i = 0; i < ST_N; i++)
-        atomic_fetch_add_explicit(&st_global[i],
-                                  atomic_load_explicit(&tc->st[i], memory_order_relaxed),
-                                  memory_order_relaxed);
-    ust_unlock(&stats_lock);
-    tc_self = NULL;
-    free(tc);
-}
-
-static void tc_key_create(void)
-{
-    if (pthread_key_create(&tc_key, tc_destroy) != 0)
-        die("cannot create the block cache key", NULL);
-}
-
-/* First use on this thread (or again during thread exit, after tc_destroy:
- * the key destructor then runs once more).  NULL if out of memory: the caller
- * then works uncached and counts in the global accumulator. */
-static struct ust_tcache *tc_create(void)
-{
-    pthread_once(&tc_once, tc_key_create);
-    struct ust_tcache *tc = calloc(1, sizeof(*tc));
-    if (tc == NULL)
-        return NULL;
-    if (pthread_setspecific(tc_key, tc) != 0) {
-        free(tc);
-        return NULL;
-    }
-    ust_lock(&stats_lock);
-    tc->next = tc_all;
-    if (tc_all != NULL)
-        tc_all->prev = tc;
-    tc_all = tc;
-    ust_unlock(&stats_lock);
-    tc_self = tc;
-    return tc;
-}
-
+/* The calling thread's cache, made on first use; NULL if out of memory. */
 static inline struct ust_tcache *tc_get(void)
 {
-    struct ust_tcache *tc = tc_self;
+    struct ust_tcache *tc = ust_tc_self;
     if (likely(tc != NULL))
         return tc;
-    return tc_create();
+    return ust_tc_create();
 }
 
 static inline int caching(const struct ust_tcache *tc)
 {
     return tc != NULL && atomic_load_explicit(&cache_on, memory_order_relaxed);
-}
-
-/* Refill the empty list of slot from the depot and pop; NULL if the depot
- * is empty too (the caller mallocs). */
-static __attribute__((noinline)) void *tc_refill(struct ust_tcache *tc, int slot)
-{
-    struct tc_list *l = &tc->list[slot];
-    void *p = NULL;
-    tc_busy(tc, slot);
-    if (depot_get(slot, l)) {
-        p = l->head;
-        l->head = node_next(slot, p);
-        l->count--;
-    }
-    tc_settled(tc);
-    return p;
 }
 
 /* Pop a node of slot from the thread cache (refilling from the depot). */
@@ -375,7 +134,7 @@ static inline void *tc_pop(struct ust_tcache *tc, int slot)
     struct tc_list *l = &tc->list[slot];
     void *p = l->head;
     if (unlikely(p == NULL))
-        return tc_refill(tc, slot);
+        return ust_tc_refill(tc, slot);
     tc_busy(tc, slot);
     l->head = node_next(slot, p);
     l->count--;
@@ -383,28 +142,12 @@ static inline void *tc_pop(struct ust_tcache *tc, int slot)
     return p;
 }
 
-/* The list of slot is full: hand half of it to the depot. */
-static __attribute__((noinline)) void tc_spill(struct ust_tcache *tc, int slot)
-{
-    struct tc_list *l = &tc->list[slot];
-    uint32_t batch = tc_cap[slot] / 2;
-    void *keep = l->head;
-    tc_busy(tc, slot);
-    for (uint32_t i = 1; i < l->count - batch; i++)
-        keep = node_next(slot, keep);
-    void *chain = node_next(slot, keep);
-    node_set_next(slot, keep, NULL);
-    l->count -= batch;
-    tc_settled(tc);
-    depot_put(slot, chain, batch, slot_node_bytes(slot));
-}
-
 /* Push a free node onto the thread cache. */
 static inline void tc_push(struct ust_tcache *tc, int slot, void *p)
 {
     struct tc_list *l = &tc->list[slot];
     if (unlikely(l->count >= tc_cap[slot]))
-        tc_spill(tc, slot);
+        ust_tc_spill(tc, slot);
     tc_busy(tc, slot);
     node_set_next(slot, p, l->head);
     l->head = p;
@@ -626,7 +369,7 @@ dblk_t *ust_datab_alloc(size_t size)
     struct ust_dunit *u = ust_du(mp->b_datap);
     mblk_kill(&u->own);
     u->own_free = OWN_GONE; /* not yet shared: a plain store is enough */
-    st_add(tc_self, ST_MBLKS, -1);
+    st_add(ust_tc_self, ST_MBLKS, -1);
     return &u->d;
 }
 
@@ -777,30 +520,6 @@ fail:
 }
 
 /*
- * ustreams_blockstats -- outstanding blocks summed over every thread.
- *   Context: any thread; takes the block stats lock.  Exact when no thread
- *   is allocating or freeing at the time of the call.
- */
-void ustreams_blockstats(struct ustreams_blockstats *st)
-{
-    long sum[ST_N];
-    if (st == NULL)
-        return;
-    for (int i = 0; i < ST_N; i++)
-        sum[i] = atomic_load_explicit(&st_global[i], memory_order_relaxed);
-    ust_lock(&stats_lock);
-    for (struct ust_tcache *tc = tc_all; tc != NULL; tc = tc->next)
-        for (int i = 0; i < ST_N; i++)
-            sum[i] += atomic_load_explicit(&tc->st[i], memory_order_relaxed);
-    ust_unlock(&stats_lock);
-    st->mblks = sum[ST_MBLKS];
-    st->dblks = sum[ST_DBLKS];
-    st->bytes = sum[ST_BYTES];
-    st->allocs = sum[ST_ALLOCS];
-    st->failures = sum[ST_FAILURES];
-}
-
-/*
  * ustreams_fail_allocs -- make the next n block allocations (allocb, esballoc,
  *   dupb, and those inside copyb, copymsg, pullupmsg, ...) fail; 0 disarms.
  *   Context: any thread.  testb reports failure while any are armed.
@@ -834,58 +553,4 @@ int ustreams_set_block_cache(int on)
 #else
     return atomic_exchange_explicit(&cache_on, on != 0, memory_order_relaxed);
 #endif
-}
-
-/* ------------------------------------------------------------------ fork */
-/* Quiesced (forksafe.c): depot locks and the stats lock are leaves, never
- * nested, so prepare takes them all. */
-void ust_blocks_fork_prepare(void)
-{
-    for (int s = 0; s < TC_NSLOT; s++)
-        ust_lock(&depot[s].lock);
-    ust_lock(&stats_lock);
-}
-
-void ust_blocks_fork_parent(void)
-{
-    ust_unlock(&stats_lock);
-    for (int s = TC_NSLOT - 1; s >= 0; s--)
-        ust_unlock(&depot[s].lock);
-}
-
-/* See "Fork" at the top: reclaim the caches of threads the child does not
- * have and start the counters from zero. */
-void ust_blocks_fork_child(void)
-{
-    for (int s = TC_NSLOT - 1; s >= 0; s--)
-        ust_unlock(&depot[s].lock);
-    struct ust_tcache *tc = tc_all, *next;
-    tc_all = NULL;
-    for (; tc != NULL; tc = next) {
-        next = tc->next;
-        for (int i = 0; i < ST_N; i++)
-            atomic_store_explicit(&tc->st[i], 0, memory_order_relaxed);
-        if (tc == tc_self) { /* the forking thread: keeps its cache */
-            tc->prev = NULL;
-            tc->next = tc_all;
-            if (tc_all != NULL)
-                tc_all->prev = tc;
-            tc_all = tc;
-            continue;
-        }
-        int busy = atomic_load_explicit(&tc->busy, memory_order_acquire);
-        for (int s = 0; busy != TC_ALL && s < TC_NSLOT; s++) {
-            void *head = tc->list[s].head;
-            uint32_t n = 0;
-            if (busy == s + 1 || head == NULL)
-                continue;
-            for (void *p = head; p != NULL; p = node_next(s, p))
-                n++;
-            depot_put(s, head, n, slot_node_bytes(s));
-        }
-        free(tc);
-    }
-    for (int i = 0; i < ST_N; i++)
-        atomic_store_explicit(&st_global[i], 0, memory_order_relaxed);
-    ust_unlock(&stats_lock);
 }

@@ -55,40 +55,21 @@
  *   stream's head: FLUSHR flushes the lower read queue, FLUSHW flushes the
  *   lower write queue and sends the message back down with FLUSHR cleared.
  * M_IOCTL: I_LINK, I_PLINK, I_UNLINK, I_PUNLINK (from the stream head),
- *   MUX_ROUTE; anything else is refused with EINVAL.
+ *   MUX_ROUTE; anything else is refused with EINVAL.  They are handled in
+ *   mux_ioctl.c; the records, the lock's tables and the fan-out up to the
+ *   routed upper streams, which both files use, are in mux_impl.h.
  */
 #include <errno.h>
 #include <pthread.h>
-#include <string.h>
 #include <sys/ddi.h>
-#include <sys/mux.h>
 #include <sys/stream.h>
 #include <sys/strconf.h>
-#include <stropts.h>
 
 #include "forksafe.h"
+#include "mux_impl.h"
 
 #define MUX_ID     5310
 #define MUX_NMINOR 65536 /* clone minors 1 .. MUX_NMINOR-1 */
-
-struct mux_lower {
-    struct mux_lower *next; /* mux_lock */
-    int muxid;              /* l_index (constant) */
-    queue_t *wq;            /* l_qbot, the lower write queue (constant); RD(wq) reads */
-    int persistent;         /* linked with I_PLINK (constant) */
-    int rblocked;           /* mux_lock: the read side waits for an upper stream to drain */
-    int hungup;             /* mux_lock: an M_HANGUP came up */
-    timeout_id_t retry;     /* mux_lock: a retry after a failed dupmsg, or 0 */
-};
-
-struct mux_upper {
-    struct mux_upper *next;  /* mux_lock */
-    minor_t minor;           /* constant */
-    queue_t *rq;             /* the upper read queue (constant) */
-    struct mux_lower *route; /* mux_lock: where writes go, or NULL */
-    int wblocked;            /* mux_lock: the write side waits for the lower stream */
-    int busy;                /* mux_lock: threads sending up into rq (see below) */
-};
 
 static int mux_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *crp);
 static int mux_close(queue_t *q, int oflag, cred_t *crp);
@@ -149,10 +130,11 @@ static struct cdevsw mux_cdev = {
     .d_flag = D_MP | D_CLONE,
 };
 
-static pthread_mutex_t mux_lock = PTHREAD_MUTEX_INITIALIZER; /* see the MT level above */
-static pthread_cond_t mux_cv = PTHREAD_COND_INITIALIZER;     /* with mux_lock: busy drained */
-static struct mux_upper *mux_uppers;                         /* mux_lock */
-static struct mux_lower *mux_lowers;                         /* mux_lock */
+/* The tables (declared in mux_impl.h). */
+pthread_mutex_t mux_lock = PTHREAD_MUTEX_INITIALIZER; /* see the MT level above */
+pthread_cond_t mux_cv = PTHREAD_COND_INITIALIZER;     /* with mux_lock: busy drained */
+struct mux_upper *mux_uppers;                         /* mux_lock */
+struct mux_lower *mux_lowers;                         /* mux_lock */
 
 /* Registration from ust_builtin_register. */
 void ust_mux_register(void);
@@ -188,57 +170,11 @@ void ust_mux_register(void)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Tables                                                                    */
-/* ------------------------------------------------------------------------ */
-
-/* The lower stream with write queue wq, or NULL.  mux_lock held. */
-static struct mux_lower *lower_by_wq(queue_t *wq)
-{
-    for (struct mux_lower *l = mux_lowers; l != NULL; l = l->next)
-        if (l->wq == wq)
-            return l;
-    return NULL;
-}
-
-static struct mux_lower *lower_by_id(int muxid)
-{
-    for (struct mux_lower *l = mux_lowers; l != NULL; l = l->next)
-        if (l->muxid == muxid)
-            return l;
-    return NULL;
-}
-
-/* Number of upper streams routed to l.  mux_lock held. */
-static int nrouted(const struct mux_lower *l)
-{
-    int n = 0;
-    for (struct mux_upper *u = mux_uppers; u != NULL; u = u->next)
-        n += u->route == l;
-    return n;
-}
-
-/* ------------------------------------------------------------------------ */
 /* Sending up into upper streams                                             */
 /* ------------------------------------------------------------------------ */
 
-#define MUX_FANOUT 16 /* routed upper streams handled without an allocation */
-
-/* The upper streams routed to one lower stream, each held busy, with the
- * message (or copy) each is to receive. */
-struct ulist {
-    int n, cap;
-    struct mux_upper **u;
-    mblk_t **m;
-    struct mux_upper *ubuf[MUX_FANOUT];
-    mblk_t *mbuf[MUX_FANOUT];
-};
-
-/*
- * ulist_get -- hold (busy) every upper stream routed to l; with unroute,
- *   also remove their routes.  Context: mux_lock held.  Returns 0, or ENOMEM
- *   (nobody held; the routes are removed all the same when unroute).
- */
-static int ulist_get(struct ulist *ul, struct mux_lower *l, int unroute)
+/* mux_ulist_get -- see mux_impl.h. */
+int mux_ulist_get(struct mux_ulist *ul, struct mux_lower *l, int unroute)
 {
     int want = nrouted(l), n = want;
 
@@ -277,8 +213,8 @@ static int ulist_get(struct ulist *ul, struct mux_lower *l, int unroute)
     return want > 0 && ul->n == 0 ? ENOMEM : 0;
 }
 
-/* Drop the busy holds of ul and free its arrays.  No lock held. */
-static void ulist_put(struct ulist *ul)
+/* mux_ulist_put -- see mux_impl.h. */
+void mux_ulist_put(struct mux_ulist *ul)
 {
     pthread_mutex_lock(&mux_lock);
     for (int i = 0; i < ul->n; i++)
@@ -291,12 +227,8 @@ static void ulist_put(struct ulist *ul)
     }
 }
 
-/*
- * ulist_copies -- give each held upper stream mp or a copy of it (dupmsg;
- *   the last one gets mp itself).  Context: any; no lock needed.  Returns 0,
- *   or ENOMEM: no copies are made then and mp is still the caller's.
- */
-static int ulist_copies(struct ulist *ul, mblk_t *mp)
+/* mux_ulist_copies -- see mux_impl.h. */
+int mux_ulist_copies(struct mux_ulist *ul, mblk_t *mp)
 {
     for (int i = 0; i + 1 < ul->n; i++) {
         ul->m[i] = dupmsg(mp);
@@ -313,9 +245,8 @@ static int ulist_copies(struct ulist *ul, mblk_t *mp)
     return 0;
 }
 
-/* Send each held upper stream its message (putnext up its read queue); with
- * flushw, flush its write side afterwards (it hung up).  No lock held. */
-static void ulist_send(struct ulist *ul, int flushw)
+/* mux_ulist_send -- see mux_impl.h. */
+void mux_ulist_send(struct mux_ulist *ul, int flushw)
 {
     for (int i = 0; i < ul->n; i++) {
         if (ul->m[i] != NULL)
@@ -337,7 +268,7 @@ static void ulist_send(struct ulist *ul, int flushw)
  */
 static void tell_routed(queue_t *q, mblk_t *mp, int hangup)
 {
-    struct ulist ul;
+    struct mux_ulist ul;
     struct mux_lower *l;
 
     pthread_mutex_lock(&mux_lock);
@@ -349,12 +280,12 @@ static void tell_routed(queue_t *q, mblk_t *mp, int hangup)
     }
     if (hangup)
         l->hungup = 1;
-    ulist_get(&ul, l, hangup);
+    mux_ulist_get(&ul, l, hangup);
     pthread_mutex_unlock(&mux_lock);
-    if (ul.n == 0 || ulist_copies(&ul, mp) != 0)
+    if (ul.n == 0 || mux_ulist_copies(&ul, mp) != 0)
         freemsg(mp);
-    ulist_send(&ul, hangup);
-    ulist_put(&ul);
+    mux_ulist_send(&ul, hangup);
+    mux_ulist_put(&ul);
 }
 
 /* qtimeout callback: retry the read side of a lower stream after a failed
@@ -453,166 +384,6 @@ static int mux_close(queue_t *q, int oflag, cred_t *crp)
     WR(q)->q_ptr = NULL;
     kmem_free(u, sizeof(*u));
     return 0;
-}
-
-/* ------------------------------------------------------------------------ */
-/* ioctls                                                                    */
-/* ------------------------------------------------------------------------ */
-
-/* The linkblk of an I_LINK family M_IOCTL into *lb; 0 or EINVAL. */
-static int get_linkblk(mblk_t *mp, struct linkblk *lb)
-{
-    mblk_t *dp = mp->b_cont;
-
-    if (dp == NULL || dp->b_wptr - dp->b_rptr < (ptrdiff_t)sizeof(*lb))
-        return EINVAL;
-    memcpy(lb, dp->b_rptr, sizeof(*lb));
-    return 0;
-}
-
-/* I_LINK / I_PLINK: record the lower stream.  0 or errno. */
-static int mux_link(mblk_t *mp, int persistent)
-{
-    struct linkblk lb;
-    struct mux_lower *l;
-    int err = get_linkblk(mp, &lb);
-
-    if (err == 0 && (lb.l_index <= 0 || lb.l_qbot == NULL))
-        err = EINVAL;
-    if (err != 0)
-        return err;
-    l = kmem_zalloc(sizeof(*l), KM_NOSLEEP);
-    if (l == NULL)
-        return ENOMEM;
-    l->muxid = lb.l_index;
-    l->wq = lb.l_qbot;
-    l->persistent = persistent;
-    pthread_mutex_lock(&mux_lock);
-    if (lower_by_id(l->muxid) != NULL || lower_by_wq(l->wq) != NULL) {
-        err = EINVAL;
-    } else {
-        l->next = mux_lowers;
-        mux_lowers = l;
-    }
-    pthread_mutex_unlock(&mux_lock);
-    if (err != 0)
-        kmem_free(l, sizeof(*l));
-    return err;
-}
-
-/* I_UNLINK / I_PUNLINK: forget the lower stream; its routed upper streams
- * get M_HANGUP.  0 or errno (EINVAL: not linked here). */
-static int mux_unlink(mblk_t *mp)
-{
-    struct linkblk lb;
-    struct mux_lower *l;
-    struct ulist ul;
-    mblk_t *hup;
-    timeout_id_t retry = 0;
-    int err = get_linkblk(mp, &lb);
-
-    if (err != 0)
-        return err;
-    pthread_mutex_lock(&mux_lock);
-    l = lower_by_id(lb.l_index);
-    if (l == NULL || l->wq != lb.l_qbot) {
-        pthread_mutex_unlock(&mux_lock);
-        return EINVAL;
-    }
-    for (struct mux_lower **pp = &mux_lowers; *pp != NULL; pp = &(*pp)->next) {
-        if (*pp == l) {
-            *pp = l->next;
-            break;
-        }
-    }
-    ulist_get(&ul, l, 1); /* no upper stream writes into it from now on */
-    retry = l->retry;
-    l->retry = 0;
-    pthread_mutex_unlock(&mux_lock);
-    if (retry != 0)
-        quntimeout(RD(l->wq), retry);
-    hup = allocb(0, BPRI_HI);
-    if (hup != NULL)
-        hup->b_datap->db_type = M_HANGUP;
-    if (hup != NULL && (ul.n == 0 || ulist_copies(&ul, hup) != 0))
-        freemsg(hup);
-    ulist_send(&ul, 1);
-    ulist_put(&ul);
-    kmem_free(l, sizeof(*l));
-    return 0;
-}
-
-/* MUX_ROUTE on upper write queue q: route to the lower stream with the id
- * given (0: no route).  0 or errno. */
-static int mux_route(queue_t *q, mblk_t *mp)
-{
-    struct iocblk *ioc = (struct iocblk *)(void *)mp->b_rptr;
-    struct mux_upper *u = q->q_ptr;
-    struct mux_lower *l = NULL, *old;
-    mblk_t *dp = mp->b_cont;
-    int id, err = 0;
-
-    if (ioc->ioc_count != sizeof(int) || dp == NULL ||
-        dp->b_wptr - dp->b_rptr < (ptrdiff_t)sizeof(int))
-        return EINVAL;
-    memcpy(&id, dp->b_rptr, sizeof(id));
-    pthread_mutex_lock(&mux_lock);
-    if (id != 0) {
-        l = lower_by_id(id);
-        if (l == NULL)
-            err = EINVAL;
-        else if (l->hungup)
-            err = ENXIO;
-    }
-    if (err == 0) {
-        old = u->route;
-        u->route = l;
-        u->wblocked = 0;
-        if (old != NULL && old != l && old->rblocked) {
-            old->rblocked = 0;
-            qenable(RD(old->wq));
-        }
-        if (l != NULL)
-            qenable(RD(l->wq)); /* what waited for a route goes up */
-        qenable(q);             /* what was written before goes down */
-    }
-    pthread_mutex_unlock(&mux_lock);
-    return err;
-}
-
-static void mux_ioctl(queue_t *q, mblk_t *mp)
-{
-    struct iocblk *ioc;
-    int err;
-
-    if (mp->b_wptr - mp->b_rptr < (ptrdiff_t)sizeof(*ioc)) {
-        freemsg(mp);
-        return;
-    }
-    ioc = (struct iocblk *)(void *)mp->b_rptr;
-    switch (ioc->ioc_cmd) {
-    case I_LINK:
-    case I_PLINK:
-        err = mux_link(mp, ioc->ioc_cmd == I_PLINK);
-        break;
-    case I_UNLINK:
-    case I_PUNLINK:
-        err = mux_unlink(mp);
-        break;
-    case MUX_ROUTE:
-        err = mux_route(q, mp);
-        break;
-    default:
-        err = EINVAL;
-        break;
-    }
-    if (err != 0) {
-        miocnak(q, mp, 0, err);
-        return;
-    }
-    freemsg(mp->b_cont);
-    mp->b_cont = NULL;
-    miocack(q, mp, 0, 0);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -797,7 +568,7 @@ static int mux_lrput(queue_t *q, mblk_t *mp)
 static int mux_lrsrv(queue_t *q)
 {
     for (;;) {
-        struct ulist ul;
+        struct mux_ulist ul;
         struct mux_lower *l;
         mblk_t *mp;
         int ok;
@@ -818,17 +589,17 @@ static int mux_lrsrv(queue_t *q)
             pthread_mutex_unlock(&mux_lock);
             return 0;
         }
-        ulist_get(&ul, l, 0);
-        if (ul.n == 0 || ulist_copies(&ul, mp) != 0) {
+        mux_ulist_get(&ul, l, 0);
+        if (ul.n == 0 || mux_ulist_copies(&ul, mp) != 0) {
             putbq(q, mp); /* out of memory: try again shortly */
             if (l->retry == 0)
                 l->retry = qtimeout(q, mux_retry, q, 1);
             pthread_mutex_unlock(&mux_lock);
-            ulist_put(&ul);
+            mux_ulist_put(&ul);
             return 0;
         }
         pthread_mutex_unlock(&mux_lock);
-        ulist_send(&ul, 0);
-        ulist_put(&ul);
+        mux_ulist_send(&ul, 0);
+        mux_ulist_put(&ul);
     }
 }
