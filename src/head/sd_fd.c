@@ -164,7 +164,7 @@ struct stdata *ust_sd_alloc(void)
     sd->sd_stale_next = NULL;
     __atomic_store_n(&sd->sd_rtoken, 0, __ATOMIC_RELAXED);
     sd->sd_wblock = sd->sd_ptoken = sd->sd_hupset = 0;
-    sd->sd_tokexact = 0; /* off the payer's list: ust_sd_free */
+    sd->sd_tokexact = sd->sd_tlazy = 0; /* off the payer's list: ust_sd_free */
     __atomic_store_n(&sd->sd_ar.lazy, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&sd->sd_ar.owed, 0, __ATOMIC_RELAXED);
     sd->sd_urec = NULL;

@@ -124,18 +124,19 @@ void ust_sd_rready_dry(struct stdata *sd)
     UST_ASSERT_HELD(&sd->sd_lock);
     struct ust_arrivals *ar = &sd->sd_ar;
     if (!lazy_ok(sd) || sd->sd_ptoken || ust_q_nonempty_hint(sd->sd_rq)) {
-        if (__atomic_load_n(&ar->lazy, __ATOMIC_RELAXED))
+        if (sd->sd_tlazy)
             ust_sd_tok_exact_now(sd, 0);
         ust_sd_rready(sd);
         return;
     }
-    if (__atomic_load_n(&ar->lazy, __ATOMIC_RELAXED) &&
+    if (sd->sd_tlazy &&
         !__atomic_load_n(&sd->sd_rtoken, __ATOMIC_RELAXED)) {
         /* The steady state: nothing shown, nothing to withdraw.  The debt
-         * is cleared without the arrival lock: a deposit that sets it
-         * meanwhile is seen by this reader (it looks at the arrivals again
-         * before it sleeps or returns, and a read that returns leaving data
-         * owes it again, ust_sd_tok_leave). */
+         * is cleared without the arrival lock (whose line the writers
+         * hold): a deposit that sets it meanwhile is seen by this reader,
+         * which looks at the arrivals again before it sleeps or returns,
+         * and a read that returns leaving data owes again
+         * (ust_sd_tok_leave). */
         if (__atomic_load_n(&ar->owed, __ATOMIC_RELAXED)) {
             __atomic_store_n(&ar->owed, 0, __ATOMIC_RELAXED);
             __atomic_store_n(&ar->dry_gen, ar->dry_gen + 1, __ATOMIC_RELAXED);
@@ -146,6 +147,7 @@ void ust_sd_rready_dry(struct stdata *sd)
     int quiet = ar->first == NULL;
     if (quiet) {
         __atomic_store_n(&ar->lazy, 1, __ATOMIC_RELAXED);
+        sd->sd_tlazy = 1;
         __atomic_store_n(&ar->owed, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&ar->dry_gen, ar->dry_gen + 1, __ATOMIC_RELAXED);
     }
@@ -162,7 +164,7 @@ int ust_sd_tok_leave(struct stdata *sd)
 {
     UST_ASSERT_HELD(&sd->sd_lock);
     struct ust_arrivals *ar = &sd->sd_ar;
-    if (!__atomic_load_n(&ar->lazy, __ATOMIC_RELAXED) ||
+    if (!sd->sd_tlazy ||
         __atomic_load_n(&sd->sd_rtoken, __ATOMIC_RELAXED) || sd->sd_ptoken || !lazy_still_ok(sd))
         return 0;
     if (ust_q_nonempty_hint(sd->sd_rq) || __atomic_load_n(&ar->first, __ATOMIC_RELAXED) != NULL) {
@@ -180,10 +182,11 @@ void ust_sd_tok_exact_now(struct stdata *sd, int sticky)
     if (sticky)
         sd->sd_tokexact = 1;
     struct ust_arrivals *ar = &sd->sd_ar;
-    if (!__atomic_load_n(&ar->lazy, __ATOMIC_RELAXED))
+    if (!sd->sd_tlazy)
         return;
     ust_lock(&ar->lock);
     __atomic_store_n(&ar->lazy, 0, __ATOMIC_RELAXED);
+    sd->sd_tlazy = 0;
     ust_unlock(&ar->lock);
     /* What was deposited under the lazy mark (a deposit that looked before
      * the mark went may still add to it: absorbed here too) is shown now. */
@@ -237,6 +240,7 @@ static int tp_visit(struct stdata *sd)
         ust_lock(&ar->lock);
         if (ar->first == NULL && !__atomic_load_n(&ar->owed, __ATOMIC_RELAXED)) {
             __atomic_store_n(&ar->lazy, 0, __ATOMIC_RELAXED);
+            sd->sd_tlazy = 0;
             leave = 1;
         }
         ust_unlock(&ar->lock);
@@ -302,6 +306,7 @@ static void tp_fork_child(void)
         n = sd->sd_tp_next;
         sd->sd_tp_next = NULL;
         __atomic_store_n(&sd->sd_ar.lazy, 0, __ATOMIC_RELAXED);
+        sd->sd_tlazy = 0;
         __atomic_store_n(&sd->sd_tp_listed, 0, __ATOMIC_RELAXED);
     }
     pay_list = NULL;

@@ -226,6 +226,8 @@ struct stdata {
     int sd_wblock;               /* LOCK: writable is withdrawn */
     int sd_ptoken;               /* LOCK: priority (POLLPRI) token is set */
     int sd_hupset;               /* LOCK: hang-up shown */
+    int sd_tlazy;                /* LOCK: sd_ar.lazy as set (always under sd_lock):
+                                  * the reader's copy, off the writers' line */
     int sd_tokexact;             /* LOCK: sticky: watched by a library poll (or
                                   * non-blocking, I_SETSIG): never owe the readable
                                   * token (sd_tokpay.c) */
