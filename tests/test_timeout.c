@@ -18,7 +18,11 @@
  *   7 timeout(9F) from inside a callback (re-arming) works
  *   8 qtimeout(9F)/quntimeout(9F) on a queue without a perimeter: fires with
  *     its argument; cancelled before expiry it never runs
+ *   9 ust_timeout_ns (the library's sub-tick timer): fires once, no earlier
+ *     than its nanoseconds; a huge tick count does not wrap into the past;
+ *     untimeout cancels it
  */
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -278,6 +282,33 @@ static void case_qtimeout(void)
     ust_qfree(rq);
 }
 
+/* 9. ust_timeout_ns, and timeout(9F) with a tick count near LONG_MAX. */
+static void case_ns(void)
+{
+    struct fire f = {0};
+    long long t0 = now_ns();
+    toid_t id = ust_timeout_ns(fire_cb, &f, 1500000); /* 1.5 ms: below a tick */
+    CHECK(id != 0);
+    CHECK(wait_ge(&f.n, 1, 5000));
+    CHECK(atomic_load(&f.at) - t0 >= 1500000);
+    CHECK(f.arg == &f);
+    sleep_ms(20);
+    CHECK_EQ(atomic_load(&f.n), 1);
+
+    struct fire g = {0};
+    id = ust_timeout_ns(fire_cb, &g, 200000000LL);
+    CHECK(id != 0);
+    CHECK(untimeout(id) >= 0);
+    struct fire h = {0};
+    toid_t far = timeout(fire_cb, &h, LONG_MAX); /* must not wrap to "now" */
+    CHECK(far != 0);
+    sleep_ms(300);
+    CHECK_EQ(atomic_load(&g.n), 0);
+    CHECK_EQ(atomic_load(&h.n), 0);
+    CHECK(untimeout(far) >= 0);
+    CHECK_EQ(ust_timeout_ns(NULL, NULL, 1), 0);
+}
+
 int main(void)
 {
     case_fires();
@@ -288,6 +319,7 @@ int main(void)
     case_order();
     case_rearm();
     case_qtimeout();
+    case_ns();
     th_assert_no_blocks();
     ustreams_shutdown();
     return CHECK_RESULT();
