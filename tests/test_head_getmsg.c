@@ -2,7 +2,7 @@
 /*
  * test_head_getmsg.c -- conformance of reading messages from a stream:
  * getmsg(2), getpmsg(2), I_PEEK, I_NREAD, and M_PASSFP at the front
- * (src/head/sd_read.c).  read(2)/readv(2) are in test_head_read.c; shared
+ * (src/head/sd_getmsg.c).  read(2)/readv(2) are in test_head_read.c; shared
  * helpers in head_read_util.h.
  *
  * The stream is "/dev/streams/hdrv" (tests/head_tdrv.h): the test puts the

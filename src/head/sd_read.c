@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sd_read.c -- reading from a stream: read(2)/readv(2), getmsg(2)/getpmsg(2),
- * and the I_PEEK, I_NREAD and M_READ helpers.
+ * sd_read.c -- reading from a stream as a byte stream: read(2)/readv(2) and
+ * M_READ.  getmsg(2)/getpmsg(2), I_PEEK, I_NREAD and FIONREAD are in
+ * sd_getmsg.c; the helpers both files use are in sd_readq.h.
  *
  * Principles of operation
  *   Messages wait on the head read queue in STREAMS order (high priority
@@ -50,6 +51,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "sd_readq.h"
 #include "sthead.h"
 
 /* What sd_take tells the read loop. */
@@ -63,79 +65,14 @@ struct rcur {
     size_t off; /* bytes used of iov[i] */
 };
 
-static size_t blen(const mblk_t *mp)
-{
-    return mp->b_wptr > mp->b_rptr ? (size_t)(mp->b_wptr - mp->b_rptr) : 0;
-}
-
-/* Bytes in the blocks from mp up to (not including) end. */
-static size_t chain_bytes(const mblk_t *mp, const mblk_t *end)
-{
-    size_t n = 0;
-    for (; mp && mp != end; mp = mp->b_cont)
-        n += blen(mp);
-    return n;
-}
-
-/* The first M_DATA block of mp: the start of the data part (mp itself for an
- * M_DATA message; NULL when a control part has no data behind it). */
-static mblk_t *data_part(mblk_t *mp)
-{
-    while (mp && mp->b_datap->db_type != M_DATA)
-        mp = mp->b_cont;
-    return mp;
-}
-
-/* Put mp on the list of messages to free after sd_lock is dropped. */
-static void dead_add(mblk_t **dead, mblk_t *mp)
-{
-    mp->b_next = *dead;
-    *dead = mp;
-}
-
-static void dead_free(mblk_t *dead)
-{
-    while (dead) {
-        mblk_t *n = dead->b_next;
-        dead->b_next = NULL;
-        freemsg(dead);
-        dead = n;
-    }
-}
-
-/* Put the rest of a message back at the front of its class.  The band exists
- * (the message came from it), so putbq cannot fail for want of memory. */
-static void put_back(queue_t *q, mblk_t *mp)
-{
-    if (!putbq(q, mp))
-        freemsg(mp);
-}
-
-/* mp, just taken off q, may hold several writes coalesced (sd_arrive.c): put
- * all but the first back at the front.  Returns 0, or ENOMEM (mp unchanged,
- * still the caller's). */
-static int first_write(queue_t *q, mblk_t *mp)
-{
-    if (mp->b_tag != UST_TAG_COAL)
-        return 0;
-    mblk_t *rest = ust_sd_msg_cut(mp);
-    if (rest) {
-        put_back(q, rest);
-        return 0;
-    }
-    return mp->b_tag == UST_TAG_COAL ? ENOMEM : 0;
-}
-
 static void mem_wake(void *arg)
 {
     struct stdata *sd = arg;
     ust_sd_wake(&sd->sd_rwait);
 }
 
-/* No memory to take one write off a coalesced message: wait for some, a tick
- * at most (a bufcall wakes sd_rwait sooner), as writers do.  sd_lock held
- * (ust_sd_lockq), dropped while waiting.  0 (try again) or EINTR. */
-static int wait_mem(struct stdata *sd)
+/* ust_sd_wait_mem -- see sd_readq.h.  sd_lock held, dropped while waiting. */
+int ust_sd_wait_mem(struct stdata *sd)
 {
     if (ust_sd_settle(sd))
         return 0;
@@ -159,26 +96,6 @@ static mblk_t *trim_front(mblk_t *mp, mblk_t **dead)
         dead_add(dead, mp);
         mp = next;
     }
-    return mp;
-}
-
-/* The error a read or getmsg reports now: EBADF when the stream is being
- * closed under the caller (the last descriptor went), EINVAL when linked
- * under a multiplexer, else the M_ERROR read error (once, with
- * RERRNONPERSIST, if consume is set).  sd_lock held. */
-static int sd_read_error(struct stdata *sd, int consume)
-{
-    return ust_sd_state_error(sd, UST_RULE_READ, consume); /* sd_state.c */
-}
-
-/* The message at the front of the head read queue (it stays there).  With
- * sd_lock held the front changes only by the holder's hand. */
-static mblk_t *sd_front(queue_t *q)
-{
-    struct ust_qpriv *pv = ust_qpv(q);
-    ust_lock(&pv->lock); /* queue lock: q_first */
-    mblk_t *mp = q->q_first;
-    ust_unlock(&pv->lock);
     return mp;
 }
 
@@ -229,34 +146,6 @@ static int copy_msg(mblk_t *mp, struct rcur *c, size_t want, size_t *got)
             return e;
     }
     return 0;
-}
-
-/* Copy up to max bytes of the blocks from mp to end into the user buffer ubuf,
- * without changing the message.  Returns 0 or EFAULT. */
-static int copy_part(const mblk_t *mp, const mblk_t *end, char *ubuf, size_t max)
-{
-    size_t off = 0;
-    for (; mp && mp != end && off < max; mp = mp->b_cont) {
-        size_t k = blen(mp);
-        if (k > max - off)
-            k = max - off;
-        if (k && ust_copyout(mp->b_rptr, ubuf + off, k) != 0)
-            return EFAULT;
-        off += k;
-    }
-    return 0;
-}
-
-/* Advance b_rptr over n bytes of the blocks from mp on. */
-static void skip_bytes(mblk_t *mp, size_t n)
-{
-    for (; mp && n > 0; mp = mp->b_cont) {
-        size_t k = blen(mp);
-        if (k > n)
-            k = n;
-        mp->b_rptr += k;
-        n -= k;
-    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -474,7 +363,7 @@ ssize_t ust_sd_read(struct stdata *sd, const struct iovec *iov, int iovcnt)
                     err = EAGAIN;
                 break;
             }
-            e = wait_mem(sd);
+            e = ust_sd_wait_mem(sd);
             if (e) {
                 if (n == 0)
                     err = e;
@@ -562,282 +451,4 @@ void ust_sd_mread(struct stdata *sd, size_t count)
     atomic_fetch_add(&ust_qpv(wq)->active, 1); /* claim the head write queue */
     putnext(wq, mp);
     ust_qrelease(wq);
-}
-
-/* ------------------------------------------------------------------------ */
-/* getmsg(2) / getpmsg(2)                                                   */
-/* ------------------------------------------------------------------------ */
-
-/* Does the front message mp satisfy getpmsg flags/band?  (A high-priority
- * message satisfies MSG_BAND too, as in SVR4.) */
-static int gp_match(const mblk_t *mp, int flags, int band)
-{
-    if (!mp)
-        return 0;
-    int pc = mp->b_datap->db_type >= QPCTL;
-    if (flags == MSG_HIPRI)
-        return pc;
-    if (flags == MSG_BAND)
-        return pc || mp->b_band >= band;
-    return 1;
-}
-
-/*
- * gp_extract -- take message mp (at the front) apart for getpmsg: copy the
- *   control part into ctl and the data part into data as far as they are
- *   wanted and fit, then remove what was copied; a remainder stays at the
- *   front as a message of the same type and band.  Returns MORECTL|MOREDATA
- *   bits, or -EFAULT (then nothing was removed).  sd_lock held (ust_sd_lockq).
- */
-static int gp_extract(queue_t *q, mblk_t *mp, struct strbuf *ctl, struct strbuf *data,
-                      mblk_t **dead)
-{
-    int hasctl = mp->b_datap->db_type != M_DATA;
-    mblk_t *d = data_part(mp);
-    size_t clen = hasctl ? chain_bytes(mp, d) : 0;
-    size_t dlen = chain_bytes(d, NULL);
-    int cwant = ctl && ctl->maxlen >= 0;
-    int dwant = data && data->maxlen >= 0;
-    size_t cn = 0, dn = 0;
-
-    if (hasctl && cwant) {
-        cn = clen < (size_t)ctl->maxlen ? clen : (size_t)ctl->maxlen;
-        if (copy_part(mp, d, ctl->buf, cn) != 0)
-            return -EFAULT;
-    }
-    if (d && dwant) {
-        dn = dlen < (size_t)data->maxlen ? dlen : (size_t)data->maxlen;
-        if (copy_part(d, NULL, data->buf, dn) != 0)
-            return -EFAULT;
-    }
-    if (ctl)
-        ctl->len = (hasctl && cwant) ? (int)cn : -1;
-    if (data)
-        data->len = (d && dwant) ? (int)dn : -1;
-
-    int more = (clen > cn ? MORECTL : 0) | (dlen > dn ? MOREDATA : 0);
-    rmvq(q, mp);
-    if (!more) {
-        dead_add(dead, mp);
-        return 0;
-    }
-    /* Remove what was copied.  Control blocks stay (emptied or not) so the
-     * remainder keeps its type; a data part read to the end goes. */
-    if (hasctl)
-        skip_bytes(mp, cn);
-    if (d && dlen == dn && hasctl) {
-        mblk_t *c = mp;
-        while (c->b_cont != d)
-            c = c->b_cont;
-        c->b_cont = NULL;
-        dead_add(dead, d);
-    } else if (d) {
-        skip_bytes(d, dn);
-    }
-    put_back(q, mp);
-    return more;
-}
-
-/*
- * ust_sd_getpmsg -- getpmsg(2) on a stream.
- *   Context: a system call; may block.  No lock held on entry.  ctl and data
- *   are kernel copies (NULL: part not wanted); their buf members are user
- *   addresses.  *flagsp is MSG_HIPRI, MSG_ANY or MSG_BAND (band *bandp).
- *   Returns 0 or MORECTL|MOREDATA, with the lengths, *flagsp (MSG_HIPRI or
- *   MSG_BAND) and *bandp set; at hang-up 0 with both lengths 0.  Errors
- *   (-errno): EINVAL (flags, band, STPLEX), EBADF (closing), EAGAIN, EINTR,
- *   EBADMSG (M_PASSFP at the front), EFAULT (nothing removed), the read error.
- */
-int ust_sd_getpmsg(struct stdata *sd, struct strbuf *ctl, struct strbuf *data, int *bandp,
-                   int *flagsp)
-{
-    int flags = *flagsp;
-    int band = bandp ? *bandp : 0;
-    switch (flags) {
-    case MSG_HIPRI:
-        if (band != 0)
-            return -EINVAL;
-        break;
-    case MSG_ANY:
-        band = 0;
-        break;
-    case MSG_BAND:
-        if (band < 0 || band > UST_MAXBAND)
-            return -EINVAL;
-        break;
-    default:
-        return -EINVAL;
-    }
-
-    queue_t *q = sd->sd_rq;
-    mblk_t *dead = NULL, *mp;
-    int err = 0, more = 0, hup = 0;
-    ust_sd_flush_hold(sd); /* a reader may wait for the answer to held data */
-
-    ust_sd_lockq(sd); /* sd_lock: the whole call (dropped only to wait) */
-    for (;;) {
-        err = sd_read_error(sd, 1);
-        if (err)
-            goto out;
-        unsigned rseq = ust_sd_wait_seq(&sd->sd_rwait); /* before the test: see ust_sd_read */
-        mp = sd_front(q);
-        if (gp_match(mp, flags, band)) {
-            if (mp->b_tag != UST_TAG_COAL)
-                break;
-            rmvq(q, mp); /* several writes: the first is the message */
-            int e = first_write(q, mp);
-            put_back(q, mp);
-            if (e == 0)
-                continue;
-            if (sd->sd_oflag & (O_NONBLOCK | O_NDELAY)) {
-                err = EAGAIN;
-                goto out;
-            }
-            if ((err = wait_mem(sd)) != 0)
-                goto out;
-            continue;
-        }
-        if (ust_sd_absorb_some(sd)) /* a pipe's arrivals (sd_arrive.c) */
-            continue;
-        if ((sd->sd_flag & STRHUP) || ust_fifo_eof(sd)) { /* a FIFO without writer too */
-            hup = 1;
-            goto out;
-        }
-        if (sd->sd_oflag & (O_NONBLOCK | O_NDELAY)) {
-            err = EAGAIN;
-            ust_sd_rready(sd);
-            goto out;
-        }
-        ust_sd_rready_dry(sd);
-        if (ust_sd_settle(sd))
-            continue;
-        int unwoken;
-        err = ust_sd_wait_data(sd, rseq, &unwoken);
-        if (err)
-            goto out;
-    }
-    if (mp->b_datap->db_type == M_PASSFP) {
-        err = EBADMSG;
-        goto out;
-    }
-    int pc = mp->b_datap->db_type >= QPCTL;
-    int outband = pc ? 0 : mp->b_band;
-    more = gp_extract(q, mp, ctl, data, &dead);
-    if (more < 0) {
-        err = -more;
-        goto out;
-    }
-    *flagsp = pc ? MSG_HIPRI : MSG_BAND;
-    if (bandp)
-        *bandp = outband;
-    ust_sd_rready_after_read(sd);
-out:
-    if (err == EFAULT)
-        ust_sd_rready(sd); /* the message stays: a pull may have left it without its token */
-    ust_sd_unlockq(sd);
-    dead_free(dead);
-    if (err)
-        return -err;
-    if (hup) { /* SVR4: at hang-up getmsg returns 0 with both lengths 0 */
-        if (ctl)
-            ctl->len = 0;
-        if (data)
-            data->len = 0;
-        *flagsp = 0;
-        if (bandp)
-            *bandp = 0;
-    }
-    return more;
-}
-
-/* ------------------------------------------------------------------------ */
-/* I_PEEK, I_NREAD                                                          */
-/* ------------------------------------------------------------------------ */
-
-/*
- * ust_sd_peek_msg -- I_PEEK: copy the front message (a high-priority one
- *   only, with RS_HIPRI) without removing it.
- *   Context: never blocks; takes only the read queue's lock (sd_lock may or
- *   may not be held by the caller).  pk is a kernel copy, its bufs user
- *   addresses; maxlen <= 0 copies nothing.
- *   Returns 1 (pk lengths and flags set; len -1 for an absent part), 0 (no
- *   such message), -EINVAL (flags other than 0/RS_HIPRI), -EBADMSG (M_PASSFP
- *   at the front), -EFAULT.
- */
-int ust_sd_peek_msg(struct stdata *sd, struct strpeek *pk)
-{
-    if (pk->flags & ~(long)RS_HIPRI)
-        return -EINVAL;
-    queue_t *q = sd->sd_rq;
-    struct ust_qpriv *pv = ust_qpv(q);
-    int r = 1;
-
-    ust_sd_absorb(sd); /* a pipe's arrivals are messages at the head too */
-    ust_lock(&pv->lock); /* queue lock: the front message stays put while copied */
-    mblk_t *mp = q->q_first;
-    int pc = mp && mp->b_datap->db_type >= QPCTL;
-    if (!mp || ((pk->flags & RS_HIPRI) && !pc)) {
-        r = 0;
-    } else if (mp->b_datap->db_type == M_PASSFP) {
-        r = -EBADMSG;
-    } else {
-        int hasctl = mp->b_datap->db_type != M_DATA;
-        mblk_t *d = data_part(mp);
-        size_t cmax = pk->ctlbuf.maxlen > 0 ? (size_t)pk->ctlbuf.maxlen : 0;
-        size_t dmax = pk->databuf.maxlen > 0 ? (size_t)pk->databuf.maxlen : 0;
-        size_t clen = hasctl ? chain_bytes(mp, d) : 0;
-        size_t dlen = mp->b_tag == UST_TAG_COAL ? ust_sd_msg_first_len(mp) : chain_bytes(d, NULL);
-        size_t cn = clen < cmax ? clen : cmax;
-        size_t dn = dlen < dmax ? dlen : dmax;
-        if ((hasctl && copy_part(mp, d, pk->ctlbuf.buf, cn) != 0) ||
-            (d && copy_part(d, NULL, pk->databuf.buf, dn) != 0)) {
-            r = -EFAULT;
-        } else {
-            pk->ctlbuf.len = hasctl ? (int)cn : -1;
-            pk->databuf.len = d ? (int)dn : -1;
-            pk->flags = pc ? RS_HIPRI : 0;
-        }
-    }
-    ust_unlock(&pv->lock);
-    return r;
-}
-
-/*
- * ust_sd_fionread -- FIONREAD: the M_DATA bytes of every message at the
- *   head (msgdsize of each, as Solaris' stream head counts them: control
- *   parts are not data), a pipe's arrivals included.  Takes only the read
- *   queue's lock; never blocks.
- */
-size_t ust_sd_fionread(struct stdata *sd)
-{
-    queue_t *q = sd->sd_rq;
-    struct ust_qpriv *pv = ust_qpv(q);
-    size_t n = 0;
-    ust_sd_absorb(sd);
-    ust_lock(&pv->lock); /* queue lock: the list */
-    for (mblk_t *m = q->q_first; m; m = m->b_next)
-        n += msgdsize(m);
-    ust_unlock(&pv->lock);
-    return n;
-}
-
-/*
- * ust_sd_nread -- I_NREAD: the number of messages at the head; *bytes (if
- *   not NULL) the M_DATA bytes of the first.  Takes only the read queue's
- *   lock; never blocks.
- */
-int ust_sd_nread(struct stdata *sd, int *bytes)
-{
-    queue_t *q = sd->sd_rq;
-    struct ust_qpriv *pv = ust_qpv(q);
-    int n = 0;
-    ust_sd_absorb(sd); /* a pipe's arrivals are messages at the head too */
-    ust_lock(&pv->lock); /* queue lock: the list */
-    size_t first = q->q_first ? ust_sd_msg_first_len(q->q_first) : 0;
-    for (mblk_t *m = q->q_first; m; m = m->b_next)
-        n += ust_sd_msg_writes(m);
-    ust_unlock(&pv->lock);
-    if (bytes)
-        *bytes = first > INT_MAX ? INT_MAX : (int)first;
-    return n;
 }

@@ -3,7 +3,7 @@
  * sd_readcalls.c -- the read side's system calls: strm_read, strm_readv,
  * getmsg and getpmsg.  Each looks the descriptor up (its access mode
  * included), checks and copies the caller's arguments, and hands the work to
- * ust_sd_read / ust_sd_getpmsg (sd_read.c), mapping -errno to errno.
+ * ust_sd_read / ust_sd_getpmsg (sd_read.c, sd_getmsg.c), mapping -errno to errno.
  */
 #include <errno.h>
 #include <fcntl.h>

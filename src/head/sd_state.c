@@ -18,7 +18,7 @@
  *   Step 3 is the table: each call belongs to one rule (UST_RULE_*), which
  *   says which of the three conditions stop it.  The ioctl dispatcher
  *   (sd_ioctl.c) consults ust_sd_ioc_rule for every request; read and
- *   getmsg (sd_read.c), write and putmsg (sd_write.c) and the functions
+ *   getmsg (sd_read.c, sd_getmsg.c), write and putmsg (sd_write.c) and the functions
  *   behind the downstream ioctls (push, pop, I_STR, links, I_SENDFD,
  *   I_RECVFD) call ust_sd_state_error with their rule, so that nothing else
  *   decides it.

@@ -13,7 +13,8 @@
  *   sd_close.c  strm_close, teardown: close-time drain, waiting for calls
  *   sd_rput.c   the head's queue pair and read put procedure (what arrives)
  *   sd_ready.c  readiness tokens, the write side's relief, ust_sd_lockq
- *   sd_read.c   reading: read/readv, getmsg/getpmsg, I_PEEK/I_NREAD at the head
+ *   sd_read.c   reading a byte stream: read/readv, M_READ (helpers: sd_readq.h)
+ *   sd_getmsg.c reading whole messages: getmsg/getpmsg, I_PEEK, I_NREAD, FIONREAD
  *   sd_readcalls.c  strm_read/readv, getmsg/getpmsg: the system-call entry points
  *   sd_write.c  writing: packetization, flow control, the split pipe's ring
  *   sd_writecalls.c  strm_write/writev, putmsg/putpmsg: the system-call entry points
@@ -589,6 +590,12 @@ void ust_sd_publish(void);
  * held.  Returns the byte count or -errno: EINVAL (STPLEX, total > SSIZE_MAX),
  * EFAULT, EAGAIN, EINTR, EBADMSG, or the M_ERROR read error. */
 ssize_t ust_sd_read(struct stdata *sd, const struct iovec *iov, int iovcnt);
+/* Send M_READ (a long: the count wanted) downstream if SO_MREADON or RMREAD
+ * asks for it: a reader is about to block.  sd_lock NOT held (taken briefly,
+ * then the message is sent with a claim on sd_wq). */
+void ust_sd_mread(struct stdata *sd, size_t count);
+
+/* ---- sd_getmsg.c ---- */
 /* getpmsg: *flagsp is MSG_HIPRI, MSG_ANY or MSG_BAND (with *bandp), set on
  * return to MSG_HIPRI or MSG_BAND (and *bandp to the band).  ctl/data are the
  * caller's strbufs already copied in (NULL: part not wanted); their buf
@@ -607,10 +614,6 @@ int ust_sd_peek_msg(struct stdata *sd, struct strpeek *pk);
 int ust_sd_nread(struct stdata *sd, int *bytes);
 /* FIONREAD: data bytes of all messages at the head.  Locks as I_NREAD. */
 size_t ust_sd_fionread(struct stdata *sd);
-/* Send M_READ (a long: the count wanted) downstream if SO_MREADON or RMREAD
- * asks for it: a reader is about to block.  sd_lock NOT held (taken briefly,
- * then the message is sent with a claim on sd_wq). */
-void ust_sd_mread(struct stdata *sd, size_t count);
 
 /* ---- sd_arrive.c: arrivals (sd_arrive.h) ---- */
 #include "sd_arrive.h"
