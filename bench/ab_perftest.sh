@@ -22,16 +22,21 @@ set -euo pipefail
 before=$1 after=$2 rounds=${3:-5} secs=${4:-1}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
+# The perftest command of one side of a round: cmd=(...).
+set_cmd() {
+    case $1 in
+    before) cmd=("$before" perftest -r) ;;
+    after) cmd=("$after" perftest -r) ;;
+    pipe) cmd=("$after" perftest --peer pipe) ;;
+    esac
+}
+
 if [ -n "${AB_CASES:-}" ]; then
     IFS=';' read -r -a cases <<<"$AB_CASES"
     for ((r = 1; r <= rounds; r++)); do
         for c in "${cases[@]}"; do
             for which in before after pipe; do
-                case $which in
-                before) cmd=("$before" perftest -r) ;;
-                after) cmd=("$after" perftest -r) ;;
-                pipe) cmd=("$after" perftest --peer pipe) ;;
-                esac
+                set_cmd "$which"
                 args=$c
                 # pipe(2) has no modules to push: its size and mode only
                 [ "$which" = pipe ] && args=$(sed -E 's/-(p|m) +[^ ]+//g' <<<"$c")
@@ -48,11 +53,7 @@ else
             [ "$mode" = procs ] && flag="--procs"
             for size in 1 64 4096; do
                 for which in before after pipe; do
-                    case $which in
-                    before) cmd=("$before" perftest -r) ;;
-                    after) cmd=("$after" perftest -r) ;;
-                    pipe) cmd=("$after" perftest --peer pipe) ;;
-                    esac
+                    set_cmd "$which"
                     w=$("${cmd[@]}" --csv -q -t "$secs" -s "$size" $flag 2>/dev/null | head -1 | cut -d, -f3)
                     echo "$r,$mode,$size,$which,${w:-0}" >>"$out"
                 done

@@ -68,9 +68,11 @@ static long long until_readable(int fd)
     return now_us() - t0;
 }
 
+/* A thread blocked in a one-byte read of fd. */
 struct dryer {
     int fd;
     atomic_int tid;
+    atomic_int done;
     ssize_t got;
     char c;
 };
@@ -80,6 +82,7 @@ static void *dryer_main(void *arg)
     struct dryer *d = arg;
     atomic_store(&d->tid, (int)syscall(SYS_gettid));
     d->got = strm_read(d->fd, &d->c, 1);
+    atomic_store(&d->done, 1);
     return NULL;
 }
 
@@ -140,32 +143,15 @@ static void test_late_not_early(void)
     strm_close(fds[1]);
 }
 
-struct sleeper {
-    int fd;
-    atomic_int tid;
-    atomic_int done;
-    ssize_t got;
-};
-
-static void *sleeper_main(void *arg)
-{
-    struct sleeper *s = arg;
-    atomic_store(&s->tid, (int)syscall(SYS_gettid));
-    char c;
-    s->got = strm_read(s->fd, &c, 1);
-    atomic_store(&s->done, 1);
-    return NULL;
-}
-
 static void test_never_early(void)
 {
     int fds[2];
     CHECK_EQ(strm_pipe(fds), 0);
     for (int round = 0; round < 3; round++) {
         engage(fds[0], fds[1]);
-        struct sleeper s = {.fd = fds[0]};
+        struct dryer s = {.fd = fds[0]};
         pthread_t t;
-        CHECK_EQ(pthread_create(&t, NULL, sleeper_main, &s), 0);
+        CHECK_EQ(pthread_create(&t, NULL, dryer_main, &s), 0);
         CHECK(thread_wait_asleep(&s.tid, &s.done, 5000));
         int shown = 0;
         for (int i = 0; i < 40; i++) /* 40 ms: many payer ticks, and its linger */
