@@ -24,6 +24,9 @@
  *   L.7 a debt owed at fork() is paid in the parent
  *   L.8 a stream closed while it owes: nothing leaks, the pooled head is
  *       clean for the next pipe
+ *   L.9 across fork: the child reads (its own payer, started in the child),
+ *       the parent writes while the child is not reading: the child's
+ *       descriptor shows it within the bound, and the data is intact
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -365,6 +368,44 @@ static void test_close_while_owed(void)
     CHECK_NO_BLOCKS();
 }
 
+/* ---- L.9 ---- */
+
+static int l9_fds[2];
+
+static int l9_child(void *arg)
+{
+    (void)arg;
+    int fd = l9_fds[0];
+    strm_close(l9_fds[1]);
+    char c = 0;
+    CHECK_EQ(strm_read(fd, &c, 1), 1); /* blocks: the parent writes after a pause */
+    CHECK_EQ(c, 'e');
+    CHECK_EQ(strm_write(fd, "r", 1), 1); /* ready: not reading now */
+    CHECK(until_readable(fd) >= 0);
+    char buf[16];
+    CHECK_EQ(strm_read(fd, buf, sizeof(buf)), 3);
+    CHECK(memcmp(buf, "xyz", 3) == 0);
+    CHECK(!raw_readable(fd, 5));
+    strm_close(fd);
+    return FK_CHILD_FAILED() ? 1 : 0;
+}
+
+static void test_fork_child_reader(void)
+{
+    CHECK_EQ(strm_pipe(l9_fds), 0);
+    pid_t pid = fk_start(l9_child, NULL);
+    CHECK(pid > 0);
+    strm_close(l9_fds[0]);
+    usleep(50 * 1000); /* the child's read runs dry and sleeps */
+    CHECK_EQ(strm_write(l9_fds[1], "e", 1), 1);
+    char c = 0;
+    CHECK_EQ(strm_read(l9_fds[1], &c, 1), 1);
+    CHECK_EQ(c, 'r');
+    CHECK_EQ(strm_write(l9_fds[1], "xyz", 3), 3);
+    CHECK_EQ(fk_wait(pid, 20000), 0);
+    strm_close(l9_fds[1]);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -374,6 +415,7 @@ int main(void)
     test_pay_on_exact();
     test_count_through_module();
     test_fork_pays_in_parent();
+    test_fork_child_reader();
     test_close_while_owed();
     return CHECK_RESULT();
 }
