@@ -27,6 +27,9 @@
  *   L.9 across fork: the child reads (its own payer, started in the child),
  *       the parent writes while the child is not reading: the child's
  *       descriptor shows it within the bound, and the data is intact
+ *   L.10 strinfo's view (ustreams_dump_stream): rtoken=down watched=0 on a
+ *       new pipe, lazy after a dry read, owed (or shown, once paid) with
+ *       data unread, shown once paid, watched=1 after strm_poll
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,11 +37,14 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <ustreams.h>
+#include <ustreams_exec.h>
 
 #include "check.h"
 #include "fork_util.h"
@@ -406,6 +412,54 @@ static void test_fork_child_reader(void)
     strm_close(l9_fds[1]);
 }
 
+/* ---- L.10 ---- */
+
+/* The "stream ..." line strinfo prints for fd (static buffer). */
+static const char *stream_line(int fd)
+{
+    static char line[512];
+    char *s = NULL;
+    size_t len = 0;
+    line[0] = 0;
+    FILE *f = open_memstream(&s, &len);
+    if (!CHECK(f != NULL))
+        return line;
+    CHECK_EQ(ustreams_dump_stream(fd, f), 0);
+    fclose(f);
+    if (s) {
+        size_t n = strcspn(s, "\n");
+        snprintf(line, sizeof(line), "%.*s", (int)n, s);
+        free(s);
+    }
+    return line;
+}
+
+static void test_strinfo_view(void)
+{
+    int fds[2];
+    CHECK_EQ(strm_pipe(fds), 0);
+    CHECK(strstr(stream_line(fds[0]), " rtoken=down watched=0") != NULL);
+    int lazy = 0, owed = 0;
+    for (int i = 0; i < TRIES && !(lazy && owed); i++) {
+        engage(fds[0], fds[1]);
+        lazy += strstr(stream_line(fds[0]), " rtoken=lazy ") != NULL;
+        CHECK_EQ(strm_write(fds[1], "v", 1), 1);
+        const char *l = stream_line(fds[0]);
+        owed += strstr(l, " rtoken=owed ") != NULL;
+        CHECK(strstr(l, " rtoken=owed ") || strstr(l, " rtoken=shown ")); /* never down */
+        CHECK(until_readable(fds[0]) >= 0);
+        CHECK(strstr(stream_line(fds[0]), " rtoken=shown ") != NULL);
+        read_back(fds[0], 'v', 1);
+    }
+    CHECK(lazy > 0);
+    CHECK(owed > 0);
+    struct pollfd p = {.fd = fds[0], .events = POLLIN};
+    CHECK_EQ(strm_poll(&p, 1, 0), 0);
+    CHECK(strstr(stream_line(fds[0]), " watched=1") != NULL);
+    strm_close(fds[0]);
+    strm_close(fds[1]);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -416,6 +470,7 @@ int main(void)
     test_count_through_module();
     test_fork_pays_in_parent();
     test_fork_child_reader();
+    test_strinfo_view();
     test_close_while_owed();
     return CHECK_RESULT();
 }

@@ -39,7 +39,7 @@
  *
  * Output of ustreams_dump_stream (one stream; indentation is two spaces per
  * level, every value is "key=value" without spaces inside):
- *   stream fd=3 name=/dev/streams/echo flags=0x0<> modules=1
+ *   stream fd=3 name=/dev/streams/echo flags=0x0<> modules=1 rtoken=down watched=0
  *     [0] head strhead id=0
  *       wr count=0 hiwat=65536 lowat=16384 minpsz=0 maxpsz=INF msgs=0 put=3 srv=0 flags=0x...<QUSE|...>
  *       rd count=15 ... msgs=3 ...
@@ -287,6 +287,8 @@ static void psnap_free(struct psnap *p, int n)
 struct walk {
     char name[sizeof(((struct stdata *)0)->sd_name)];
     unsigned int sdflag;
+    const char *rtoken; /* the readable token: shown, down, lazy, owed */
+    int watched;        /* sticky exact (sd_tokexact) */
     int npair;
     struct psnap pairs[UST_DUMP_MAXPAIRS];
     int cut; /* the walk was longer than UST_DUMP_MAXPAIRS */
@@ -307,6 +309,8 @@ static void stream_walk(struct stdata *sd, int cross, struct walk *w,
     if (w) {
         w->sdflag = sd->sd_flag;
         snprintf(w->name, sizeof(w->name), "%s", sd->sd_name);
+        w->rtoken = ust_sd_rtoken_state(sd);
+        w->watched = sd->sd_tokexact;
         w->npair = 0;
         w->cut = 0;
     }
@@ -391,8 +395,8 @@ static void print_walk(FILE *out, int fd, const struct walk *w)
     fprintf(out, "stream");
     if (fd >= 0)
         fprintf(out, " fd=%d", fd);
-    fprintf(out, " name=%s flags=0x%x<%s> modules=%d\n", w->name[0] ? w->name : "-", w->sdflag,
-            fl, nmod);
+    fprintf(out, " name=%s flags=0x%x<%s> modules=%d rtoken=%s watched=%d\n",
+            w->name[0] ? w->name : "-", w->sdflag, fl, nmod, w->rtoken, w->watched);
     for (int i = 0; i < w->npair; i++) {
         const struct psnap *p = &w->pairs[i];
         if (p->far && !twisted) {

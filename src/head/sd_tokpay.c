@@ -160,6 +160,20 @@ void ust_sd_rready_dry(struct stdata *sd)
         tp_list(sd);
 }
 
+const char *ust_sd_rtoken_state(const struct stdata *sd)
+{
+    UST_ASSERT_HELD(&sd->sd_lock);
+    if (__atomic_load_n(&sd->sd_rtoken, __ATOMIC_RELAXED))
+        return "shown";
+    if (!sd->sd_tlazy)
+        return "down";
+    /* A debt is only recorded when data is left, and cleared at the next dry
+     * look: what the reader took since is not owed. */
+    int data = ust_q_nonempty_hint(sd->sd_rq) ||
+               __atomic_load_n(&sd->sd_ar.first, __ATOMIC_RELAXED) != NULL;
+    return data && __atomic_load_n(&sd->sd_ar.owed, __ATOMIC_RELAXED) ? "owed" : "lazy";
+}
+
 int ust_sd_tok_leave(struct stdata *sd)
 {
     UST_ASSERT_HELD(&sd->sd_lock);

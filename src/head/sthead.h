@@ -485,6 +485,10 @@ void ust_sd_rready_dry(struct stdata *sd);
 int ust_sd_tok_leave(struct stdata *sd);
 void ust_sd_tok_exact_now(struct stdata *sd, int sticky);
 void ust_sd_tok_forget(struct stdata *sd);
+/* What strinfo shows of the readable token: "shown" (on the descriptor),
+ * "down" (not shown, exact), "lazy" (not shown, may be owed), "owed" (data
+ * readable, shown within a tick or two).  sd_lock held. */
+const char *ust_sd_rtoken_state(const struct stdata *sd);
 void ust_sd_tok_fork_register(void);
 void ust_sd_rready(struct stdata *sd);
 /* An ioctl reply (M_IOCACK, M_IOCNAK, M_COPYIN, M_COPYOUT) for this head:
