@@ -203,7 +203,7 @@ static void test_pipe(void)
         CHECK(line_after(s, "      wr count=0 hiwat=65536 lowat=16384 minpsz=0 maxpsz=INF msgs=0 "
                             "put=0 srv=0 flags=0x84022",
                          line, sizeof(line)));
-        CHECK(strstr(s, "      rd count=7 hiwat=65536 lowat=16384 minpsz=0 maxpsz=INF msgs=2 put=2 ") !=
+        CHECK(strstr(s, "      rd count=7 hiwat=262144 lowat=65536 minpsz=0 maxpsz=INF msgs=2 put=2 ") !=
               NULL);
         CHECK(strstr(s, "[5]") == NULL);
     }
@@ -336,7 +336,7 @@ static void test_tool_pipe(void)
     if (out) {
         CHECK(find_line(out, "  -- twist --", line, sizeof(line)));
         CHECK(find_line(out, "  [3] far module pipemod", line, sizeof(line)));
-        CHECK(strstr(out, "        band 3 count=20 hiwat=65536 lowat=16384 msgs=2 ") != NULL);
+        CHECK(strstr(out, "        band 3 count=20 hiwat=262144 lowat=65536 msgs=2 ") != NULL);
         CHECK(strstr(out, "        msg M_DATA band=3 bytes=10") != NULL);
         /* both ends are shown */
         const char *first = strstr(out, "stream fd=");

@@ -120,7 +120,7 @@
 #include "perftest.h"
 #include "perftest_run.h"
 
-#define FULL_DEFAULT 65536 /* -F buffer without --hiwat: the head's default hiwat */
+#define FULL_DEFAULT 65536 /* -F buffer without --hiwat: 64 KiB, the size pipe(2) holds */
 
 /* ------------------------------------------------------------------------ */
 /* Implementations                                                          */

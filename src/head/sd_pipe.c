@@ -176,9 +176,13 @@ void ust_sd_rele_deferred(struct stdata *sd)
 /* ------------------------------------------------------------------------ */
 /* strm_pipe                                                                */
 /* ------------------------------------------------------------------------ */
-/* Set up one end: pipe flags, SNDPIPE, credentials, its peer. */
+/* Set up one end: pipe flags, SNDPIPE, credentials, its peer, the water
+ * marks of its head read queue (high first: low stays below it at each
+ * step). */
 static void pipe_end_init(struct stdata *sd, struct stdata *peer, const cred_t *cr)
 {
+    (void)strqset(sd->sd_rq, QHIWAT, 0, UST_PIPE_HIWAT);
+    (void)strqset(sd->sd_rq, QLOWAT, 0, UST_PIPE_LOWAT);
     ust_lock(&sd->sd_lock);
     sd->sd_flag |= STRPIPE;
     sd->sd_wropt |= SNDPIPE;
