@@ -74,9 +74,11 @@
 /* Default limits (streamio(7) and Linux Fast-STREAMS defaults). */
 #define UST_STRHIGH 65536     /* head read queue high-water mark */
 #define UST_STRLOW 16384      /* head read queue low-water mark */
-/* A pipe end's head read queue (strm_pipe, FIFOs): larger, chosen by
- * measurement (bench/README.md "Pipe water marks", 2026-11-28: 4 KiB writes
- * 1.3x, 64 KiB 2.4x against 64/16 KiB, small writes unchanged). */
+/* A pipe end's head read queue in one process (strm_pipe, FIFOs): larger,
+ * chosen by measurement (bench/README.md "Pipe water marks", 2026-11-28:
+ * 4 KiB writes 1.3x, 64 KiB 2.4x against 64/16 KiB, small writes
+ * unchanged).  An end split across processes goes back to UST_STRHIGH/LOW
+ * (sd_xpipe.c xp_end_attach). */
 #define UST_PIPE_HIWAT 262144
 #define UST_PIPE_LOWAT 65536
 #define UST_STRMSGSZ 262144   /* largest data part of a write/putmsg */

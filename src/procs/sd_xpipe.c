@@ -167,6 +167,13 @@ void xp_end_attach(struct stdata *sd, struct ust_xend *xe)
      * ring (ust_xpipe_write) as before. */
     strqset(WR(rq), QHIWAT, 0, 1);
     strqset(WR(rq), QLOWAT, 0, 0);
+    /* Across processes the ring buffers the pipe: the head keeps the
+     * stream default (a pipe end's larger marks, UST_PIPE_HIWAT, pulled
+     * more out of the ring into the head and cost the reader its direct
+     * copy from the ring: 0.72-0.84x between processes, bench/README.md
+     * "Pipe water marks").  Low first: it stays below high at each step. */
+    strqset(sd->sd_rq, QLOWAT, 0, UST_STRLOW);
+    strqset(sd->sd_rq, QHIWAT, 0, UST_STRHIGH);
     /* The ring's lock waits of this side end when the bell shows the peer
      * gone (xring.h, xring_set_peer). */
     xring_set_peer(xe->xc->ch, xe->side, xe->bell.fd);
