@@ -205,7 +205,9 @@ mblk_t *ust_sd_msg_cut(mblk_t *mp)
  * sleepy (a second reader may sleep while the one that absorbs reads only
  * part), or the caller is not a reader -- a reader spinning in
  * ust_sd_wait_data watches the arrivals, which this empties, and the wait
- * sequence, which only the wake moves. */
+ * sequence, which only the wake moves.  A reader's own absorb
+ * (ust_sd_absorb_some) wakes whenever it queued anything, for the same
+ * reason: another reader may be spinning. */
 /* Set by a writer's deposit that used the room up and absorbed (the queue
  * may now be full); read and cleared by ust_sd_deposit_filled.  Per thread:
  * it describes this thread's last deposit only. */
@@ -267,9 +269,16 @@ int ust_sd_absorb_some(struct stdata *sd)
         return 0;
     ust_lock_backoff(&ar->lock); /* the writer holds it at every deposit */
     int got = ar->first != NULL;
-    int wake = got ? absorb_locked(sd, sd->sd_rq, 1) : 0;
+    if (got)
+        (void)absorb_locked(sd, sd->sd_rq, 1);
     ust_unlock(&ar->lock);
-    if (wake)
+    /* Always moved on, not only for a sleepy mark: another reader of this
+     * head may be spinning before its sleep, watching the arrivals (which
+     * this empties) and the wait sequence.  Without the bump it slept with
+     * the messages this reader left on the queue until the safety net (the
+     * lost wake-ups of test_pipe_stress, two readers per end).  No system
+     * call unless someone sleeps. */
+    if (got)
         ust_sd_wake(&sd->sd_rwait);
     return got;
 }
