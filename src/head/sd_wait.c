@@ -38,34 +38,25 @@ static long futex(atomic_uint *addr, int op, unsigned val, const struct timespec
     return syscall(SYS_futex, addr, op, val, ts, NULL, 0);
 }
 
-/* The value of environment variable name if it is a number in [0, max],
- * else def; read once into *cached (-1: not yet). */
-static long env_once(int *cached, const char *name, long def, long max)
-{
-    int v = __atomic_load_n(cached, __ATOMIC_RELAXED);
-    if (v >= 0)
-        return v;
-    long n = def;
-    const char *e = getenv(name);
-    if (e && *e)
-        n = strtol(e, NULL, 10);
-    if (n < 0 || n > max)
-        n = def;
-    __atomic_store_n(cached, (int)n, __ATOMIC_RELAXED);
-    return n;
-}
-
 /* How long a waiter spins before sleeping: USTREAMS_SPIN_US microseconds
  * (default 20; 0 turns spinning off); never on a single CPU. */
 static int spin_ns(void)
 {
     static int cached = -1;
-    static int one_cpu = -1;
-    if (one_cpu < 0)
-        __atomic_store_n(&one_cpu, sysconf(_SC_NPROCESSORS_ONLN) < 2, __ATOMIC_RELAXED);
-    if (__atomic_load_n(&one_cpu, __ATOMIC_RELAXED))
-        return 0;
-    return (int)env_once(&cached, "USTREAMS_SPIN_US", 20, 10000) * 1000;
+    int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (v >= 0)
+        return v;
+    long us = 20;
+    const char *e = getenv("USTREAMS_SPIN_US");
+    if (e && *e)
+        us = strtol(e, NULL, 10);
+    if (us < 0 || us > 10000)
+        us = 20;
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+        us = 0;
+    v = (int)(us * 1000);
+    __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+    return v;
 }
 
 /* How often a spinning waiter yields its CPU: every USTREAMS_SPIN_YIELD
@@ -78,7 +69,18 @@ static int spin_ns(void)
 static int spin_yield_every(void)
 {
     static int cached = -1;
-    return (int)env_once(&cached, "USTREAMS_SPIN_YIELD", 16, 1000000);
+    int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (v >= 0)
+        return v;
+    long n = 16;
+    const char *e = getenv("USTREAMS_SPIN_YIELD");
+    if (e && *e)
+        n = strtol(e, NULL, 10);
+    if (n < 0 || n > 1000000)
+        n = 16;
+    v = (int)n;
+    __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+    return v;
 }
 
 /*
