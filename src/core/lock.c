@@ -61,6 +61,7 @@ void ust_cond_wait(ust_cond_t *c, ust_lock_t *l)
     UST_ASSERT_HELD(l);
     lock_mark_released(l);
     pthread_cond_wait(&c->cv, &l->mu);
+    ust_lock_count_take(l);
     lock_mark_taken(l);
 }
 
@@ -83,6 +84,7 @@ int ust_cond_timedwait(ust_cond_t *c, ust_lock_t *l, long long abs_ns)
     ts.tv_nsec = (long)(abs_ns % NS_PER_SEC);
     lock_mark_released(l);
     rc = pthread_cond_timedwait(&c->cv, &l->mu, &ts);
+    ust_lock_count_take(l);
     lock_mark_taken(l);
     return rc == ETIMEDOUT ? ETIMEDOUT : 0;
 }

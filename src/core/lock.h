@@ -5,6 +5,14 @@
  * ust_lock_t is a mutex; debug builds (USTREAMS_DEBUG) remember the owner so
  * that functions which assume a lock can assert it with UST_ASSERT_HELD.
  * Locks are never held across a call into a module procedure.
+ *
+ * Every lock counts its takings (`takes`: ust_lock, ust_lock_backoff,
+ * ust_trylock, the return from a condition wait).  A thread that looked at
+ * the state a lock guards, while holding it, may remember the count; while
+ * ust_lock_takes still reads the same, nobody has held the lock since, so
+ * nothing the lock guards has changed (sd_write.c's write snapshot).  A
+ * field read that way is written with release stores, so that it never
+ * shows before the count of the taking that wrote it.
  */
 #ifndef UST_LOCK_H
 #define UST_LOCK_H
@@ -19,6 +27,7 @@
 
 typedef struct ust_lock {
     pthread_mutex_t mu;
+    unsigned long takes; /* atomic: times taken; written only by the holder */
 #ifdef USTREAMS_DEBUG
     pthread_t owner;
     int held;
@@ -26,11 +35,29 @@ typedef struct ust_lock {
 } ust_lock_t;
 
 #ifdef USTREAMS_DEBUG
-#define UST_LOCK_INIT {PTHREAD_MUTEX_INITIALIZER, 0, 0}
+#define UST_LOCK_INIT {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0}
 #else
-#define UST_LOCK_INIT {PTHREAD_MUTEX_INITIALIZER}
+#define UST_LOCK_INIT {PTHREAD_MUTEX_INITIALIZER, 0}
 #endif
 
+/* One more taking of l (l held, or being made ready for use: see
+ * ust_lock_init's callers that reuse memory). */
+static inline void ust_lock_count_take(ust_lock_t *l)
+{
+    __atomic_store_n(&l->takes, __atomic_load_n(&l->takes, __ATOMIC_RELAXED) + 1,
+                     __ATOMIC_RELAXED);
+}
+
+/* The takings of l so far, read without it (acquire: what the holder that
+ * made this count wrote is visible). */
+static inline unsigned long ust_lock_takes(const ust_lock_t *l)
+{
+    return __atomic_load_n(&l->takes, __ATOMIC_ACQUIRE);
+}
+
+/* Initialize l; its taking count is left as it is (memory reused for the
+ * same lock keeps counting: a count remembered earlier never matches again
+ * once the caller counts a taking, ust_lock_count_take). */
 static inline void ust_lock_init(ust_lock_t *l)
 {
     pthread_mutex_init(&l->mu, NULL);
@@ -77,6 +104,7 @@ static inline void ust_lock(ust_lock_t *l)
         if (!got)
             pthread_mutex_lock(&l->mu);
     }
+    ust_lock_count_take(l);
 #ifdef USTREAMS_DEBUG
     l->owner = pthread_self();
     __atomic_store_n(&l->held, 1, __ATOMIC_RELAXED);
@@ -101,10 +129,24 @@ static inline void ust_lock_backoff(ust_lock_t *l)
             __builtin_ia32_pause();
 #endif
     }
+    ust_lock_count_take(l);
 #ifdef USTREAMS_DEBUG
     l->owner = pthread_self();
     __atomic_store_n(&l->held, 1, __ATOMIC_RELAXED);
 #endif
+}
+
+/* Take l if it is free: 1 taken, 0 not. */
+static inline int ust_trylock(ust_lock_t *l)
+{
+    if (pthread_mutex_trylock(&l->mu) != 0)
+        return 0;
+    ust_lock_count_take(l);
+#ifdef USTREAMS_DEBUG
+    l->owner = pthread_self();
+    __atomic_store_n(&l->held, 1, __ATOMIC_RELAXED);
+#endif
+    return 1;
 }
 
 static inline void ust_unlock(ust_lock_t *l)

@@ -301,18 +301,6 @@ int ust_sd_chan_wait(struct stdata *sd, struct ust_iow *io, queue_t *rq, struct 
 /* The lazy readable token                                                  */
 /* ------------------------------------------------------------------------ */
 
-/* ust_lock without waiting: 1 if taken. */
-static int sd_trylock(ust_lock_t *l)
-{
-    if (pthread_mutex_trylock(&l->mu) != 0)
-        return 0;
-#ifdef USTREAMS_DEBUG
-    l->owner = pthread_self();
-    __atomic_store_n(&l->held, 1, __ATOMIC_RELAXED);
-#endif
-    return 1;
-}
-
 /*
  * chan_pay -- the epoll thread's payer (ust_iow_tok_hook): the token owner
  *   (a stream head) has owed for IO_TOK_NS.  Context: the epoll thread,
@@ -324,7 +312,7 @@ static int sd_trylock(ust_lock_t *l)
 static int chan_pay(void *owner, struct ust_iow *io)
 {
     struct stdata *sd = owner;
-    if (!sd_trylock(&sd->sd_lock))
+    if (!ust_trylock(&sd->sd_lock))
         return 0;
     queue_t *rq = NULL;
     int mine = !(sd->sd_flag & STRCLOSE) && ust_sd_chan_of(sd, &rq) == io;

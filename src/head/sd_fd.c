@@ -156,7 +156,10 @@ struct stdata *ust_sd_alloc(void)
     sd->sd_iocblk = NULL;
     sd->sd_hold = NULL;
     sd->sd_holdtime = 0;
-    sd->sd_dpath.valid = 0;
+    __atomic_store_n(&sd->sd_dpath.valid, 0, __ATOMIC_RELAXED);
+    /* Counted as a taking: a write snapshot of an earlier life never holds
+     * (sd_write.c). */
+    ust_lock_count_take(&sd->sd_lock);
     sd->sd_rmark = 0;
     __atomic_store_n(&sd->sd_mread_sent, 0, __ATOMIC_RELAXED);
     sd->sd_lfd = sd->sd_ufd = sd->sd_lslot = -1;
@@ -710,6 +713,7 @@ void ust_sd_fd_fork_child(void)
     stale_list = NULL; /* the parent's streams: detached, never released here */
     for (struct stdata *sd = pool; sd != NULL; sd = sd->sd_next) {
         ust_lock_init(&sd->sd_lock);
+        ust_lock_count_take(&sd->sd_lock); /* no write snapshot survives */
         ust_lock_init(&sd->sd_plumb);
         ust_lock_init(&sd->sd_ar.lock);
         /* A parent thread frozen inside ust_sd_get on a stale slot left its

@@ -86,6 +86,7 @@ void ust_sd_detach_inherited(struct stdata *sd)
     if (ust_sd_forked(sd))
         return;
     ust_lock_init(&sd->sd_lock);
+    ust_lock_count_take(&sd->sd_lock); /* no write snapshot survives (sd_write.c) */
     ust_lock_init(&sd->sd_plumb);
     ust_lend_forget(sd);
     sd->sd_ufd = -1; /* a user descriptor: strm_close's */

@@ -232,12 +232,8 @@ static int tp_visit(struct stdata *sd)
         if (!due)
             return 0;
     }
-    if (pthread_mutex_trylock(&sd->sd_lock.mu) != 0)
+    if (!ust_trylock(&sd->sd_lock))
         return 0; /* in a read (or a call): the next tick */
-#ifdef USTREAMS_DEBUG
-    sd->sd_lock.owner = pthread_self();
-    __atomic_store_n(&sd->sd_lock.held, 1, __ATOMIC_RELAXED);
-#endif
     int leave = 0;
     if (sd->sd_rq == NULL || (sd->sd_flag & STRCLOSE)) {
         leave = 1;

@@ -174,6 +174,12 @@ struct stdata {
     queue_t *sd_wq;              /* head write queue */
     ust_lock_t sd_plumb;         /* serializes open/close/push/pop/link of this stream */
     _Alignas(UST_CACHELINE) ust_lock_t sd_lock; /* guards every field tagged LOCK */
+    /* The write snapshot (sd_write.c, "The write snapshot"): a write that
+     * took the deposit path found every check passed at sd_lock's taking
+     * sd_wsnap_takes, for writes of at most sd_wsnap_max bytes.  LOCK
+     * (atomic): read without it by the writes that follow. */
+    unsigned long sd_wsnap_takes;
+    size_t sd_wsnap_max;
     _Alignas(UST_CACHELINE) struct ust_waitq sd_rwait; /* readers: data, M_ERROR, M_HANGUP, close */
     _Alignas(UST_CACHELINE) struct ust_waitq sd_wwait; /* writers: back-enable, M_ERROR, M_HANGUP,
                                                          * close */

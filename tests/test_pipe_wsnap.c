@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_pipe_wsnap.c -- the write snapshot (src/head/sd_write.c, "The write
+ * snapshot"): once a write of a module-free pipe end passed its checks under
+ * sd_lock and deposited, the writes that follow deposit without taking
+ * sd_lock, until anybody takes it.  Everything that changes what a write
+ * must honour takes sd_lock, so each such change ends the snapshot.
+ *
+ *   W.1 taken and used: after a few writes, 500 more leave the writer head's
+ *       sd_lock untaken (its taking count unchanged), and read back intact
+ *   W.2 I_SWROPT SNDHOLD after fast writes: the next small writes are held
+ *       (not at the reader at once, in one of several tries), then arrive
+ *       intact
+ *   W.3 the reader closes: the next write fails EPIPE, nothing written
+ *       before is lost
+ *   W.4 I_PUSH after fast writes: the next write passes the module's put
+ *       procedure
+ *   W.5 F_SETFL O_NONBLOCK after fast writes: a full pipe fails EAGAIN
+ *       instead of blocking; everything written reads back in order
+ *   W.6 threaded: 3 writers x N framed writes while a fourth thread turns
+ *       SNDHOLD and O_NONBLOCK on and off and asks I_NREAD: none lost,
+ *       duplicated or reordered per writer; no block outstanding
+ *   W.7 fork after fast writes: the child's writes reach the parent's
+ *       reader through the split pipe, and the parent's own writes too
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <ustreams.h>
+
+#include "check.h"
+#include "fork_util.h"
+#include "sthead.h"
+
+static unsigned char pat(size_t i)
+{
+    return (unsigned char)(i * 131 + i / 251 + 7);
+}
+
+/* Write n bytes of the pattern from off in writes of `each` bytes. */
+static void write_pat(int fd, size_t off, size_t n, size_t each)
+{
+    unsigned char buf[256];
+    for (size_t done = 0; done < n;) {
+        size_t k = n - done < each ? n - done : each;
+        for (size_t i = 0; i < k; i++)
+            buf[i] = pat(off + done + i);
+        if (!CHECK_EQ(strm_write(fd, buf, k), (long)k))
+            return;
+        done += k;
+    }
+}
+
+/* Read exactly n bytes (blocking), checking the pattern from off. */
+static void read_pat(int fd, size_t off, size_t n)
+{
+    unsigned char buf[4096];
+    size_t got = 0;
+    while (got < n) {
+        size_t want = n - got < sizeof(buf) ? n - got : sizeof(buf);
+        ssize_t r = strm_read(fd, buf, want);
+        if (!CHECK(r > 0))
+            return;
+        for (ssize_t i = 0; i < r; i++)
+            if (buf[i] != pat(off + got + (size_t)i)) {
+                CHECK(!"byte differs");
+                return;
+            }
+        got += (size_t)r;
+    }
+}
+
+/* How many times fd's head has had sd_lock taken. */
+static unsigned long takes_of(int fd)
+{
+    int err = 0;
+    struct stdata *sd = ust_sd_get(fd, &err);
+    if (!CHECK(sd != NULL))
+        return 0;
+    unsigned long t = ust_lock_takes(&sd->sd_lock);
+    ust_sd_put(sd);
+    return t;
+}
+
+/* W.1 */
+static void test_taken_and_used(void)
+{
+    int p[2];
+    CHECK_EQ(strm_pipe(p), 0);
+    /* Under the lock: the first use of the stream, then the snapshot. */
+    write_pat(p[1], 0, 4 * 64, 64);
+    unsigned long t0 = takes_of(p[1]);
+    write_pat(p[1], 4 * 64, 500 * 64, 64);
+    CHECK_EQ(takes_of(p[1]), t0);
+    read_pat(p[0], 0, 504 * 64);
+    CHECK_EQ(strm_close(p[0]), 0);
+    CHECK_EQ(strm_close(p[1]), 0);
+}
+
+/* W.2 */
+static void test_hold_ends_it(void)
+{
+    int held = 0;
+    for (int round = 0; round < 5 && !held; round++) {
+        int p[2];
+        CHECK_EQ(strm_pipe(p), 0);
+        write_pat(p[1], 0, 640, 64); /* fast: ten messages at the reader */
+        CHECK_EQ(strm_ioctl(p[1], I_SWROPT, SNDHOLD | SNDPIPE), 0);
+        write_pat(p[1], 640, 10, 10);
+        int nb = -1;
+        /* Held: still ten (unless the hold timer was quicker: try again) */
+        held |= strm_ioctl(p[0], I_NREAD, &nb) == 10;
+        read_pat(p[0], 0, 650); /* the hold timer sends the rest */
+        CHECK_EQ(strm_close(p[0]), 0);
+        CHECK_EQ(strm_close(p[1]), 0);
+    }
+    CHECK(held);
+}
+
+/* W.3 */
+static void test_reader_gone(void)
+{
+    int p[2];
+    CHECK_EQ(strm_pipe(p), 0);
+    write_pat(p[1], 0, 64 * 10, 64);
+    read_pat(p[0], 0, 64 * 10);
+    CHECK_EQ(strm_close(p[0]), 0);
+    unsigned char b[64] = {0};
+    errno = 0;
+    CHECK_EQ(strm_write(p[1], b, sizeof(b)), -1);
+    CHECK_EQ(errno, EPIPE);
+    CHECK_EQ(strm_close(p[1]), 0);
+}
+
+/* W.4 */
+static void test_push_ends_it(void)
+{
+    int p[2];
+    CHECK_EQ(strm_pipe(p), 0);
+    write_pat(p[1], 0, 64 * 10, 64);
+    CHECK_EQ(strm_ioctl(p[1], I_PUSH, "nullmod"), 0);
+    int err = 0;
+    struct stdata *sd = ust_sd_get(p[1], &err);
+    CHECK(sd != NULL);
+    queue_t *mq = sd ? sd->sd_wq->q_next : NULL; /* the module's write queue */
+    long before = mq ? atomic_load(&ust_qpv(mq)->nput) : 0;
+    write_pat(p[1], 64 * 10, 64, 64);
+    long after = mq ? atomic_load(&ust_qpv(mq)->nput) : 0;
+    if (sd)
+        ust_sd_put(sd);
+    CHECK_EQ(after - before, 1);
+    read_pat(p[0], 0, 64 * 11);
+    CHECK_EQ(strm_close(p[0]), 0);
+    CHECK_EQ(strm_close(p[1]), 0);
+}
+
+/* W.5 */
+static void test_nonblock_ends_it(void)
+{
+    int p[2];
+    CHECK_EQ(strm_pipe(p), 0);
+    write_pat(p[1], 0, 64 * 10, 64);
+    read_pat(p[0], 0, 64 * 10);
+    write_pat(p[1], 64 * 10, 64, 64); /* the snapshot again */
+    int fl = strm_fcntl(p[1], F_GETFL);
+    CHECK_EQ(strm_fcntl(p[1], F_SETFL, fl | O_NONBLOCK), 0);
+    alarm(20); /* a write that blocks fails the test */
+    size_t off = 64 * 11;
+    unsigned char buf[64];
+    for (;;) {
+        for (size_t i = 0; i < sizeof(buf); i++)
+            buf[i] = pat(off + i);
+        ssize_t r = strm_write(p[1], buf, sizeof(buf));
+        if (r < 0) {
+            CHECK_EQ(errno, EAGAIN);
+            break;
+        }
+        if (!CHECK_EQ(r, 64))
+            break;
+        off += 64;
+    }
+    alarm(0);
+    CHECK(off > 64 * 11);
+    read_pat(p[0], 64 * 10, off - 64 * 10);
+    CHECK_EQ(strm_close(p[0]), 0);
+    CHECK_EQ(strm_close(p[1]), 0);
+}
+
+/* ---- W.6 ---- */
+
+#define NWRITERS 3
+#define NMSG 20000
+#define FRAME_MIN 8
+
+struct wr {
+    int fd, id;
+};
+
+static atomic_int toggler_stop;
+
+/* Frame: [length][writer id][seq, 4 bytes][filler to length]. */
+static void *writer_main(void *arg)
+{
+    struct wr *w = arg;
+    unsigned char buf[64];
+    for (int i = 0; i < NMSG; i++) {
+        size_t len = FRAME_MIN + (size_t)(i % 50);
+        buf[0] = (unsigned char)len;
+        buf[1] = (unsigned char)w->id;
+        memcpy(buf + 2, &i, sizeof(i));
+        memset(buf + 6, (unsigned char)i, len - 6);
+        for (;;) {
+            ssize_t r = strm_write(w->fd, buf, len);
+            if (r == (ssize_t)len)
+                break;
+            if (r < 0 && errno == EAGAIN) { /* the toggler made it non-blocking */
+                sched_yield();
+                continue;
+            }
+            CHECK(!"write failed");
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+static void *toggler_main(void *arg)
+{
+    int fd = *(int *)arg, fl = strm_fcntl(fd, F_GETFL);
+    for (unsigned i = 0; !atomic_load(&toggler_stop); i++) {
+        switch (i % 6) {
+        case 0:
+            CHECK_EQ(strm_ioctl(fd, I_SWROPT, SNDHOLD | SNDPIPE), 0);
+            break;
+        case 1:
+            CHECK_EQ(strm_ioctl(fd, I_SWROPT, SNDPIPE), 0);
+            break;
+        case 2:
+            CHECK_EQ(strm_fcntl(fd, F_SETFL, fl | O_NONBLOCK), 0);
+            break;
+        case 3:
+            CHECK_EQ(strm_fcntl(fd, F_SETFL, fl), 0);
+            break;
+        default: {
+            int nb = 0;
+            CHECK(strm_ioctl(fd, I_NREAD, &nb) >= 0);
+            break;
+        }
+        }
+        usleep(200);
+    }
+    CHECK_EQ(strm_ioctl(fd, I_SWROPT, SNDPIPE), 0);
+    CHECK_EQ(strm_fcntl(fd, F_SETFL, fl), 0);
+    return NULL;
+}
+
+static void test_threaded(void)
+{
+    int p[2];
+    CHECK_EQ(strm_pipe(p), 0);
+    pthread_t wt[NWRITERS], tt;
+    struct wr w[NWRITERS];
+    atomic_store(&toggler_stop, 0);
+    CHECK_EQ(pthread_create(&tt, NULL, toggler_main, &p[1]), 0);
+    for (int i = 0; i < NWRITERS; i++) {
+        w[i].fd = p[1];
+        w[i].id = i + 1;
+        CHECK_EQ(pthread_create(&wt[i], NULL, writer_main, &w[i]), 0);
+    }
+    int next[NWRITERS] = {0};
+    long frames = 0, bad = 0;
+    unsigned char buf[8192], frame[64];
+    size_t have = 0; /* bytes of the current frame */
+    while (frames < (long)NWRITERS * NMSG && bad == 0) {
+        ssize_t r = strm_read(p[0], buf, sizeof(buf));
+        if (!CHECK(r > 0))
+            break;
+        for (ssize_t i = 0; i < r; i++) {
+            frame[have++] = buf[i];
+            if (frame[0] < FRAME_MIN || frame[0] >= FRAME_MIN + 50) {
+                bad++;
+                break;
+            }
+            if (have < frame[0])
+                continue;
+            int id = frame[1] - 1, seq;
+            memcpy(&seq, frame + 2, sizeof(seq));
+            int ok = id >= 0 && id < NWRITERS && seq == next[id] &&
+                     frame[0] == FRAME_MIN + seq % 50;
+            for (size_t k = 6; ok && k < have; k++)
+                ok = frame[k] == (unsigned char)seq;
+            if (!ok) {
+                bad++;
+                break;
+            }
+            next[id]++;
+            frames++;
+            have = 0;
+        }
+    }
+    for (int i = 0; i < NWRITERS; i++)
+        pthread_join(wt[i], NULL);
+    atomic_store(&toggler_stop, 1);
+    pthread_join(tt, NULL);
+    CHECK_EQ(bad, 0);
+    CHECK_EQ(frames, (long)NWRITERS * NMSG);
+    for (int i = 0; i < NWRITERS; i++)
+        CHECK_EQ(next[i], NMSG);
+    CHECK_EQ(strm_close(p[0]), 0);
+    CHECK_EQ(strm_close(p[1]), 0);
+    CHECK_EQ(ustreams_quiesce(5000), 0);
+    CHECK_NO_BLOCKS();
+}
+
+/* ---- W.7 ---- */
+
+static int w7_fds[2];
+
+static int w7_child(void *arg)
+{
+    (void)arg;
+    write_pat(w7_fds[1], 64 * 20, 64 * 100, 64);
+    return FK_CHILD_FAILED();
+}
+
+static void test_fork(void)
+{
+    CHECK_EQ(strm_pipe(w7_fds), 0);
+    write_pat(w7_fds[1], 0, 64 * 10, 64); /* the snapshot, in one process */
+    read_pat(w7_fds[0], 0, 64 * 10);
+    write_pat(w7_fds[1], 64 * 10, 64 * 10, 64);
+    read_pat(w7_fds[0], 64 * 10, 64 * 10);
+    CHECK_EQ(fk_run(w7_child, NULL, 20000), 0); /* split at the fork */
+    read_pat(w7_fds[0], 64 * 20, 64 * 100);
+    write_pat(w7_fds[1], 64 * 120, 64 * 100, 64);
+    read_pat(w7_fds[0], 64 * 120, 64 * 100);
+    CHECK_EQ(strm_close(w7_fds[0]), 0);
+    CHECK_EQ(strm_close(w7_fds[1]), 0);
+}
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    signal(SIGPIPE, SIG_IGN);
+    test_taken_and_used();
+    test_hold_ends_it();
+    test_reader_gone();
+    test_push_ends_it();
+    test_nonblock_ends_it();
+    test_threaded();
+    test_fork();
+    return CHECK_RESULT();
+}
