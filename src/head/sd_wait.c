@@ -38,23 +38,26 @@ static long futex(atomic_uint *addr, int op, unsigned val, const struct timespec
     return syscall(SYS_futex, addr, op, val, ts, NULL, 0);
 }
 
+/* Environment variable name as a number in [0, max], else def. */
+static long env_number(const char *name, long def, long max)
+{
+    long n = def;
+    const char *e = getenv(name);
+    if (e && *e)
+        n = strtol(e, NULL, 10);
+    return n < 0 || n > max ? def : n;
+}
+
 /* How long a waiter spins before sleeping: USTREAMS_SPIN_US microseconds
  * (default 20; 0 turns spinning off); never on a single CPU. */
 static int spin_ns(void)
 {
-    static int cached = -1;
+    static int cached = -1; /* atomic (relaxed): -1 until read */
     int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
     if (v >= 0)
         return v;
-    long us = 20;
-    const char *e = getenv("USTREAMS_SPIN_US");
-    if (e && *e)
-        us = strtol(e, NULL, 10);
-    if (us < 0 || us > 10000)
-        us = 20;
-    if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-        us = 0;
-    v = (int)(us * 1000);
+    v = sysconf(_SC_NPROCESSORS_ONLN) < 2 ? 0
+                                           : (int)env_number("USTREAMS_SPIN_US", 20, 10000) * 1000;
     __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
     return v;
 }
@@ -68,18 +71,12 @@ static int spin_ns(void)
  * wants the CPU it returns at once. */
 static int spin_yield_every(void)
 {
-    static int cached = -1;
+    static int cached = -1; /* atomic (relaxed): -1 until read */
     int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
-    if (v >= 0)
-        return v;
-    long n = 16;
-    const char *e = getenv("USTREAMS_SPIN_YIELD");
-    if (e && *e)
-        n = strtol(e, NULL, 10);
-    if (n < 0 || n > 1000000)
-        n = 16;
-    v = (int)n;
-    __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+    if (v < 0) {
+        v = (int)env_number("USTREAMS_SPIN_YIELD", 16, 1000000);
+        __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+    }
     return v;
 }
 
