@@ -30,6 +30,9 @@
  *   L.10 strinfo's view (ustreams_dump_stream): rtoken=down watched=0 on a
  *       new pipe, lazy after a dry read, owed (or shown, once paid) with
  *       data unread, shown once paid, watched=1 after strm_poll
+ *   L.11 the payer's tick could not be armed (timeouts out of memory) when
+ *       the reader ran dry: a read that then leaves data arms it, and the
+ *       data is shown within the bound
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +51,7 @@
 
 #include "check.h"
 #include "fork_util.h"
+#include "strcore.h"
 #include "thread_asleep.h"
 
 #define LATE_MAX_MS 100 /* shown within this (the rule: 1-2 ms; slack for load) */
@@ -460,6 +464,28 @@ static void test_strinfo_view(void)
     strm_close(fds[1]);
 }
 
+/* ---- L.11 ---- */
+
+static void test_payer_arm_fails(void)
+{
+    usleep(100 * 1000); /* earlier tests' heads leave the payer's list: no tick pending */
+    int fds[2];
+    CHECK_EQ(strm_pipe(fds), 0);
+    ust_timeout_fail_next(1); /* the arm at the dry look fails */
+    CHECK(engage(fds[0], fds[1]));
+    ust_timeout_fail_next(0);
+    CHECK_EQ(strm_write(fds[1], "x", 1), 1);
+    CHECK_EQ(strm_write(fds[1], "y", 1), 1);
+    char c = 0;
+    CHECK_EQ(strm_read(fds[0], &c, 1), 1); /* leaves "y": owed */
+    CHECK_EQ(c, 'x');
+    CHECK(until_readable(fds[0]) >= 0); /* paid within the bound */
+    CHECK_EQ(strm_read(fds[0], &c, 1), 1);
+    CHECK_EQ(c, 'y');
+    strm_close(fds[0]);
+    strm_close(fds[1]);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -472,5 +498,6 @@ int main(void)
     test_fork_child_reader();
     test_strinfo_view();
     test_close_while_owed();
+    test_payer_arm_fails();
     return CHECK_RESULT();
 }

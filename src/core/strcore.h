@@ -158,6 +158,8 @@ void ust_bufcall_shutdown(void);
  *   as the stream heads' token payer, sd_tokpay.c).  Cancel with untimeout.
  *   Returns the id, or 0 (no memory, no thread). */
 toid_t ust_timeout_ns(void (*func)(void *), void *arg, long long ns);
+/* Tests: the next n timeouts (any thread) fail as out of memory (0). */
+void ust_timeout_fail_next(int n);
 
 /* ust_fail_allocs_after -- as ustreams_fail_allocs(n), but the next skip
  *   block allocations still succeed first (tests of cleanup after a partial

@@ -139,6 +139,25 @@ static void *timer_main(void *unused)
     return NULL;
 }
 
+/* Timeouts still to fail as if out of memory (ust_timeout_fail_next). */
+static int fail_next; /* atomic */
+
+void ust_timeout_fail_next(int n)
+{
+    __atomic_store_n(&fail_next, n, __ATOMIC_RELAXED);
+}
+
+/* 1 if this allocation is to fail (consumes one injected failure). */
+static int fail_injected(void)
+{
+    int n = __atomic_load_n(&fail_next, __ATOMIC_RELAXED);
+    while (n > 0)
+        if (__atomic_compare_exchange_n(&fail_next, &n, n - 1, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED))
+            return 1;
+    return 0;
+}
+
 static toid_t add_timeout(queue_t *q, void (*func)(void *), void *arg, long long ns)
 {
     if (!func)
@@ -146,7 +165,7 @@ static toid_t add_timeout(queue_t *q, void (*func)(void *), void *arg, long long
     if (ns < 0)
         ns = 0;
     pthread_once(&timer_once, timer_init);
-    struct tentry *e = calloc(1, sizeof(*e));
+    struct tentry *e = fail_injected() ? NULL : calloc(1, sizeof(*e));
     if (!e)
         return 0;
     e->func = func;

@@ -66,7 +66,8 @@
 
 static ust_lock_t pay_lock = UST_LOCK_INIT;
 static struct stdata *pay_list; /* pay_lock: heads that may owe */
-static int pay_armed;           /* pay_lock: the tick's timeout is pending */
+static int pay_armed;           /* pay_lock (written with atomics): the tick's timeout is
+                                 * pending; read without it by ust_sd_tok_leave */
 static pthread_once_t pay_once = PTHREAD_ONCE_INIT;
 
 static void tp_tick(void *unused);
@@ -76,8 +77,11 @@ static void tp_arm_locked(void)
 {
     if (pay_armed || pay_list == NULL)
         return;
-    /* timeout's lock is below pay_lock: nothing holding it takes pay_lock. */
-    pay_armed = ust_timeout_ns(tp_tick, NULL, TP_TICK_NS) != 0;
+    /* timeout's lock is below pay_lock: nothing holding it takes pay_lock.
+     * Out of memory the tick is not armed: the next debt recorded by a
+     * read (ust_sd_tok_leave) tries again. */
+    __atomic_store_n(&pay_armed, ust_timeout_ns(tp_tick, NULL, TP_TICK_NS) != 0,
+                     __ATOMIC_RELAXED);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -184,8 +188,11 @@ int ust_sd_tok_leave(struct stdata *sd)
     if (ust_q_nonempty_hint(sd->sd_rq) || __atomic_load_n(&ar->first, __ATOMIC_RELAXED) != NULL) {
         if (!__atomic_load_n(&ar->owed, __ATOMIC_RELAXED))
             __atomic_store_n(&ar->owed, 1, __ATOMIC_RELAXED);
-        if (!__atomic_load_n(&sd->sd_tp_listed, __ATOMIC_RELAXED))
-            tp_list(sd); /* the payer may have let it go meanwhile */
+        /* The payer may have let it go meanwhile, or found no memory to
+         * arm its tick (tp_arm_locked). */
+        if (!__atomic_load_n(&sd->sd_tp_listed, __ATOMIC_RELAXED) ||
+            !__atomic_load_n(&pay_armed, __ATOMIC_RELAXED))
+            tp_list(sd);
     }
     return 1;
 }
@@ -265,7 +272,7 @@ static void tp_tick(void *unused)
 {
     (void)unused;
     ust_lock(&pay_lock);
-    pay_armed = 0;
+    __atomic_store_n(&pay_armed, 0, __ATOMIC_RELAXED);
     for (struct stdata **pp = &pay_list; *pp != NULL;) {
         struct stdata *sd = *pp;
         if (tp_visit(sd)) {
@@ -320,7 +327,8 @@ static void tp_fork_child(void)
         __atomic_store_n(&sd->sd_tp_listed, 0, __ATOMIC_RELAXED);
     }
     pay_list = NULL;
-    pay_armed = 0; /* the timer's child hook dropped the pending tick */
+    __atomic_store_n(&pay_armed, 0, __ATOMIC_RELAXED); /* the timer's child hook dropped the
+                                                        * pending tick */
     ust_unlock(&pay_lock);
 }
 
