@@ -501,10 +501,10 @@ void ust_lend_close(struct stdata *sd)
 
 /* Route events of the epoll set (no ring): records noted, close reports
  * kept with the ring's (REPORTS_MAX; a report lost to a full list leaves
- * the close to the per-call checks, as a lost completion would). */
-static void ep_route(const struct epoll_event *ev, int n)
+ * the close to the per-call checks, as a lost completion would).
+ * ring_lock held. */
+static void ep_route_locked(const struct epoll_event *ev, int n)
 {
-    ust_lock(&ring_lock);
     for (int i = 0; i < n; i++) {
         struct stdata *sd = ev[i].data.ptr;
         if (ev[i].events & EPOLLIN)
@@ -514,23 +514,31 @@ static void ep_route(const struct epoll_event *ev, int n)
             __atomic_store_n(&rg.nreports, rg.nreports + 1, __ATOMIC_RELAXED);
         }
     }
-    ust_unlock(&ring_lock);
 }
 
-/* Consume the epoll set's events, waiting at most ms for the first. */
+/* Consume the epoll set's events, waiting at most ms for the first.  The
+ * wait only polls the set (taking nothing); events are taken and routed in
+ * one hold of ring_lock, so that a reap (ust_lend_reap), which takes it too,
+ * never finds an event taken by the watch thread and not yet in the
+ * reports (the orphan was then released one call late). */
 static int ep_consume(int ms)
 {
     int ep = ep_get();
     if (ep < 0)
         return -1;
+    if (ms > 0) {
+        struct pollfd p = {.fd = ep, .events = POLLIN};
+        (void)poll(&p, 1, ms);
+    }
     struct epoll_event ev[32];
     int n;
+    ust_lock(&ring_lock);
     do {
-        n = epoll_wait(ep, ev, 32, ms);
-        ms = 0;
+        n = epoll_wait(ep, ev, 32, 0);
         if (n > 0)
-            ep_route(ev, n);
+            ep_route_locked(ev, n);
     } while (n == 32);
+    ust_unlock(&ring_lock);
     return 0;
 }
 
