@@ -482,7 +482,12 @@ void ust_lend_shutdown(struct stdata *sd)
 void ust_lend_close(struct stdata *sd)
 {
     if (lfd_checked(sd) >= 0) {
-        close(sd->sd_lfd); /* also leaves the epoll set */
+        /* Also leaves the epoll set.  Under ring_lock: an event of it that
+         * ep_consume has taken is routed (noted) before, never after the
+         * head is torn down. */
+        ust_lock(&ring_lock);
+        close(sd->sd_lfd);
+        ust_unlock(&ring_lock);
     } else if (slot_live(sd)) {
         int none = -1, s = sd->sd_lslot;
         ust_lock(&ring_lock);

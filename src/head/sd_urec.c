@@ -313,19 +313,25 @@ void ust_sd_urec_forget(struct stdata *sd)
 void ust_sd_urec_detach(struct stdata *sd)
 {
     ust_lock(&urec_lock);
-    if (sd->sd_urec_queued & Q_LISTED) {
-        struct stdata **pp = &pending;
-        while (*pp != NULL && *pp != sd)
-            pp = &(*pp)->sd_urec_next;
-        if (*pp == sd) {
-            *pp = sd->sd_urec_next;
-            __atomic_store_n(&npending, npending - 1, __ATOMIC_RELAXED);
+    for (;;) {
+        /* Unlisted again after each wait: a deliverer that stopped at its
+         * run's limit notes the stream once more on its way out, and the
+         * head would then go to the pool still on the list (a later run
+         * delivered to its next life: TSan, deliver against headinit). */
+        if (sd->sd_urec_queued & Q_LISTED) {
+            struct stdata **pp = &pending;
+            while (*pp != NULL && *pp != sd)
+                pp = &(*pp)->sd_urec_next;
+            if (*pp == sd) {
+                *pp = sd->sd_urec_next;
+                __atomic_store_n(&npending, npending - 1, __ATOMIC_RELAXED);
+            }
+            sd->sd_urec_next = NULL;
+            sd->sd_urec_queued &= ~Q_LISTED;
         }
-        sd->sd_urec_next = NULL;
-        sd->sd_urec_queued &= ~Q_LISTED;
-    }
-    while (sd->sd_urec_queued >= Q_RUNNING) { /* it sees the stream closed: soon */
-        ust_unlock(&urec_lock);
+        if (sd->sd_urec_queued < Q_RUNNING)
+            break;
+        ust_unlock(&urec_lock); /* it sees the stream closed: soon */
         sched_yield();
         ust_lock(&urec_lock);
     }
