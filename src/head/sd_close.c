@@ -178,7 +178,8 @@ static void wait_calls(struct stdata *sd)
     long long hup_at = ust_now_ns() + 50 * 1000000LL;
     int forced = 0;
 
-    for (int spins = 0; atomic_load(&sd->sd_calls) > 0; spins++) {
+    ust_sd_calls_fence(); /* the table names sd no more: see the slots (sd_calls.c) */
+    for (int spins = 0; ust_sd_calls_in(sd) > 0; spins++) {
         ust_sd_wake(&sd->sd_rwait);
         ust_sd_wake(&sd->sd_wwait);
         ust_sd_wake(&sd->sd_iwait);

@@ -579,7 +579,7 @@ struct stdata *ust_sd_get(int fd, int *err)
 {
     struct stdata *sd = slot_get(fd);
     if (sd) {
-        atomic_fetch_add(&sd->sd_calls, 1);
+        ust_sd_call_begin(sd); /* then the second look (sd_calls.c) */
         if (slot_get(fd) == sd && !ust_sd_forked(sd))
             return sd;
         ust_sd_put(sd);
@@ -596,7 +596,7 @@ struct stdata *ust_sd_get(int fd, int *err)
 
 void ust_sd_put(struct stdata *sd)
 {
-    atomic_fetch_sub(&sd->sd_calls, 1);
+    ust_sd_call_end(sd);
 }
 
 struct stdata *ust_sd_peek(int fd)
@@ -721,6 +721,7 @@ void ust_sd_fd_fork_child(void)
          * reuses would wait for it at every close. */
         atomic_store(&sd->sd_calls, 0);
     }
+    ust_sd_calls_fork_child(); /* the other threads' call slots */
     ust_unlock(&pool_lock);
     ust_unlock(&tab_lock);
 }

@@ -104,7 +104,8 @@ void ust_sd_passfp_cycle(struct stdata *sd, int left)
             ust_sd_put(sd);
             return;
         }
-        if (atomic_load(&sd->sd_calls) == 1)
+        ust_sd_calls_fence();
+        if (ust_sd_calls_in(sd) == 1)
             break;
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);

@@ -7,6 +7,7 @@
  * the waiters, the signal registrations, the ioctl in progress, and the
  * descriptor.  Files of src/head/ each own one concern:
  *   sd_fd.c     descriptor table, readiness socket, lookup/reference
+ *   sd_calls.c  calls in progress: per-thread slots, membarrier at teardown
  *   sd_wait.c   waiting on a wait point (futex), spinning first
  *   sd_open.c   strm_open, name resolution, sharing, the table of streams
  *   sd_plumb.c  I_PUSH/I_POP: pushing and popping modules
@@ -342,6 +343,17 @@ int ust_sd_detach_fd(int fd, struct stdata *sd);
  * Every successful ust_sd_get is paired with ust_sd_put. */
 struct stdata *ust_sd_get(int fd, int *err);
 void ust_sd_put(struct stdata *sd);
+/* Calls in progress (sd_calls.c): ust_sd_call_begin counts one on sd, in
+ * the thread's call slot or in sd_calls (the caller then checks that the
+ * descriptor table still names sd); ust_sd_call_end ends it.
+ * ust_sd_calls_fence, once the table names sd no more, makes every slot
+ * store before it visible (membarrier); ust_sd_calls_in is then the number
+ * of calls in progress on sd.  ust_sd_calls_fork_child: sd_fd.c's hook. */
+void ust_sd_call_begin(struct stdata *sd);
+void ust_sd_call_end(struct stdata *sd);
+void ust_sd_calls_fence(void);
+int ust_sd_calls_in(const struct stdata *sd);
+void ust_sd_calls_fork_child(void);
 /* The stream of fd without counting a call (for isastream); NULL if none. */
 struct stdata *ust_sd_peek(int fd);
 
