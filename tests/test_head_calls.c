@@ -64,6 +64,14 @@ static int wait_asleep(struct blocked *b)
     return 0;
 }
 
+/* A thread blocked in a one-byte read of fd, seen asleep. */
+static void start_blocked(struct blocked *b, int fd, pthread_t *t)
+{
+    b->fd = fd;
+    CHECK_EQ(pthread_create(t, NULL, blocked_read, b), 0);
+    CHECK(wait_asleep(b));
+}
+
 static int calls_in(int fd)
 {
     struct stdata *sd = ust_sd_peek(fd);
@@ -79,10 +87,9 @@ static void test_seen(void)
     int p[2];
     CHECK_EQ(strm_pipe(p), 0);
     CHECK_EQ(calls_in(p[0]), 0);
-    struct blocked b = {.fd = p[0]};
+    struct blocked b = {0};
     pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, blocked_read, &b), 0);
-    CHECK(wait_asleep(&b));
+    start_blocked(&b, p[0], &t);
     CHECK_EQ(calls_in(p[0]), 1);
     int err = 0;
     struct stdata *sd = ust_sd_get(p[0], &err); /* this thread's call too */
@@ -104,10 +111,9 @@ static void test_close_under_read(void)
     for (int round = 0; round < 20; round++) {
         int p[2];
         CHECK_EQ(strm_pipe(p), 0);
-        struct blocked b = {.fd = p[0]};
+        struct blocked b = {0};
         pthread_t t;
-        CHECK_EQ(pthread_create(&t, NULL, blocked_read, &b), 0);
-        CHECK(wait_asleep(&b));
+        start_blocked(&b, p[0], &t);
         CHECK_EQ(strm_close(p[0]), 0); /* waits for the read to leave */
         pthread_join(t, NULL);
         CHECK(b.r <= 0);
@@ -236,10 +242,9 @@ static void test_fork_with_blocked_reader(void)
 {
     int p[2];
     CHECK_EQ(strm_pipe(p), 0);
-    struct blocked b = {.fd = p[0]};
+    struct blocked b = {0};
     pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, blocked_read, &b), 0);
-    CHECK(wait_asleep(&b));
+    start_blocked(&b, p[0], &t);
     CHECK_EQ(fk_run(c5_child, NULL, 20000), 0);
     CHECK_EQ(strm_write(p[1], "w", 1), 1);
     pthread_join(t, NULL);

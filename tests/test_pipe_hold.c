@@ -34,6 +34,7 @@
 #include <ustreams.h>
 
 #include "check.h"
+#include "pattern_util.h"
 
 static long long now_ms(void)
 {
@@ -42,10 +43,6 @@ static long long now_ms(void)
     return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-static unsigned char pat(size_t i)
-{
-    return (unsigned char)(i * 131 + i / 251 + 7);
-}
 
 /* A pipe whose fds[1] end holds small writes (SNDHOLD). */
 static void hold_pipe(int fds[2])
@@ -54,39 +51,7 @@ static void hold_pipe(int fds[2])
     CHECK_EQ(strm_ioctl(fds[1], I_SWROPT, SNDHOLD | SNDPIPE), 0);
 }
 
-/* Read exactly n bytes from fd (blocking), checking the pattern from off. */
-static void read_exact(int fd, size_t off, size_t n)
-{
-    unsigned char buf[4096];
-    size_t got = 0;
-    while (got < n) {
-        size_t want = n - got < sizeof(buf) ? n - got : sizeof(buf);
-        ssize_t r = strm_read(fd, buf, want);
-        if (!CHECK(r > 0))
-            return;
-        for (ssize_t i = 0; i < r; i++)
-            if (buf[i] != pat(off + got + (size_t)i)) {
-                CHECK(!"byte differs");
-                return;
-            }
-        got += (size_t)r;
-    }
-    CHECK_EQ(got, n);
-}
 
-/* Write n bytes of the pattern from off in writes of `each` bytes. */
-static void write_pat(int fd, size_t off, size_t n, size_t each)
-{
-    unsigned char buf[2048];
-    for (size_t done = 0; done < n;) {
-        size_t k = n - done < each ? n - done : each;
-        for (size_t i = 0; i < k; i++)
-            buf[i] = pat(off + done + i);
-        if (!CHECK_EQ(strm_write(fd, buf, k), (long)k))
-            return;
-        done += k;
-    }
-}
 
 /* H.1 */
 static void test_timer(void)
@@ -94,7 +59,7 @@ static void test_timer(void)
     int p[2];
     hold_pipe(p);
     long long t0 = now_ms();
-    write_pat(p[1], 0, 30, 10);
+    pat_write(p[1], 0, 30, 10);
     long long t1 = now_ms();
     struct pollfd pf = {.fd = p[0], .events = POLLIN};
     CHECK_EQ(strm_poll(&pf, 1, 2000), 1); /* the timer, nobody reading */
@@ -105,7 +70,7 @@ static void test_timer(void)
         CHECK_EQ(nb, 30);
     }
     CHECK_EQ(strm_ioctl(p[0], I_SRDOPT, RMSGN), 0);
-    read_exact(p[0], 0, 30);
+    pat_read(p[0], 0, 30);
     CHECK_EQ(strm_close(p[1]), 0);
     CHECK_EQ(strm_close(p[0]), 0);
 }
@@ -119,8 +84,8 @@ static void test_mread(void)
     CHECK_EQ(strm_ioctl(p[0], I_SRDOPT, RNORM | RMREAD), 0);
     long long t0 = now_ms();
     for (int i = 0; i < 50; i++) {
-        write_pat(p[1], (size_t)i * 10, 10, 10);
-        read_exact(p[0], (size_t)i * 10, 10);
+        pat_write(p[1], (size_t)i * 10, 10, 10);
+        pat_read(p[0], (size_t)i * 10, 10);
     }
     long long with = now_ms() - t0;
     CHECK(with < 250); /* the timer alone: ~5 ms a round, 250 ms */
@@ -128,8 +93,8 @@ static void test_mread(void)
     CHECK_EQ(strm_ioctl(p[0], I_SRDOPT, RNORM), 0);
     t0 = now_ms();
     for (int i = 0; i < 10; i++) {
-        write_pat(p[1], (size_t)i * 10, 10, 10);
-        read_exact(p[0], (size_t)i * 10, 10);
+        pat_write(p[1], (size_t)i * 10, 10, 10);
+        pat_read(p[0], (size_t)i * 10, 10);
     }
     CHECK(now_ms() - t0 >= 10);
     CHECK_EQ(strm_close(p[1]), 0);
@@ -142,8 +107,8 @@ static void test_larger_write(void)
     int p[2];
     hold_pipe(p);
     CHECK_EQ(strm_ioctl(p[0], I_SRDOPT, RMSGN), 0);
-    write_pat(p[1], 0, 10, 10);   /* held */
-    write_pat(p[1], 10, 500, 500); /* not held: sends the hold first */
+    pat_write(p[1], 0, 10, 10);   /* held */
+    pat_write(p[1], 10, 500, 500); /* not held: sends the hold first */
     int nb = -1;
     CHECK_EQ(strm_ioctl(p[0], I_NREAD, &nb), 2); /* both there at once */
     CHECK_EQ(nb, 10);
@@ -163,9 +128,9 @@ static void test_close(void)
 {
     int p[2];
     hold_pipe(p);
-    write_pat(p[1], 0, 7, 7);
+    pat_write(p[1], 0, 7, 7);
     CHECK_EQ(strm_close(p[1]), 0);
-    read_exact(p[0], 0, 7);
+    pat_read(p[0], 0, 7);
     unsigned char c;
     CHECK_EQ(strm_read(p[0], &c, 1), 0);
     CHECK_EQ(strm_close(p[0]), 0);
@@ -176,13 +141,13 @@ static void test_flush(void)
 {
     int p[2];
     hold_pipe(p);
-    write_pat(p[1], 0, 20, 10);
+    pat_write(p[1], 0, 20, 10);
     CHECK_EQ(strm_ioctl(p[1], I_FLUSH, FLUSHRW), 0);
-    write_pat(p[1], 20, 500, 500);
+    pat_write(p[1], 20, 500, 500);
     int nb = -1;
     CHECK_EQ(strm_ioctl(p[0], I_NREAD, &nb), 1); /* the held 20 were flushed */
     CHECK_EQ(nb, 500);
-    read_exact(p[0], 20, 500);
+    pat_read(p[0], 20, 500);
     CHECK_EQ(strm_close(p[1]), 0);
     CHECK_EQ(strm_close(p[0]), 0);
 }
@@ -206,12 +171,12 @@ static void test_setsig(void)
     hold_pipe(p);
     CHECK_EQ(strm_ioctl(p[0], I_SETSIG, S_RDNORM), 0);
     atomic_store(&polls, 0);
-    write_pat(p[1], 0, 40, 8);
+    pat_write(p[1], 0, 40, 8);
     long long t0 = now_ms();
     while (atomic_load(&polls) == 0 && now_ms() - t0 < 2000)
         usleep(1000);
     CHECK(atomic_load(&polls) >= 1);
-    read_exact(p[0], 0, 40);
+    pat_read(p[0], 0, 40);
     CHECK_EQ(strm_ioctl(p[0], I_SETSIG, 0), 0);
     CHECK_EQ(strm_close(p[1]), 0);
     CHECK_EQ(strm_close(p[0]), 0);
@@ -228,7 +193,7 @@ struct feed {
 static void *feeder(void *arg)
 {
     struct feed *f = arg;
-    write_pat(f->fd, f->off, f->n, f->each);
+    pat_write(f->fd, f->off, f->n, f->each);
     if (f->close_after)
         CHECK_EQ(strm_close(f->fd), 0);
     return NULL;
@@ -284,7 +249,7 @@ static void test_putmsg(void)
 {
     int p[2];
     hold_pipe(p);
-    write_pat(p[1], 0, 12, 12);
+    pat_write(p[1], 0, 12, 12);
     unsigned char d[5] = {pat(12), pat(13), pat(14), pat(15), pat(16)};
     struct strbuf db = {.len = 5, .buf = (char *)d};
     CHECK_EQ(putmsg(p[1], NULL, &db, 0), 0);

@@ -37,46 +37,12 @@
 #include <ustreams.h>
 
 #include "check.h"
+#include "pattern_util.h"
 #include "fork_util.h"
 #include "sthead.h"
 
-static unsigned char pat(size_t i)
-{
-    return (unsigned char)(i * 131 + i / 251 + 7);
-}
 
-/* Write n bytes of the pattern from off in writes of `each` bytes. */
-static void write_pat(int fd, size_t off, size_t n, size_t each)
-{
-    unsigned char buf[256];
-    for (size_t done = 0; done < n;) {
-        size_t k = n - done < each ? n - done : each;
-        for (size_t i = 0; i < k; i++)
-            buf[i] = pat(off + done + i);
-        if (!CHECK_EQ(strm_write(fd, buf, k), (long)k))
-            return;
-        done += k;
-    }
-}
 
-/* Read exactly n bytes (blocking), checking the pattern from off. */
-static void read_pat(int fd, size_t off, size_t n)
-{
-    unsigned char buf[4096];
-    size_t got = 0;
-    while (got < n) {
-        size_t want = n - got < sizeof(buf) ? n - got : sizeof(buf);
-        ssize_t r = strm_read(fd, buf, want);
-        if (!CHECK(r > 0))
-            return;
-        for (ssize_t i = 0; i < r; i++)
-            if (buf[i] != pat(off + got + (size_t)i)) {
-                CHECK(!"byte differs");
-                return;
-            }
-        got += (size_t)r;
-    }
-}
 
 /* How many times fd's head has had sd_lock taken. */
 static unsigned long takes_of(int fd)
@@ -96,11 +62,11 @@ static void test_taken_and_used(void)
     int p[2];
     CHECK_EQ(strm_pipe(p), 0);
     /* Under the lock: the first use of the stream, then the snapshot. */
-    write_pat(p[1], 0, 4 * 64, 64);
+    pat_write(p[1], 0, 4 * 64, 64);
     unsigned long t0 = takes_of(p[1]);
-    write_pat(p[1], 4 * 64, 500 * 64, 64);
+    pat_write(p[1], 4 * 64, 500 * 64, 64);
     CHECK_EQ(takes_of(p[1]), t0);
-    read_pat(p[0], 0, 504 * 64);
+    pat_read(p[0], 0, 504 * 64);
     CHECK_EQ(strm_close(p[0]), 0);
     CHECK_EQ(strm_close(p[1]), 0);
 }
@@ -112,13 +78,13 @@ static void test_hold_ends_it(void)
     for (int round = 0; round < 5 && !held; round++) {
         int p[2];
         CHECK_EQ(strm_pipe(p), 0);
-        write_pat(p[1], 0, 640, 64); /* fast: ten messages at the reader */
+        pat_write(p[1], 0, 640, 64); /* fast: ten messages at the reader */
         CHECK_EQ(strm_ioctl(p[1], I_SWROPT, SNDHOLD | SNDPIPE), 0);
-        write_pat(p[1], 640, 10, 10);
+        pat_write(p[1], 640, 10, 10);
         int nb = -1;
         /* Held: still ten (unless the hold timer was quicker: try again) */
         held |= strm_ioctl(p[0], I_NREAD, &nb) == 10;
-        read_pat(p[0], 0, 650); /* the hold timer sends the rest */
+        pat_read(p[0], 0, 650); /* the hold timer sends the rest */
         CHECK_EQ(strm_close(p[0]), 0);
         CHECK_EQ(strm_close(p[1]), 0);
     }
@@ -130,8 +96,8 @@ static void test_reader_gone(void)
 {
     int p[2];
     CHECK_EQ(strm_pipe(p), 0);
-    write_pat(p[1], 0, 64 * 10, 64);
-    read_pat(p[0], 0, 64 * 10);
+    pat_write(p[1], 0, 64 * 10, 64);
+    pat_read(p[0], 0, 64 * 10);
     CHECK_EQ(strm_close(p[0]), 0);
     unsigned char b[64] = {0};
     errno = 0;
@@ -145,19 +111,19 @@ static void test_push_ends_it(void)
 {
     int p[2];
     CHECK_EQ(strm_pipe(p), 0);
-    write_pat(p[1], 0, 64 * 10, 64);
+    pat_write(p[1], 0, 64 * 10, 64);
     CHECK_EQ(strm_ioctl(p[1], I_PUSH, "nullmod"), 0);
     int err = 0;
     struct stdata *sd = ust_sd_get(p[1], &err);
     CHECK(sd != NULL);
     queue_t *mq = sd ? sd->sd_wq->q_next : NULL; /* the module's write queue */
     long before = mq ? atomic_load(&ust_qpv(mq)->nput) : 0;
-    write_pat(p[1], 64 * 10, 64, 64);
+    pat_write(p[1], 64 * 10, 64, 64);
     long after = mq ? atomic_load(&ust_qpv(mq)->nput) : 0;
     if (sd)
         ust_sd_put(sd);
     CHECK_EQ(after - before, 1);
-    read_pat(p[0], 0, 64 * 11);
+    pat_read(p[0], 0, 64 * 11);
     CHECK_EQ(strm_close(p[0]), 0);
     CHECK_EQ(strm_close(p[1]), 0);
 }
@@ -167,9 +133,9 @@ static void test_nonblock_ends_it(void)
 {
     int p[2];
     CHECK_EQ(strm_pipe(p), 0);
-    write_pat(p[1], 0, 64 * 10, 64);
-    read_pat(p[0], 0, 64 * 10);
-    write_pat(p[1], 64 * 10, 64, 64); /* the snapshot again */
+    pat_write(p[1], 0, 64 * 10, 64);
+    pat_read(p[0], 0, 64 * 10);
+    pat_write(p[1], 64 * 10, 64, 64); /* the snapshot again */
     int fl = strm_fcntl(p[1], F_GETFL);
     CHECK_EQ(strm_fcntl(p[1], F_SETFL, fl | O_NONBLOCK), 0);
     alarm(20); /* a write that blocks fails the test */
@@ -189,7 +155,7 @@ static void test_nonblock_ends_it(void)
     }
     alarm(0);
     CHECK(off > 64 * 11);
-    read_pat(p[0], 64 * 10, off - 64 * 10);
+    pat_read(p[0], 64 * 10, off - 64 * 10);
     CHECK_EQ(strm_close(p[0]), 0);
     CHECK_EQ(strm_close(p[1]), 0);
 }
@@ -327,21 +293,21 @@ static int w7_fds[2];
 static int w7_child(void *arg)
 {
     (void)arg;
-    write_pat(w7_fds[1], 64 * 20, 64 * 100, 64);
+    pat_write(w7_fds[1], 64 * 20, 64 * 100, 64);
     return FK_CHILD_FAILED();
 }
 
 static void test_fork(void)
 {
     CHECK_EQ(strm_pipe(w7_fds), 0);
-    write_pat(w7_fds[1], 0, 64 * 10, 64); /* the snapshot, in one process */
-    read_pat(w7_fds[0], 0, 64 * 10);
-    write_pat(w7_fds[1], 64 * 10, 64 * 10, 64);
-    read_pat(w7_fds[0], 64 * 10, 64 * 10);
+    pat_write(w7_fds[1], 0, 64 * 10, 64); /* the snapshot, in one process */
+    pat_read(w7_fds[0], 0, 64 * 10);
+    pat_write(w7_fds[1], 64 * 10, 64 * 10, 64);
+    pat_read(w7_fds[0], 64 * 10, 64 * 10);
     CHECK_EQ(fk_run(w7_child, NULL, 20000), 0); /* split at the fork */
-    read_pat(w7_fds[0], 64 * 20, 64 * 100);
-    write_pat(w7_fds[1], 64 * 120, 64 * 100, 64);
-    read_pat(w7_fds[0], 64 * 120, 64 * 100);
+    pat_read(w7_fds[0], 64 * 20, 64 * 100);
+    pat_write(w7_fds[1], 64 * 120, 64 * 100, 64);
+    pat_read(w7_fds[0], 64 * 120, 64 * 100);
     CHECK_EQ(strm_close(w7_fds[0]), 0);
     CHECK_EQ(strm_close(w7_fds[1]), 0);
 }

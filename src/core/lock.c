@@ -15,26 +15,14 @@
 
 #define NS_PER_SEC 1000000000LL
 
+static void lock_mark_released(ust_lock_t *l)
+{
 #ifdef USTREAMS_DEBUG
-static void lock_mark_released(ust_lock_t *l)
-{
     __atomic_store_n(&l->held, 0, __ATOMIC_RELAXED);
-}
-static void lock_mark_taken(ust_lock_t *l)
-{
-    l->owner = pthread_self();
-    __atomic_store_n(&l->held, 1, __ATOMIC_RELAXED);
-}
 #else
-static void lock_mark_released(ust_lock_t *l)
-{
     (void)l;
-}
-static void lock_mark_taken(ust_lock_t *l)
-{
-    (void)l;
-}
 #endif
+}
 
 /*
  * ust_cond_init -- initialize a condition variable that times out on
@@ -61,8 +49,7 @@ void ust_cond_wait(ust_cond_t *c, ust_lock_t *l)
     UST_ASSERT_HELD(l);
     lock_mark_released(l);
     pthread_cond_wait(&c->cv, &l->mu);
-    ust_lock_count_take(l);
-    lock_mark_taken(l);
+    ust_lock_taken(l);
 }
 
 /*
@@ -84,8 +71,7 @@ int ust_cond_timedwait(ust_cond_t *c, ust_lock_t *l, long long abs_ns)
     ts.tv_nsec = (long)(abs_ns % NS_PER_SEC);
     lock_mark_released(l);
     rc = pthread_cond_timedwait(&c->cv, &l->mu, &ts);
-    ust_lock_count_take(l);
-    lock_mark_taken(l);
+    ust_lock_taken(l);
     return rc == ETIMEDOUT ? ETIMEDOUT : 0;
 }
 

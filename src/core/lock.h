@@ -55,6 +55,17 @@ static inline unsigned long ust_lock_takes(const ust_lock_t *l)
     return __atomic_load_n(&l->takes, __ATOMIC_ACQUIRE);
 }
 
+/* l was just taken by this thread: count it, and remember the owner in
+ * debug builds. */
+static inline void ust_lock_taken(ust_lock_t *l)
+{
+    ust_lock_count_take(l);
+#ifdef USTREAMS_DEBUG
+    l->owner = pthread_self();
+    __atomic_store_n(&l->held, 1, __ATOMIC_RELAXED);
+#endif
+}
+
 /* Initialize l; its taking count is left as it is (memory reused for the
  * same lock keeps counting: a count remembered earlier never matches again
  * once the caller counts a taking, ust_lock_count_take). */
@@ -104,11 +115,7 @@ static inline void ust_lock(ust_lock_t *l)
         if (!got)
             pthread_mutex_lock(&l->mu);
     }
-    ust_lock_count_take(l);
-#ifdef USTREAMS_DEBUG
-    l->owner = pthread_self();
-    __atomic_store_n(&l->held, 1, __ATOMIC_RELAXED);
-#endif
+    ust_lock_taken(l);
 }
 
 /* Lock l, backing off between tries without touching its line: for a
@@ -129,11 +136,7 @@ static inline void ust_lock_backoff(ust_lock_t *l)
             __builtin_ia32_pause();
 #endif
     }
-    ust_lock_count_take(l);
-#ifdef USTREAMS_DEBUG
-    l->owner = pthread_self();
-    __atomic_store_n(&l->held, 1, __ATOMIC_RELAXED);
-#endif
+    ust_lock_taken(l);
 }
 
 /* Take l if it is free: 1 taken, 0 not. */
@@ -141,11 +144,7 @@ static inline int ust_trylock(ust_lock_t *l)
 {
     if (pthread_mutex_trylock(&l->mu) != 0)
         return 0;
-    ust_lock_count_take(l);
-#ifdef USTREAMS_DEBUG
-    l->owner = pthread_self();
-    __atomic_store_n(&l->held, 1, __ATOMIC_RELAXED);
-#endif
+    ust_lock_taken(l);
     return 1;
 }
 
