@@ -411,7 +411,7 @@ static mblk_t *build(struct ust_sd_uio *u, size_t n, int *errp)
 }
 
 /* The cache's fields are written under sd_lock and read without it by the
- * write snapshot (ust_sd_deposit_path_peek), hence the atomics: a release
+ * write snapshot (dpath_peek), hence the atomics: a release
  * store never shows before the lock's taking count (lock.h), an acquire
  * load keeps the snapshot's recheck of the count after it. */
 #define DP_SET(f, v) __atomic_store_n(&c->f, (v), __ATOMIC_RELEASE)
@@ -436,6 +436,20 @@ int ust_sd_deposit_path(struct stdata *sd, struct ust_sd_dpath *dp)
     return dp->q != NULL && dp->rsd != NULL;
 }
 
+/* The cache read without sd_lock, field by field as the last holder left
+ * it (possibly torn: ust_sd_wsnap_path checks sd_lock's takings around the
+ * read, and the deposit rechecks the generation); 1 if it names a path. */
+static int dpath_peek(struct stdata *sd, struct ust_sd_dpath *dp)
+{
+    const struct ust_sd_dpath *c = &sd->sd_dpath;
+    dp->q = DP_GET(q);
+    dp->pv = DP_GET(pv);
+    dp->rsd = DP_GET(rsd);
+    dp->gen = DP_GET(gen);
+    dp->valid = DP_GET(valid);
+    return dp->valid && dp->q != NULL && dp->pv != NULL && dp->rsd != NULL;
+}
+
 void ust_sd_wsnap_take(struct stdata *sd, size_t max)
 {
     UST_ASSERT_HELD(&sd->sd_lock);
@@ -450,19 +464,8 @@ int ust_sd_wsnap_path(struct stdata *sd, size_t n, struct ust_sd_dpath *dp)
     if (t != __atomic_load_n(&sd->sd_wsnap_takes, __ATOMIC_ACQUIRE) ||
         n > __atomic_load_n(&sd->sd_wsnap_max, __ATOMIC_ACQUIRE))
         return 0;
-    int ok = ust_sd_deposit_path_peek(sd, dp); /* acquire loads: before the recheck */
+    int ok = dpath_peek(sd, dp); /* acquire loads: before the recheck */
     return ok && __atomic_load_n(&sd->sd_lock.takes, __ATOMIC_RELAXED) == t;
-}
-
-int ust_sd_deposit_path_peek(struct stdata *sd, struct ust_sd_dpath *dp)
-{
-    const struct ust_sd_dpath *c = &sd->sd_dpath;
-    dp->q = DP_GET(q);
-    dp->pv = DP_GET(pv);
-    dp->rsd = DP_GET(rsd);
-    dp->gen = DP_GET(gen);
-    dp->valid = DP_GET(valid);
-    return dp->valid && dp->q != NULL && dp->pv != NULL && dp->rsd != NULL;
 }
 
 /* Release the claim on the path's head queue (ust_qrelease without reading

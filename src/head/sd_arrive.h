@@ -14,11 +14,6 @@ struct ust_sd_uio;
 /* The deposit path of sd's writes into *dp (from the cache while the
  * plumbing generation stands); 1 if there is one, else 0.  sd_lock held. */
 int ust_sd_deposit_path(struct stdata *sd, struct ust_sd_dpath *dp);
-/* The same cache read without sd_lock, field by field as the last holder
- * left it (possibly torn: the write snapshot, sd_write.c, checks sd_lock's
- * takings around the read and the deposit rechecks the generation); 1 if it
- * names a path.  No lock held. */
-int ust_sd_deposit_path_peek(struct stdata *sd, struct ust_sd_dpath *dp);
 /* The write snapshot (sd_write.c): a write of sd found every check passed
  * and took the deposit path; writes of up to max bytes may take it without
  * sd_lock until anyone takes sd_lock again.  sd_lock held. */

@@ -33,7 +33,7 @@
  *   (ust_sd_wsnap_take).  Everything those checks read is guarded by
  *   sd_lock, so while the count reads the same nobody can have changed it:
  *   the writes that follow deposit without taking sd_lock at all
- *   (ust_sd_wsnap_path; measured 1.26x at 64 B, bench/README.md).  Any
+ *   (ust_sd_wsnap_path; 64 B 1.06-1.21x, bench/README.md).  Any
  *   taking -- a read of this head, an ioctl, a hang-up, close, the token
  *   payer -- ends the snapshot, and the next write checks under the lock
  *   again.  A write that reads the count just before another thread takes
