@@ -198,6 +198,18 @@ struct psnap {
     struct qsnap q[2];           /* [0] write queue, [1] read queue */
 };
 
+/* ust_sd_msg_each_write callback: one write of a coalescing block, an
+ * M_DATA message of band 0 to the head's readers.  Queue lock held. */
+static int snap_write(const unsigned char *p, size_t n, void *arg)
+{
+    struct qsnap *s = arg;
+    (void)p;
+    if (s->nshown < UST_DUMP_MSGS)
+        s->msgs[s->nshown++] = (struct msnap){.type = M_DATA, .band = 0, .bytes = n};
+    s->nmsg++;
+    return 0;
+}
+
 static void qsnap_take(queue_t *q, struct qsnap *s)
 {
     struct ust_qpriv *pv = ust_qpv(q);
@@ -216,6 +228,10 @@ static void qsnap_take(queue_t *q, struct qsnap *s)
     s->maxpsz = __atomic_load_n(&q->q_maxpsz, __ATOMIC_RELAXED);
     s->flag = ust_qflags(q);
     for (mblk_t *mp = q->q_first; mp; mp = mp->b_next) {
+        /* A head's coalescing block holds several writes, each a message
+         * to its readers (sd_arrive.c): shown one by one. */
+        if (hsd && ust_sd_msg_each_write(mp, snap_write, s) == 0)
+            continue;
         if (s->nshown < UST_DUMP_MSGS) {
             struct msnap *m = &s->msgs[s->nshown++];
             m->type = mp->b_datap->db_type;

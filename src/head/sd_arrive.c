@@ -64,15 +64,26 @@
  *   waits behind a withdrawn token.
  *
  *   Through modules.  A message that comes up through pushed modules (or
- *   from a driver) reaches the head's read put procedure, which links a
- *   plain band-0 M_DATA message into the same arrivals under the same rules
+ *   from a driver) reaches the head's read put procedure, which adds a
+ *   plain band-0 M_DATA message to the same arrivals under the same rules
  *   (ust_sd_arrive: the token, no M_READ, no signals, the room; absorbed at
  *   once when the room is used up) instead of putq: no queue lock, and the
  *   reader finds it at its next dry look or is woken on the sleepy edge only.
- *   Such a message is linked as it is, never coalesced.  Anything else (a
- *   band, a mark, high priority, control parts, no room) is queued with putq
- *   after the arrivals are absorbed, so it never overtakes them
- *   (docs/STREAMHEAD.md "Through modules without queues").
+ *   Anything else (a band, a mark, high priority, control parts, no room) is
+ *   queued with putq after the arrivals are absorbed, so it never overtakes
+ *   them (docs/STREAMHEAD.md "Through modules without queues").
+ *
+ *   Copied at the head.  A message of at most AR_COPY_MAX bytes is copied
+ *   into the coalescing block at the end of the arrivals (or a new one), as
+ *   one more write with its length recorded, and freed by the thread that
+ *   brought it; a larger one is linked as it is.  The blocks of a message
+ *   built by a writer and passed up through put procedures then go back to
+ *   that writer's own cache, lines its CPU still holds, instead of crossing
+ *   to the reader's CPU and back (about four lines per message: the stall
+ *   of the module path, bench/README.md "Copied at the head").  What a
+ *   reader sees is unchanged: one message per write (RMSGN, getmsg, I_PEEK,
+ *   I_NREAD and strinfo look at the recorded lengths).  No memory for a new
+ *   block: the message is linked as it is.
  *
  *   Lifetime.  The claim on the peer head's read queue keeps the head from
  *   being freed under the deposit: ust_sd_free turns its procedures off and
@@ -91,12 +102,21 @@
 #define AR_COAL_MAX 1024 /* writes of at most this many bytes are coalesced */
 #define AR_COAL_BLK 4096 /* buffer of a coalescing block */
 #define AR_HOPS 4        /* queues passed through on the way to a head */
+#define AR_COPY_MAX 256  /* messages from modules of at most this many bytes are copied */
 
 /* ------------------------------------------------------------------------ */
 /* Coalesced messages: the write lengths at the end of the buffer           */
 /* ------------------------------------------------------------------------ */
 
 #define AR_CURSOR 4 /* bytes of the cursor at the very end of the buffer */
+
+/* bytes and room change under sd_ar.lock and are read without it, as hints,
+ * by a dry reader gathering a batch (ust_sd_arrivals_gathered): relaxed
+ * atomic stores, plain reads under the lock. */
+static void ar_set(size_t *f, size_t v)
+{
+    __atomic_store_n(f, v, __ATOMIC_RELAXED);
+}
 
 static unsigned rec_get(const dblk_t *db, unsigned i)
 {
@@ -233,8 +253,8 @@ static int absorb_locked(struct stdata *sd, queue_t *q, int by_reader)
     /* After the messages are queued: see "Order" above. */
     __atomic_store_n(&ar->first, NULL, __ATOMIC_RELEASE);
     ar->last = NULL;
-    ar->bytes = 0;
-    ar->room = room;
+    ar_set(&ar->bytes, 0);
+    ar_set(&ar->room, room);
     return wake;
 }
 
@@ -312,7 +332,8 @@ void ust_sd_arrivals_discard(struct stdata *sd)
     mblk_t *mp = ar->first;
     __atomic_store_n(&ar->first, NULL, __ATOMIC_RELAXED);
     ar->last = NULL;
-    ar->bytes = ar->room = 0;
+    ar_set(&ar->bytes, 0);
+    ar_set(&ar->room, 0);
     ar->sleepy = 0;
     ust_unlock(&ar->lock);
     while (mp) {
@@ -364,7 +385,7 @@ static int append_locked(struct ust_arrivals *ar, struct ust_sd_uio *u, size_t n
         return -EFAULT;
     rec_put(last->b_datap, last->b_datap->db_pad++, n);
     last->b_wptr += n;
-    ar->bytes += n;
+    ar_set(&ar->bytes, ar->bytes + n);
     return 1;
 }
 
@@ -382,7 +403,16 @@ static void link_locked(struct stdata *rsd, mblk_t *mp, size_t n)
             __atomic_store_n(&ar->owed, 1, __ATOMIC_RELAXED);
     }
     ar->last = mp;
-    ar->bytes += n;
+    ar_set(&ar->bytes, ar->bytes + n);
+}
+
+/* Make mp, holding one write of n bytes, a coalescing block. */
+static void coal_start(mblk_t *mp, size_t n)
+{
+    mp->b_tag = UST_TAG_COAL;
+    mp->b_datap->db_pad = 1;
+    __atomic_store_n(cursor_of(mp->b_datap), 0, __ATOMIC_RELAXED);
+    rec_put(mp->b_datap, 0, n);
 }
 
 /* A new message of n bytes from u: a coalescing block for a small write.
@@ -401,12 +431,8 @@ static mblk_t *build(struct ust_sd_uio *u, size_t n, int *errp)
         return NULL;
     }
     mp->b_wptr += n;
-    if (coal) {
-        mp->b_tag = UST_TAG_COAL;
-        mp->b_datap->db_pad = 1;
-        __atomic_store_n(cursor_of(mp->b_datap), 0, __ATOMIC_RELAXED);
-        rec_put(mp->b_datap, 0, n);
-    }
+    if (coal)
+        coal_start(mp, n);
     return mp;
 }
 
@@ -599,6 +625,42 @@ int ust_sd_deposit_many(const struct ust_sd_dpath *dp, const struct iovec *w, in
 /* Messages that came through modules                                       */
 /* ------------------------------------------------------------------------ */
 
+/* Copy the data of message mp (n bytes in all) to p. */
+static void msg_copy_out(const mblk_t *mp, unsigned char *p)
+{
+    for (; mp; mp = mp->b_cont) {
+        size_t k = (size_t)(mp->b_wptr - mp->b_rptr);
+        if (k)
+            memcpy(p, mp->b_rptr, k);
+        p += k;
+    }
+}
+
+/* Add the n bytes of mp as one more write of the coalescing block at the end
+ * of the arrivals, or of a new one linked there (see "Copied at the head").
+ * sd_ar.lock held, room checked.  1 copied (the caller frees mp after
+ * unlocking), 0 not (no memory for a new block: link mp itself). */
+static int copy_in_locked(struct stdata *sd, const mblk_t *mp, size_t n)
+{
+    struct ust_arrivals *ar = &sd->sd_ar;
+    mblk_t *last = ar->last;
+    if (last && last->b_tag == UST_TAG_COAL && coal_fits(last, n)) {
+        msg_copy_out(mp, last->b_wptr);
+        rec_put(last->b_datap, last->b_datap->db_pad++, n);
+        last->b_wptr += n;
+        ar_set(&ar->bytes, ar->bytes + n);
+        return 1;
+    }
+    mblk_t *blk = allocb(AR_COAL_BLK, BPRI_MED); /* never blocks; the depot lock is a leaf */
+    if (!blk)
+        return 0;
+    msg_copy_out(mp, blk->b_wptr);
+    blk->b_wptr += n;
+    coal_start(blk, n);
+    link_locked(sd, blk, n);
+    return 1;
+}
+
 /* A plain band-0 data message: one that may join the arrivals. */
 static int arrival_kind(const mblk_t *mp)
 {
@@ -614,17 +676,17 @@ int ust_sd_arrive(struct stdata *sd, queue_t *rq, mblk_t *mp)
     if (n == 0)
         return 0; /* a zero-length message ends a read: queued the normal way */
     struct ust_arrivals *ar = &sd->sd_ar;
-    int r = 0, wake = 0;
+    int r = 0, wake = 0, copied = 0;
 
-    ust_lock(&ar->lock);
+    ust_lock_backoff(&ar->lock); /* the dry reader's absorb holds it briefly */
     if (ar->bytes + n > ar->room)
         wake = absorb_locked(sd, rq, 0); /* the room is stale: the reader may have drained */
     if (ar->bytes + n <= ar->room && takes_deposits(sd)) {
-        /* As it is, not coalesced: what a module sent is what a reader or
-         * strinfo sees (measured: copying small ones into a coalescing
-         * block gained nothing clear, bench/README.md). */
-        mp->b_tag = 0; /* from below: never taken for a coalesced one */
-        link_locked(sd, mp, n);
+        copied = n <= AR_COPY_MAX && copy_in_locked(sd, mp, n);
+        if (!copied) {
+            mp->b_tag = 0; /* from below: never taken for a coalesced one */
+            link_locked(sd, mp, n);
+        }
         r = 1;
         wake |= ar->sleepy;
         ar->sleepy = 0;
@@ -632,9 +694,17 @@ int ust_sd_arrive(struct stdata *sd, queue_t *rq, mblk_t *mp)
             wake |= absorb_locked(sd, rq, 0);
     }
     ust_unlock(&ar->lock);
+    if (copied)
+        freemsg(mp); /* on this thread: its blocks go back to the cache they came from */
     if (wake)
         ust_sd_wake(&sd->sd_rwait);
     return r;
+}
+
+size_t ust_sd_arrivals_gathered(const struct stdata *sd, size_t *room)
+{
+    *room = __atomic_load_n(&sd->sd_ar.room, __ATOMIC_RELAXED);
+    return __atomic_load_n(&sd->sd_ar.bytes, __ATOMIC_RELAXED);
 }
 
 int ust_sd_msg_each_write(const mblk_t *mp, int (*fn)(const unsigned char *p, size_t n, void *arg),

@@ -70,6 +70,10 @@ int ust_sd_absorb_some(struct stdata *sd);
  * deposit wakes sd_rwait) and return 1, unless some arrived: 0. No lock
  * held. */
 int ust_sd_arrivals_sleep(struct stdata *sd);
+/* Bytes in sd's arrivals and the room deposits had at the last absorb, read
+ * without the arrival lock: hints for a dry reader deciding how long to let a
+ * batch gather (sd_wait.c), stale as soon as read. */
+size_t ust_sd_arrivals_gathered(const struct stdata *sd, size_t *room);
 /* Free sd's arrivals (the head is being freed; no deposit can come). */
 void ust_sd_arrivals_discard(struct stdata *sd);
 /* Clear sd_rtoken under the arrival lock (so no deposit slips in after it)

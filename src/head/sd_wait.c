@@ -101,6 +101,70 @@ unsigned ust_sd_wait_seq(struct ust_waitq *w)
     return atomic_load(&w->seq);
 }
 
+/*
+ * Gathering a batch.  A dry reader whose spin sees a deposit does not take it
+ * at once if more keep coming: a reader faster than its writer would
+ * otherwise take every message as it lands, and both threads would pay the
+ * arrival lock's and the arrivals' lines crossing CPUs at every message.  It
+ * keeps looking, one window of pauses at a time, while the arrivals grow,
+ * up to BATCH_BYTES (at most half the room, so that the writer never fills
+ * it and stops) or USTREAMS_BATCH_US.  A window in which nothing came ends
+ * the gathering: a lone message (a request, a reply) waits one window only.
+ * The window is short unless this thread's last gathering saw growth (a
+ * stream).  bench/README.md "Batches gathered by the reader".
+ */
+#define BATCH_BYTES 8192
+#define BATCH_WIN_QUIET 8    /* pauses (~13 ns each here) in a probing window */
+#define BATCH_WIN_STREAM 128 /* ... in a window after a gathering that saw growth */
+
+#define BATCH_PROBE_EVERY 16 /* without a stream: gather at one dry wait in this many */
+
+static _Thread_local unsigned char tls_streaming, tls_probe;
+
+/* USTREAMS_BATCH_US: the longest gathering, in µs (default 50; 0: none). */
+static long batch_ns(void)
+{
+    static long cached = -1; /* atomic (relaxed): -1 until read */
+    long v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (v < 0) {
+        v = env_number("USTREAMS_BATCH_US", 50, 10000) * 1000;
+        __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+
+/* Let the arrivals of sd grow while they do (see "Gathering a batch"); ends
+ * early when w moves on (a wake: hang-up, error, another reader). */
+static void batch_gather(struct stdata *sd, struct ust_waitq *w, unsigned seq, int yield)
+{
+    long max_ns = batch_ns();
+    if (max_ns == 0)
+        return;
+    if (!tls_streaming && (++tls_probe & (BATCH_PROBE_EVERY - 1)) != 0)
+        return; /* no stream seen lately: take it now, look again later */
+    size_t room, had = ust_sd_arrivals_gathered(sd, &room);
+    size_t enough = room / 2 < BATCH_BYTES ? room / 2 : BATCH_BYTES;
+    int win = tls_streaming ? BATCH_WIN_STREAM : BATCH_WIN_QUIET;
+    long long until = ust_now_ns() + max_ns;
+    int grew = 0;
+    while (had < enough) {
+        for (int k = 0; k < win; k++)
+            __builtin_ia32_pause();
+        if (atomic_load_explicit(&w->seq, memory_order_acquire) != seq)
+            break;
+        size_t now = ust_sd_arrivals_gathered(sd, &room);
+        if (now <= had) /* nothing came (or the writer absorbed them itself) */
+            break;
+        grew = 1;
+        had = now;
+        if (ust_now_ns() > until)
+            break;
+        if (yield) /* two pairs on two CPUs: the writer may want this one */
+            sched_yield();
+    }
+    tls_streaming = (unsigned char)grew;
+}
+
 /* A pipe's arrivals at sd (sd_arrive.c), seen without their lock. */
 static int arrivals_seen(struct stdata *sd)
 {
@@ -200,8 +264,11 @@ static int wait_body(struct stdata *sd, struct ust_waitq *w, unsigned seq, long 
         /* Not for a split pipe's reader: it pulls the ring as it spins. */
         int yield = xr ? 0 : spin_yield_every();
         for (int i = 0; atomic_load_explicit(&w->seq, memory_order_acquire) == seq; i++) {
-            if (arrivals && arrivals_seen(sd))
+            if (arrivals && arrivals_seen(sd)) {
+                if (!xr) /* a split pipe's arrivals grow by its reader's pulls */
+                    batch_gather(sd, w, seq, yield);
                 break;
+            }
             if (xr && (i & 15) == 15 && px->xpipe_reader(sd, UST_XREADER_READY)) {
                 if (xdirect || (px->xpipe_pull(sd) && atomic_load(&w->seq) != seq))
                     goto xseen;
