@@ -238,12 +238,12 @@ static int sd_take(struct stdata *sd, queue_t *q, mblk_t *mp, struct rcur *cur, 
 }
 
 /* Largest read served in place (front_read): the copy runs under the read
- * queue's lock, which writers take too.  Used on pipe ends split across
- * processes only: measured there (perftest --procs -r, medians of 5) it
- * gives 1.05-1.3x; on an in-process pipe it halved small-write throughput,
- * the cheaper reader running dry sooner and absorbing the writer's arrivals
- * in smaller pieces (ust_sd_absorb_some and the arrival lock grew from 4 %
- * to 11 % of the cycles). */
+ * queue's lock, which writers take too.  On pipe ends split across
+ * processes since 2026-11 (perftest --procs -r: 1.05-1.3x); in a process
+ * too since the dry reader gathers batches (sd_wait.c): 1-64 B 1.23-1.39x,
+ * larger reads unchanged.  Before that, the cheaper reader ran dry sooner
+ * and took the writer's arrivals in smaller pieces: 0.5-0.8x at 64-256 B
+ * (bench/README.md "In-place reads with gathering"). */
 #define FRONT_READ_MAX 1024
 
 /* A read-fill read lacking more than this many bytes sleeps without the
@@ -335,8 +335,7 @@ ssize_t ust_sd_read(struct stdata *sd, const struct iovec *iov, int iovcnt)
                 break;
             }
         }
-        if (mode == RNORM && n == 0 && total <= FRONT_READ_MAX &&
-            __atomic_load_n(&sd->sd_xend, __ATOMIC_RELAXED) != NULL) {
+        if (mode == RNORM && n == 0 && total <= FRONT_READ_MAX) {
             size_t got;
             e = front_read(q, &cur, total, &got, &dead);
             n = got;
