@@ -121,13 +121,14 @@ unsigned ust_sd_wait_seq(struct ust_waitq *w)
 
 static _Thread_local unsigned char tls_streaming, tls_probe;
 
-/* USTREAMS_BATCH_US: the longest gathering, in µs (default 50; 0: none). */
+/* USTREAMS_BATCH_US: the longest gathering, in µs (default 20, the spin's: a
+ * steady trickle of small messages waits no longer than that; 0: none). */
 static long batch_ns(void)
 {
     static long cached = -1; /* atomic (relaxed): -1 until read */
     long v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
     if (v < 0) {
-        v = env_number("USTREAMS_BATCH_US", 50, 10000) * 1000;
+        v = env_number("USTREAMS_BATCH_US", 20, 10000) * 1000;
         __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
     }
     return v;
