@@ -585,7 +585,7 @@ static ssize_t tcp_readup(queue_t *q, struct tcp_ep *ep, int fd, size_t *asked)
 int tcp_rsrv(queue_t *q)
 {
     struct tcp_ep *ep = q->q_ptr;
-    int fd = tcp_io_get(ep), state, eof, werr, round = 0, relisten, full = 0;
+    int fd = tcp_io_get(ep), state, eof, werr, round = 0, relisten, full = 0, counted = 0;
     t_uscalar_t qlen;
 
     if (fd < 0)
@@ -622,6 +622,7 @@ int tcp_rsrv(queue_t *q)
     /* A channel reader's poll saw data and no urgent byte just before this
      * run: its first read cannot start at the mark (io_watch.h). */
     int calm = ust_iow_run_calm(&ep->io);
+    counted = 1;
     for (; round < TCP_ROUNDS; round++) {
         ssize_t r;
         if (round > 0 && !tcp_io_valid(ep))
@@ -670,6 +671,8 @@ int tcp_rsrv(queue_t *q)
      * so the next channel pull reads without polling first (sd_chan.c). */
     atomic_store_explicit(&ep->io.more, full, memory_order_relaxed);
 out:
+    if (counted)
+        ust_iow_run_end(&ep->io);
     tcp_io_put(ep);
     pthread_mutex_lock(&ep->lk);
     relisten = ep->state == TS_IDLE && ep->lfd >= 0;

@@ -259,7 +259,7 @@ int ust_sd_chan_wait(struct stdata *sd, struct ust_iow *io, queue_t *rq, struct 
     struct pollfd p[2] = {{.fd = fd, .events = POLLIN | POLLPRI | POLLRDHUP},
                           {.fd = efd, .events = POLLIN}};
     int r = 0, e = 0, pull = 0;
-    unsigned long long runs = atomic_load(&io->runs); /* before the poll: ust_iow_run_calm */
+    unsigned long long calm = ust_iow_calm_before_poll(io); /* before the poll: ust_iow_run_calm */
     if (atomic_load(&w->seq) != seq) { /* after registering: a wake from now on kicks efd */
         *seen = 1;
     } else if (atomic_exchange_explicit(&io->more, 0, memory_order_relaxed)) {
@@ -279,8 +279,8 @@ int ust_sd_chan_wait(struct stdata *sd, struct ust_iow *io, queue_t *rq, struct 
         atomic_store(&io->rdhup, 1); /* the driver reads on to the end of file */
     if (r > 0 && (p[0].revents & POLLPRI))
         atomic_store(&io->pri, 1); /* urgent data (tcp): the run looks for the mark */
-    else if (r > 0 && (p[0].revents & POLLIN))
-        atomic_store(&io->calm, runs + 1); /* data first, no urgent byte: no SIOCATMARK */
+    else if (r > 0 && (p[0].revents & POLLIN) && calm != 0)
+        atomic_store(&io->calm, calm); /* data first, no urgent byte: no SIOCATMARK */
     if (pull || skipped ||
         (r > 0 && (p[0].revents & (POLLIN | POLLPRI | POLLERR | POLLHUP | POLLRDHUP)))) {
         tls_pulling = sd;
