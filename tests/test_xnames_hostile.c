@@ -56,7 +56,7 @@
 #include <ustreams.h>
 
 #include "check.h"
-#include "sthead.h"
+#include "rtoken_dump.h"
 #include "hostile_util.h"
 #include "peer_spawn.h"
 
@@ -223,31 +223,6 @@ static int peer_busy(const char *path)
 /* "reach PATH TEXT": strm_open O_WRONLY until the path opens as a stream
  * (an open in the window where nobody holds the rendezvous name opens the
  * plain file), then write TEXT; the stream must come within 1 s. */
-/* What the readable token of fd's stream looks like (the lazy token,
- * src/head/sd_tokpay.c): printed when a poll(2) waited in vain. */
-static void dump_rtoken(int fd)
-{
-    int err = 0;
-    struct stdata *sd = ust_sd_get(fd, &err);
-    if (!sd) {
-        fprintf(stderr, "dump_rtoken: fd %d: errno %d\n", fd, err);
-        return;
-    }
-    fprintf(stderr,
-            "dump_rtoken: rtoken %d tlazy %d listed %d; arrivals first %p bytes %zu lazy %d "
-            "owed %d dry_gen %u; queue count %zu\n",
-            __atomic_load_n(&sd->sd_rtoken, __ATOMIC_RELAXED),
-            __atomic_load_n(&sd->sd_tlazy, __ATOMIC_RELAXED),
-            __atomic_load_n(&sd->sd_tp_listed, __ATOMIC_RELAXED),
-            (void *)__atomic_load_n(&sd->sd_ar.first, __ATOMIC_RELAXED),
-            __atomic_load_n(&sd->sd_ar.bytes, __ATOMIC_RELAXED),
-            __atomic_load_n(&sd->sd_ar.lazy, __ATOMIC_RELAXED),
-            __atomic_load_n(&sd->sd_ar.owed, __ATOMIC_RELAXED),
-            __atomic_load_n(&sd->sd_ar.dry_gen, __ATOMIC_RELAXED),
-            sd->sd_rq ? __atomic_load_n(&sd->sd_rq->q_count, __ATOMIC_RELAXED) : 0);
-    ust_sd_put(sd);
-}
-
 static int peer_reach(const char *path, const char *text)
 {
     double t0 = now_s();

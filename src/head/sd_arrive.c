@@ -374,6 +374,15 @@ static int takes_deposits(const struct stdata *rsd)
            !__atomic_load_n(&rsd->sd_sigflags, __ATOMIC_RELAXED);
 }
 
+/* n bytes were just copied at the end of coalescing block last, the newest
+ * arrival: record them as one more write.  sd_ar.lock held. */
+static void coal_added(struct ust_arrivals *ar, mblk_t *last, size_t n)
+{
+    rec_put(last->b_datap, last->b_datap->db_pad++, n);
+    last->b_wptr += n;
+    ar_set(&ar->bytes, ar->bytes + n);
+}
+
 /* Append n bytes of u to the last arrival if it is a coalescing block with
  * space.  sd_ar.lock held.  1 done, 0 no space, -EFAULT (nothing added). */
 static int append_locked(struct ust_arrivals *ar, struct ust_sd_uio *u, size_t n)
@@ -383,9 +392,7 @@ static int append_locked(struct ust_arrivals *ar, struct ust_sd_uio *u, size_t n
         return 0;
     if (ust_sd_uio_copy(u, last->b_wptr, n) != 0)
         return -EFAULT;
-    rec_put(last->b_datap, last->b_datap->db_pad++, n);
-    last->b_wptr += n;
-    ar_set(&ar->bytes, ar->bytes + n);
+    coal_added(ar, last, n);
     return 1;
 }
 
@@ -646,9 +653,7 @@ static int copy_in_locked(struct stdata *sd, const mblk_t *mp, size_t n)
     mblk_t *last = ar->last;
     if (last && last->b_tag == UST_TAG_COAL && coal_fits(last, n)) {
         msg_copy_out(mp, last->b_wptr);
-        rec_put(last->b_datap, last->b_datap->db_pad++, n);
-        last->b_wptr += n;
-        ar_set(&ar->bytes, ar->bytes + n);
+        coal_added(ar, last, n);
         return 1;
     }
     mblk_t *blk = allocb(AR_COAL_BLK, BPRI_MED); /* never blocks; the depot lock is a leaf */
