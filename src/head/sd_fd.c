@@ -651,10 +651,10 @@ void ust_sd_ready_pri(struct stdata *sd, int on)
         return;
     if (on) {
         if (ust_lend_send(sd, "", 0, MSG_DONTWAIT | MSG_NOSIGNAL) == 0)
-            sd->sd_ptoken = 1;
+            __atomic_store_n(&sd->sd_ptoken, 1, __ATOMIC_RELAXED); /* read by snap_read */
     } else {
         take_token(sd);
-        sd->sd_ptoken = 0;
+        __atomic_store_n(&sd->sd_ptoken, 0, __ATOMIC_RELAXED);
     }
 }
 

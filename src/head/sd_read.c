@@ -13,7 +13,9 @@
  *   putbq; only a wait drops it.  So reads are atomic with respect to each
  *   other, a message is never reordered, and on EFAULT the part not copied is
  *   back at the front.  Messages read to the end are freed after sd_lock is
- *   dropped.  The only system call of a read that finds data is none; one
+ *   dropped.  A small read that changes no readiness may be served without
+ *   sd_lock while nobody has taken it since the last read checked the
+ *   stream ("The read snapshot" below).  The only system call of a read that finds data is none; one
  *   that empties the queue withdraws the readable token (an edge).
  *
  *   Read modes (streamio(7) I_SRDOPT, read(2)):
@@ -277,6 +279,63 @@ static int front_read(queue_t *q, struct rcur *cur, size_t want, size_t *got, mb
     return e;
 }
 
+/* ------------------------------------------------------------------------ */
+/* The read snapshot                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* A read that ends under sd_lock records, when nothing it checked would
+ * stop a small byte-stream read (RNORM without read-fill, no M_READ, no
+ * error, not a FIFO), the count of sd_lock's takings.  Everything those
+ * checks read changes only under sd_lock, so while the count stands they
+ * still pass (as for the write snapshot, sd_write.c).  sd_lock held. */
+static void rsnap_take(struct stdata *sd)
+{
+    UST_ASSERT_HELD(&sd->sd_lock);
+    int rdopt = sd->sd_rdopt;
+    int mode = (rdopt & RMODEMASK) == RMODEMASK ? RNORM : (rdopt & RMODEMASK);
+    if (mode != RNORM || (rdopt & RFILL) || sd_wants_mread(sd) || (sd->sd_flag & STRFIFO) ||
+        ust_sd_state_error(sd, UST_RULE_READ, 0) != 0)
+        return; /* an older count never comes back: no snapshot */
+    __atomic_store_n(&sd->sd_rsnap_takes, __atomic_load_n(&sd->sd_lock.takes, __ATOMIC_RELAXED),
+                     __ATOMIC_RELEASE);
+}
+
+/* A byte-stream read of `want` bytes (at most FRONT_READ_MAX) served in
+ * place without sd_lock, as front_read does under it, when the snapshot
+ * holds and the read changes no readiness: the readable token is shown, the
+ * priority token is not, and the queue still holds a message afterwards (so
+ * ust_sd_rready_after_read would do nothing).  Other readers: a read under
+ * sd_lock takes messages with several holds of the queue lock; the count is
+ * checked again under the queue lock, so this read runs before such a
+ * read's first hold or sees its taking and steps aside -- reads stay atomic
+ * with respect to each other.  *got: bytes copied (0: take the locked way).
+ * Returns 0 or EFAULT.  No lock held. */
+static int snap_read(struct stdata *sd, struct rcur *cur, size_t want, size_t *got, mblk_t **dead)
+{
+    *got = 0;
+    unsigned long t = ust_lock_takes(&sd->sd_lock);
+    if (t != __atomic_load_n(&sd->sd_rsnap_takes, __ATOMIC_ACQUIRE) ||
+        !__atomic_load_n(&sd->sd_rtoken, __ATOMIC_RELAXED) ||
+        __atomic_load_n(&sd->sd_ptoken, __ATOMIC_RELAXED) ||
+        __atomic_load_n(&sd->sd_xend, __ATOMIC_RELAXED) != NULL)
+        return 0;
+    queue_t *q = sd->sd_rq;
+    int e = 0, all = 0;
+    mblk_t *mp = ust_q_front_hold(q);
+    if (mp && ust_lock_takes(&sd->sd_lock) == t && mp->b_datap->db_type == M_DATA &&
+        mp->b_band == 0 && !(mp->b_flag & (MSGMARK | MSGDELIM | MSGNOGET)) &&
+        blen(mp) >= want && (blen(mp) > want || (mp->b_cont == NULL && mp->b_next != NULL))) {
+        e = cur_put(cur, mp->b_rptr, want, got);
+        all = *got == blen(mp);
+        if (!all)
+            mp->b_rptr += *got;
+    }
+    ust_q_front_release(q, *got, all);
+    if (all)
+        dead_add(dead, mp);
+    return e;
+}
+
 /*
  * ust_sd_read -- read(2)/readv(2) on a stream (see the principles above).
  *   Context: a system call; may block (futex wait, sd_lock dropped).  No lock
@@ -304,6 +363,13 @@ ssize_t ust_sd_read(struct stdata *sd, const struct iovec *iov, int iovcnt)
     queue_t *q = sd->sd_rq;
     mblk_t *dead = NULL;
     size_t n = 0;
+    if (total <= FRONT_READ_MAX) {
+        int e = snap_read(sd, &cur, total, &n, &dead);
+        if (e || n > 0) {
+            dead_free(dead);
+            return n > 0 ? (ssize_t)n : -e;
+        }
+    }
     int err = 0, mread_sent = 0, unwoken = 0;
     unsigned slept = 0; /* the sequence of the last wait */
 
@@ -419,6 +485,8 @@ ssize_t ust_sd_read(struct stdata *sd, const struct iovec *iov, int iovcnt)
         if (sd_take(sd, q, mp, &cur, mode, rdopt, total, &n, &dead, &err) == TAKE_STOP)
             break;
     }
+    if (!err)
+        rsnap_take(sd);
     ust_sd_rready_after_read(sd);
     ust_sd_unlockq(sd);
     dead_free(dead);

@@ -181,6 +181,10 @@ struct stdata {
      * (atomic): read without it by the writes that follow. */
     unsigned long sd_wsnap_takes;
     size_t sd_wsnap_max;
+    /* The read snapshot (sd_read.c, "The read snapshot"): a read under
+     * sd_lock found, at its taking sd_rsnap_takes, every check a small
+     * byte-stream read makes passed.  LOCK (atomic): read without it. */
+    unsigned long sd_rsnap_takes;
     _Alignas(UST_CACHELINE) struct ust_waitq sd_rwait; /* readers: data, M_ERROR, M_HANGUP, close */
     _Alignas(UST_CACHELINE) struct ust_waitq sd_wwait; /* writers: back-enable, M_ERROR, M_HANGUP,
                                                          * close */
