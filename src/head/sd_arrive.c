@@ -9,10 +9,10 @@
  *   head wq -> pipe wq -> peer pipe rq -> peer head rq, the middle two passed
  *   through (procedures off).  A write that needs nothing of the stream but
  *   to land there (no SNDHOLD, no write offset or block limit, one packet) is
- *   deposited: the writer claims the peer head's read queue, checks that the
- *   links still lead there and that the head takes deposits (its readable
- *   token shown, no M_READ outstanding, no signal registered, procedures on),
- *   and adds the data to the head's arrivals under their own lock.  No put
+ *   deposited: the writer checks that the head takes deposits (its readable
+ *   token shown, no M_READ outstanding, no signal registered), takes the
+ *   arrival lock, checks under it that the links still lead there (the
+ *   plumbing generation), and adds the data to the arrivals.  No put
  *   procedure runs, no queue lock is taken, and the reader's locks and lines
  *   are not touched: the arrival lock lives on a line of its own which the
  *   reader takes only when its read queue runs dry.  Anything else -- a module
@@ -85,9 +85,17 @@
  *   I_NREAD and strinfo look at the recorded lengths).  No memory for a new
  *   block: the message is linked as it is.
  *
- *   Lifetime.  The claim on the peer head's read queue keeps the head from
- *   being freed under the deposit: ust_sd_free turns its procedures off and
- *   waits out the claims before it discards the arrivals.
+ *   Lifetime.  A deposit claims no queue (two locked instructions a write,
+ *   about 10 % of a small write): it checks the plumbing generation under
+ *   the arrival lock it takes anyway.  ust_sd_free turns the head read
+ *   queue's procedures off, which moves the generation, before it discards
+ *   the arrivals under that lock and frees the queue pair: a deposit either
+ *   holds the lock before the discard (what it added, absorbed onto the
+ *   queue or not, is freed with the rest) or finds the generation moved and
+ *   takes the normal path.  Heads and queue pairs go back to pools, never
+ *   to malloc, and a pooled head's locks stay initialized, so the arrival
+ *   lock of a stale path is still a lock; a wake-up after the unlock may
+ *   reach the head's next life, whose waiters look again.
  *
  * Locking
  *   sd_ar.lock guards the arrival list, its counts and the sleepy mark.  Order:
@@ -501,17 +509,19 @@ int ust_sd_wsnap_path(struct stdata *sd, size_t n, struct ust_sd_dpath *dp)
     return ok && __atomic_load_n(&sd->sd_lock.takes, __ATOMIC_RELAXED) == t;
 }
 
-/* Release the claim on the path's head queue (ust_qrelease without reading
- * the queue's flags, which share a line with what its reader writes). */
-static void unclaim(const struct ust_sd_dpath *dp)
+/* Take the arrival lock of the path's head, and keep it if the path is
+ * still the plumbing's (see "Lifetime"): 1 held, 0 not (not held). */
+static int lock_path(const struct ust_sd_dpath *dp, struct ust_arrivals *ar)
 {
-    int was = atomic_fetch_sub_explicit(&dp->pv->active, 1, memory_order_release);
-#ifdef USTREAMS_DEBUG
-    if (was <= 0)
-        ust_claim_underflow(dp->q, was);
-#else
-    (void)was;
-#endif
+    /* Backing off, not sleeping: the reader's absorb holds the lock
+     * briefly, but a writer without sd_lock (the write snapshot) met it
+     * often enough at 1 KiB that ust_lock's short spin ran out and both
+     * sides paid futex calls (0.85x; 0.94-0.96x backing off). */
+    ust_lock_backoff(&ar->lock);
+    if (ust_plumb_gen_now() == dp->gen)
+        return 1;
+    ust_unlock(&ar->lock);
+    return 0;
 }
 
 int ust_sd_deposit(const struct ust_sd_dpath *dp, struct ust_sd_uio *u, size_t n, mblk_t **built)
@@ -519,24 +529,12 @@ int ust_sd_deposit(const struct ust_sd_dpath *dp, struct ust_sd_uio *u, size_t n
     *built = NULL;
     if (n == 0)
         return 0;
-    struct stdata *rsd = dp->rsd;
-    /* Claim, then check the generation (strcore.h): the head stays while we
-     * deposit, and the path is the one the plumbing has now.  The queue's own
-     * lines (written by its reader at every read) are not touched. */
-    atomic_fetch_add(&dp->pv->active, 1);
-    if (ust_plumb_gen_now() != dp->gen || !takes_deposits(rsd)) {
-        unclaim(dp);
-        return 0;
-    }
+    struct stdata *rsd = dp->rsd; /* a head's memory, whatever its life now ("Lifetime") */
     struct ust_arrivals *ar = &rsd->sd_ar;
     int r = 0, wake = 0, err = 0;
     mblk_t *mp = NULL;
-
-    /* Backing off, not sleeping: the reader's absorb holds the lock
-     * briefly, but a writer without sd_lock (the write snapshot) met it
-     * often enough at 1 KiB that ust_lock's short spin ran out and both
-     * sides paid futex calls (0.85x; 0.94-0.96x backing off). */
-    ust_lock_backoff(&ar->lock);
+    if (!takes_deposits(rsd) || !lock_path(dp, ar))
+        return 0;
     if (ar->bytes + n > ar->room)
         wake = absorb_locked(rsd, dp->q, 0); /* the room is stale: the reader may have drained */
     if (ar->bytes + n <= ar->room)
@@ -557,11 +555,10 @@ int ust_sd_deposit(const struct ust_sd_dpath *dp, struct ust_sd_uio *u, size_t n
         if (!mp) {
             if (wake)
                 ust_sd_wake(&rsd->sd_rwait);
-            unclaim(dp);
             return err == EFAULT ? -EFAULT : 0; /* ENOMEM: the normal path waits */
         }
-        ust_lock_backoff(&ar->lock);
-        if (takes_deposits(rsd)) { /* the token may have been withdrawn meanwhile */
+        int held = lock_path(dp, ar);
+        if (held && takes_deposits(rsd)) { /* the token may have been withdrawn meanwhile */
             link_locked(rsd, mp, n);
             mp = NULL;
             r = 1;
@@ -572,11 +569,11 @@ int ust_sd_deposit(const struct ust_sd_dpath *dp, struct ust_sd_uio *u, size_t n
                 tls_filled = 1;
             }
         }
-        ust_unlock(&ar->lock);
+        if (held)
+            ust_unlock(&ar->lock);
     }
-    if (wake) /* under the claim: rsd is still this pipe's */
+    if (wake) /* at worst a spurious wake-up of a head's next life ("Lifetime") */
         ust_sd_wake(&rsd->sd_rwait);
-    unclaim(dp);
     if (r < 0)
         return r;
     if (mp) {
@@ -592,15 +589,10 @@ int ust_sd_deposit_many(const struct ust_sd_dpath *dp, const struct iovec *w, in
     if (n <= 0)
         return 0;
     struct stdata *rsd = dp->rsd;
-    atomic_fetch_add(&dp->pv->active, 1); /* claim, then check: as ust_sd_deposit */
-    if (ust_plumb_gen_now() != dp->gen || !takes_deposits(rsd)) {
-        unclaim(dp);
-        return 0;
-    }
     struct ust_arrivals *ar = &rsd->sd_ar;
     int done = 0, wake = 0;
-
-    ust_lock(&ar->lock);
+    if (!takes_deposits(rsd) || !lock_path(dp, ar)) /* as ust_sd_deposit */
+        return 0;
     for (; done < n; done++) {
         size_t len = w[done].iov_len;
         if (len == 0)
@@ -622,9 +614,8 @@ int ust_sd_deposit_many(const struct ust_sd_dpath *dp, const struct iovec *w, in
         }
     }
     ust_unlock(&ar->lock);
-    if (wake) /* under the claim: rsd is still this pipe's */
+    if (wake)
         ust_sd_wake(&rsd->sd_rwait);
-    unclaim(dp);
     return done;
 }
 

@@ -221,8 +221,8 @@ void ust_sd_free(struct stdata *sd)
     freemsg(hold);
     freemsg(ioc);
     if (rq) {
-        qprocsoff(rq); /* waits out deposits too: they hold a claim on rq */
-        ust_sd_arrivals_discard(sd);
+        qprocsoff(rq); /* moves the plumbing generation: no deposit from now */
+        ust_sd_arrivals_discard(sd); /* under the arrival lock: waits out one in progress */
         ust_qfree(rq);
     }
     ust_sd_tok_forget(sd); /* off the token payer's list (sd_tokpay.c) */
