@@ -224,7 +224,6 @@ void th_close(struct th_stream *s)
     th_remove(s, s->drv, 1);
     th_head_free(s->hq); /* frees what is still queued at the head */
     ust_lock_destroy(&s->lock);
-    pthread_cond_destroy(&s->cv.cv);
     free(s);
 }
 

@@ -95,7 +95,7 @@ struct hold_timer {
 };
 
 static ust_lock_t ht_lock = UST_LOCK_INIT;            /* see Locking */
-static ust_cond_t ht_cv = {PTHREAD_COND_INITIALIZER}; /* ht_lock: running fell */
+static ust_cond_t ht_cv = UST_COND_INIT; /* ht_lock: running fell */
 static struct hold_timer *ht_tab[HT_NBUCKET];         /* ht_lock */
 
 static struct hold_timer **ht_bucket(const struct stdata *sd)

@@ -102,7 +102,7 @@ static ust_lock_t tab_lock = UST_LOCK_INIT; /* guards the two tables below (see 
 static struct share_ent *share_tab[SHARE_BUCKETS]; /* tab_lock: the share table */
 static struct stdata *sd_head; /* tab_lock: every stream, linked by sd_next/sd_regprev */
 /* With tab_lock: signalled when a share table entry changes state or goes. */
-static ust_cond_t share_cv = {PTHREAD_COND_INITIALIZER};
+static ust_cond_t share_cv = UST_COND_INIT;
 
 /* ------------------------------------------------------------------------ */
 /* Credentials, the table of streams                                        */

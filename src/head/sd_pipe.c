@@ -70,7 +70,7 @@ struct pipe_break {
 };
 
 static ust_lock_t pipe_lock = UST_LOCK_INIT;            /* see Locking */
-static ust_cond_t pipe_cv = {PTHREAD_COND_INITIALIZER}; /* pipe_lock: a break ended */
+static ust_cond_t pipe_cv = UST_COND_INIT; /* pipe_lock: a break ended */
 static struct pipe_break *breaking;                     /* pipe_lock */
 
 /* ------------------------------------------------------------------------ */
