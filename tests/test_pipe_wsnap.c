@@ -22,6 +22,18 @@
  *       duplicated or reordered per writer; no block outstanding
  *   W.7 fork after fast writes: the child's writes reach the parent's
  *       reader through the split pipe, and the parent's own writes too
+ *
+ * The snapshot of the normal path (modules pushed: snap_send):
+ *   W.8 taken and used: with a nullmod pushed, 500 writes after the first
+ *       few leave sd_lock untaken, each passes the module's put procedure,
+ *       and all read back intact
+ *   W.9 I_POP after fast writes through the module: the next writes do not
+ *       pass it, nothing is lost
+ *   W.10 O_NONBLOCK and a full pipe: fast writes until EAGAIN, POLLOUT
+ *       withdrawn then, everything reads back in order
+ *   W.11 the module lowers its maximum packet size (strqset, no sd_lock):
+ *       the next 64-byte write arrives as four 16-byte messages
+ *   W.12 W.6's threads with a nullmod pushed
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -228,10 +240,12 @@ static void *toggler_main(void *arg)
     return NULL;
 }
 
-static void test_threaded(void)
+static void test_threaded(int push)
 {
     int p[2];
     CHECK_EQ(strm_pipe(p), 0);
+    if (push)
+        CHECK_EQ(strm_ioctl(p[1], I_PUSH, "nullmod"), 0);
     pthread_t wt[NWRITERS], tt;
     struct wr w[NWRITERS];
     atomic_store(&toggler_stop, 0);
@@ -286,6 +300,117 @@ static void test_threaded(void)
     CHECK_NO_BLOCKS();
 }
 
+/* The number of put procedure calls of the module below fd's head. */
+static long module_puts(int fd)
+{
+    int err = 0;
+    struct stdata *sd = ust_sd_get(fd, &err);
+    if (!CHECK(sd != NULL))
+        return -1;
+    queue_t *mq = sd->sd_wq->q_next;
+    long n = mq ? atomic_load(&ust_qpv(mq)->nput) : -1;
+    ust_sd_put(sd);
+    return n;
+}
+
+/* W.8 */
+static void test_send_taken_and_used(void)
+{
+    int p[2];
+    CHECK_EQ(strm_pipe(p), 0);
+    CHECK_EQ(strm_ioctl(p[1], I_PUSH, "nullmod"), 0);
+    pat_write(p[1], 0, 4 * 64, 64);
+    unsigned long t0 = takes_of(p[1]);
+    long n0 = module_puts(p[1]);
+    pat_write(p[1], 4 * 64, 500 * 64, 64);
+    CHECK_EQ(takes_of(p[1]), t0);
+    CHECK_EQ(module_puts(p[1]) - n0, 500);
+    pat_read(p[0], 0, 504 * 64);
+    CHECK_EQ(strm_close(p[0]), 0);
+    CHECK_EQ(strm_close(p[1]), 0);
+}
+
+/* W.9 */
+static void test_send_pop_ends_it(void)
+{
+    int p[2];
+    CHECK_EQ(strm_pipe(p), 0);
+    CHECK_EQ(strm_ioctl(p[1], I_PUSH, "nullmod"), 0);
+    pat_write(p[1], 0, 64 * 20, 64);
+    int err = 0;
+    struct stdata *sd = ust_sd_get(p[1], &err);
+    queue_t *mq = sd ? sd->sd_wq->q_next : NULL;
+    long before = mq ? atomic_load(&ust_qpv(mq)->nput) : 0;
+    CHECK_EQ(strm_ioctl(p[1], I_POP, 0), 0);
+    pat_write(p[1], 64 * 20, 64 * 20, 64);
+    long after = mq ? atomic_load(&ust_qpv(mq)->nput) : 0; /* the pooled pair */
+    if (sd)
+        ust_sd_put(sd);
+    CHECK_EQ(after, before);
+    pat_read(p[0], 0, 64 * 40);
+    CHECK_EQ(strm_close(p[0]), 0);
+    CHECK_EQ(strm_close(p[1]), 0);
+}
+
+/* W.10 */
+static void test_send_nonblock_full(void)
+{
+    int p[2];
+    CHECK_EQ(strm_pipe(p), 0);
+    CHECK_EQ(strm_ioctl(p[1], I_PUSH, "nullmod"), 0);
+    int fl = strm_fcntl(p[1], F_GETFL);
+    CHECK_EQ(strm_fcntl(p[1], F_SETFL, fl | O_NONBLOCK), 0);
+    alarm(20);
+    size_t off = 0;
+    unsigned char buf[64];
+    for (;;) {
+        for (size_t i = 0; i < sizeof(buf); i++)
+            buf[i] = pat(off + i);
+        ssize_t r = strm_write(p[1], buf, sizeof(buf));
+        if (r < 0) {
+            CHECK_EQ(errno, EAGAIN);
+            break;
+        }
+        if (!CHECK_EQ(r, 64))
+            break;
+        off += 64;
+    }
+    alarm(0);
+    CHECK(off > 64 * 10);
+    struct pollfd pf = {.fd = p[1], .events = POLLOUT};
+    CHECK_EQ(strm_poll(&pf, 1, 0), 0);
+    pat_read(p[0], 0, off);
+    CHECK_EQ(strm_poll(&pf, 1, 1000), 1);
+    CHECK_EQ(strm_close(p[0]), 0);
+    CHECK_EQ(strm_close(p[1]), 0);
+}
+
+/* W.11 */
+static void test_send_psz_change(void)
+{
+    int p[2];
+    CHECK_EQ(strm_pipe(p), 0);
+    CHECK_EQ(strm_ioctl(p[1], I_PUSH, "nullmod"), 0);
+    pat_write(p[1], 0, 64 * 10, 64);
+    pat_read(p[0], 0, 64 * 10);
+    int err = 0;
+    struct stdata *sd = ust_sd_get(p[1], &err);
+    if (!CHECK(sd != NULL))
+        return;
+    CHECK_EQ(strqset(sd->sd_wq->q_next, QMAXPSZ, 0, 16), 0);
+    ust_sd_put(sd);
+    pat_write(p[1], 64 * 10, 64, 64);
+    CHECK_EQ(strm_ioctl(p[0], I_SRDOPT, RMSGN), 0);
+    unsigned char b[64];
+    for (int i = 0; i < 4; i++) {
+        if (!CHECK_EQ(strm_read(p[0], b, sizeof(b)), 16))
+            break; /* one message: nothing more to read */
+        CHECK_EQ(b[0], pat(64 * 10 + 16 * (size_t)i));
+    }
+    CHECK_EQ(strm_close(p[0]), 0);
+    CHECK_EQ(strm_close(p[1]), 0);
+}
+
 /* ---- W.7 ---- */
 
 static int w7_fds[2];
@@ -321,7 +446,12 @@ int main(void)
     test_reader_gone();
     test_push_ends_it();
     test_nonblock_ends_it();
-    test_threaded();
+    test_threaded(0);
     test_fork();
+    test_send_taken_and_used();
+    test_send_pop_ends_it();
+    test_send_nonblock_full();
+    test_send_psz_change();
+    test_threaded(1);
     return CHECK_RESULT();
 }

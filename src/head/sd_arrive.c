@@ -491,10 +491,11 @@ static int dpath_peek(struct stdata *sd, struct ust_sd_dpath *dp)
     return dp->valid && dp->q != NULL && dp->pv != NULL && dp->rsd != NULL;
 }
 
-void ust_sd_wsnap_take(struct stdata *sd, size_t max)
+void ust_sd_wsnap_take(struct stdata *sd, size_t max, int how)
 {
     UST_ASSERT_HELD(&sd->sd_lock);
     __atomic_store_n(&sd->sd_wsnap_max, max, __ATOMIC_RELEASE);
+    __atomic_store_n(&sd->sd_wsnap_how, how, __ATOMIC_RELEASE);
     __atomic_store_n(&sd->sd_wsnap_takes, __atomic_load_n(&sd->sd_lock.takes, __ATOMIC_RELAXED),
                      __ATOMIC_RELEASE);
 }
@@ -503,10 +504,21 @@ int ust_sd_wsnap_path(struct stdata *sd, size_t n, struct ust_sd_dpath *dp)
 {
     unsigned long t = ust_lock_takes(&sd->sd_lock);
     if (t != __atomic_load_n(&sd->sd_wsnap_takes, __ATOMIC_ACQUIRE) ||
-        n > __atomic_load_n(&sd->sd_wsnap_max, __ATOMIC_ACQUIRE))
+        n > __atomic_load_n(&sd->sd_wsnap_max, __ATOMIC_ACQUIRE) ||
+        __atomic_load_n(&sd->sd_wsnap_how, __ATOMIC_ACQUIRE) != UST_WSNAP_DEPOSIT)
         return 0;
     int ok = dpath_peek(sd, dp); /* acquire loads: before the recheck */
     return ok && __atomic_load_n(&sd->sd_lock.takes, __ATOMIC_RELAXED) == t;
+}
+
+int ust_sd_wsnap_send(struct stdata *sd, size_t n)
+{
+    unsigned long t = ust_lock_takes(&sd->sd_lock);
+    if (t != __atomic_load_n(&sd->sd_wsnap_takes, __ATOMIC_ACQUIRE) ||
+        n > __atomic_load_n(&sd->sd_wsnap_max, __ATOMIC_ACQUIRE))
+        return 0;
+    return __atomic_load_n(&sd->sd_wsnap_how, __ATOMIC_ACQUIRE) == UST_WSNAP_SEND &&
+           __atomic_load_n(&sd->sd_lock.takes, __ATOMIC_RELAXED) == t;
 }
 
 /* Take the arrival lock of the path's head, and keep it if the path is

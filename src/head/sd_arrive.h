@@ -14,13 +14,19 @@ struct ust_sd_uio;
 /* The deposit path of sd's writes into *dp (from the cache while the
  * plumbing generation stands); 1 if there is one, else 0.  sd_lock held. */
 int ust_sd_deposit_path(struct stdata *sd, struct ust_sd_dpath *dp);
+/* What a write snapshot allows: depositing (a module-free pipe), or one
+ * message sent down the stream. */
+enum { UST_WSNAP_DEPOSIT, UST_WSNAP_SEND };
 /* The write snapshot (sd_write.c): a write of sd found every check passed
- * and took the deposit path; writes of up to max bytes may take it without
+ * and took path `how`; writes of up to max bytes may take it without
  * sd_lock until anyone takes sd_lock again.  sd_lock held. */
-void ust_sd_wsnap_take(struct stdata *sd, size_t max);
+void ust_sd_wsnap_take(struct stdata *sd, size_t max, int how);
 /* 1 and the path in *dp if a write of n bytes may deposit without sd_lock
  * (the snapshot holds: nobody took sd_lock since), else 0.  No lock held. */
 int ust_sd_wsnap_path(struct stdata *sd, size_t n, struct ust_sd_dpath *dp);
+/* 1 if a write of n bytes may be sent down without sd_lock (the snapshot
+ * holds), else 0.  No lock held. */
+int ust_sd_wsnap_send(struct stdata *sd, size_t n);
 /*
  * ust_sd_deposit -- put n bytes of u straight at the reading head at the end
  *   of path dp (ust_sd_deposit_path), when nothing stands between (the path

@@ -33,7 +33,11 @@
  *   (ust_sd_wsnap_take).  Everything those checks read is guarded by
  *   sd_lock, so while the count reads the same nobody can have changed it:
  *   the writes that follow deposit without taking sd_lock at all
- *   (ust_sd_wsnap_path; 64 B 1.06-1.21x, bench/README.md).  Any
+ *   (ust_sd_wsnap_path; 64 B 1.06-1.21x, bench/README.md).  A write that
+ *   went the normal way as one message with no deposit path (modules
+ *   pushed, or not a pipe) records the same for that way: the writes that
+ *   follow are sent by snap_send, with one claim of the head's write queue
+ *   for the flow check, putnext and the look after it.  Any
  *   taking -- a read of this head, an ioctl, a hang-up, close, the token
  *   payer -- ends the snapshot, and the next write checks under the lock
  *   again.  A write that reads the count just before another thread takes
@@ -545,6 +549,45 @@ ssize_t ust_sd_write_buf(struct stdata *sd, const void *buf, size_t count)
     return sd_write_uio(sd, &u, count);
 }
 
+/*
+ * snap_send -- a write of total bytes sent down as one message without
+ *   sd_lock, while the write snapshot of the normal path holds (see "The
+ *   write snapshot" above: modules pushed, or not a pipe).  One claim of the
+ *   head's write queue covers the flow check, putnext and the look at flow
+ *   control after it, which the locked way make with three.  Returns 1
+ *   (sent), -EFAULT (nothing sent), or 0 (nothing done: the queue below is
+ *   full, no memory, or the snapshot ended; take the locked way).
+ */
+static int snap_send(struct stdata *sd, struct ust_sd_uio *u, size_t total)
+{
+    if (!ust_sd_wsnap_send(sd, total) || __atomic_load_n(&sd->sd_xend, __ATOMIC_ACQUIRE) != NULL)
+        return 0;
+    queue_t *wq = sd->sd_wq;
+    atomic_fetch_add(&ust_qpv(wq)->active, 1);
+    /* The packet sizes of the queue below are its own (strqset, without
+     * sd_lock): looked at again, as the locked way does at every write. */
+    ssize_t minpsz, maxpsz;
+    sd_psz(sd, &minpsz, &maxpsz);
+    int fits = minpsz == 0 && maxpsz != 0 && total <= sd_pktsize(maxpsz);
+    mblk_t *mp = fits && bcanputnext(wq, 0) ? allocb(total, BPRI_MED) : NULL;
+    if (!mp) {
+        ust_qrelease(wq);
+        return 0;
+    }
+    if (ust_sd_uio_copy(u, mp->b_wptr, total) != 0) {
+        ust_qrelease(wq);
+        freemsg(mp);
+        return -EFAULT;
+    }
+    mp->b_wptr += total;
+    putnext(wq, mp);
+    int room = bcanputnext(wq, 0);
+    ust_qrelease(wq);
+    if (!room) /* full now: POLLOUT withdrawn under sd_lock, as sd_ret does */
+        ust_sd_wready_after_write(sd);
+    return 1;
+}
+
 static ssize_t sd_write_uio(struct stdata *sd, struct ust_sd_uio *up, size_t total)
 {
     struct ust_sd_uio *u = up; /* used in place: a copy stalled on the caller's stores */
@@ -555,6 +598,7 @@ static ssize_t sd_write_uio(struct stdata *sd, struct ust_sd_uio *up, size_t tot
 
     mblk_t *built = NULL;
     struct ust_sd_dpath dp;
+    int dpath = 0; /* a deposit path was found (and tried) */
     if (total > 0 && ust_sd_wsnap_path(sd, total, &dp)) {
         /* 0: nothing of u consumed, tried again below (the reader may have
          * made room meanwhile); 2: built holds all of u. */
@@ -563,6 +607,10 @@ static ssize_t sd_write_uio(struct stdata *sd, struct ust_sd_uio *up, size_t tot
             return (ssize_t)total;
         if (r < 0)
             return r;
+    } else if (total > 0) {
+        int r = snap_send(sd, u, total);
+        if (r != 0)
+            return r > 0 ? (ssize_t)total : r;
     }
 
     ust_lock(&sd->sd_lock);
@@ -620,9 +668,9 @@ static ssize_t sd_write_uio(struct stdata *sd, struct ust_sd_uio *up, size_t tot
         wparams_get(sd, &p);
         pkt = total; /* built is the whole write */
     } else if (total > 0 && total <= pkt && p.wroff == 0 && p.maxblk == SIZE_MAX &&
-               ust_sd_deposit_path(sd, &dp)) {
+               (dpath = ust_sd_deposit_path(sd, &dp))) {
         if (!p.hold && p.minpsz == 0 && p.maxpsz != 0 && !(sd->sd_flag & STRFIFO))
-            ust_sd_wsnap_take(sd, pkt);
+            ust_sd_wsnap_take(sd, pkt, UST_WSNAP_DEPOSIT);
         ust_unlock(&sd->sd_lock);
         int r = ust_sd_deposit(&dp, u, total, &built);
         if (r == 1)
@@ -646,6 +694,13 @@ static ssize_t sd_write_uio(struct stdata *sd, struct ust_sd_uio *up, size_t tot
         }
         ust_lock(&sd->sd_lock);
     }
+    /* One message sent the normal way, sd_lock held since wparams_get (no
+     * deposit path was tried, no split ring): the snapshot of this path.  A
+     * wait for flow control below retakes sd_lock, which ends it. */
+    if (!built && !dpath && total > 0 && total <= pkt && p.wroff == 0 &&
+        p.maxblk == SIZE_MAX && !p.hold && p.minpsz == 0 && p.maxpsz != 0 &&
+        !(sd->sd_flag & STRFIFO) && __atomic_load_n(&sd->sd_xend, __ATOMIC_RELAXED) == NULL)
+        ust_sd_wsnap_take(sd, pkt, UST_WSNAP_SEND);
     /* The first message's flow control. */
     tls_wsent = 1; /* the normal way: sd_ret looks at flow control */
     err = ust_sd_wait_writable(sd, 0, p.nonblock);

@@ -181,6 +181,7 @@ struct stdata {
      * (atomic): read without it by the writes that follow. */
     unsigned long sd_wsnap_takes;
     size_t sd_wsnap_max;
+    int sd_wsnap_how; /* UST_WSNAP_*: the path the snapshot allows */
     /* The read snapshot (sd_read.c, "The read snapshot"): a read under
      * sd_lock found, at its taking sd_rsnap_takes, every check a small
      * byte-stream read makes passed.  LOCK (atomic): read without it. */
