@@ -8,6 +8,8 @@
  *                                 `each` bytes (at most 2048), each checked
  *   pat_read(fd, off, n)          read exactly n bytes (blocking), checking
  *                                 them against the pattern from off
+ *   pat_read_each(fd, off, n, each)  the same in reads of at most `each`
+ *                                 bytes (at most 4096)
  */
 #ifndef UST_TEST_PATTERN_UTIL_H
 #define UST_TEST_PATTERN_UTIL_H
@@ -38,12 +40,14 @@ static inline void pat_write(int fd, size_t off, size_t n, size_t each)
     }
 }
 
-static inline void pat_read(int fd, size_t off, size_t n)
+static inline void pat_read_each(int fd, size_t off, size_t n, size_t each)
 {
     unsigned char buf[4096];
+    if (each > sizeof(buf))
+        each = sizeof(buf);
     size_t got = 0;
     while (got < n) {
-        size_t want = n - got < sizeof(buf) ? n - got : sizeof(buf);
+        size_t want = n - got < each ? n - got : each;
         ssize_t r = strm_read(fd, buf, want);
         if (!CHECK(r > 0))
             return;
@@ -55,6 +59,11 @@ static inline void pat_read(int fd, size_t off, size_t n)
         got += (size_t)r;
     }
     CHECK_EQ(got, n);
+}
+
+static inline void pat_read(int fd, size_t off, size_t n)
+{
+    pat_read_each(fd, off, n, 4096);
 }
 
 #endif /* UST_TEST_PATTERN_UTIL_H */

@@ -35,37 +35,8 @@
 #include "check.h"
 #include "fork_util.h"
 #include "pattern_util.h"
+#include "sd_takes.h"
 #include "sthead.h"
-
-/* How many times fd's head has had sd_lock taken. */
-static unsigned long takes_of(int fd)
-{
-    int err = 0;
-    struct stdata *sd = ust_sd_get(fd, &err);
-    if (!CHECK(sd != NULL))
-        return 0;
-    unsigned long t = ust_lock_takes(&sd->sd_lock);
-    ust_sd_put(sd);
-    return t;
-}
-
-/* Read exactly n bytes in reads of `each`, checking the pattern from off. */
-static void pat_read_each(int fd, size_t off, size_t n, size_t each)
-{
-    unsigned char buf[64];
-    for (size_t got = 0; got < n;) {
-        size_t k = n - got < each ? n - got : each;
-        ssize_t r = strm_read(fd, buf, k);
-        if (!CHECK(r > 0))
-            return;
-        for (ssize_t i = 0; i < r; i++)
-            if (buf[i] != pat(off + got + (size_t)i)) {
-                CHECK(!"byte differs");
-                return;
-            }
-        got += (size_t)r;
-    }
-}
 
 /* R.1 */
 static void test_taken_and_used(void)

@@ -51,22 +51,11 @@
 #include "check.h"
 #include "pattern_util.h"
 #include "fork_util.h"
+#include "sd_takes.h"
 #include "sthead.h"
 
 
 
-
-/* How many times fd's head has had sd_lock taken. */
-static unsigned long takes_of(int fd)
-{
-    int err = 0;
-    struct stdata *sd = ust_sd_get(fd, &err);
-    if (!CHECK(sd != NULL))
-        return 0;
-    unsigned long t = ust_lock_takes(&sd->sd_lock);
-    ust_sd_put(sd);
-    return t;
-}
 
 /* W.1 */
 static void test_taken_and_used(void)
@@ -140,6 +129,28 @@ static void test_push_ends_it(void)
     CHECK_EQ(strm_close(p[1]), 0);
 }
 
+/* Write 64-byte pieces of the pattern from off to non-blocking fd until
+ * EAGAIN (20 s at most); returns the offset reached. */
+static size_t fill_until_eagain(int fd, size_t off)
+{
+    alarm(20); /* a write that blocks fails the test */
+    unsigned char buf[64];
+    for (;;) {
+        for (size_t i = 0; i < sizeof(buf); i++)
+            buf[i] = pat(off + i);
+        ssize_t r = strm_write(fd, buf, sizeof(buf));
+        if (r < 0) {
+            CHECK_EQ(errno, EAGAIN);
+            break;
+        }
+        if (!CHECK_EQ(r, 64))
+            break;
+        off += 64;
+    }
+    alarm(0);
+    return off;
+}
+
 /* W.5 */
 static void test_nonblock_ends_it(void)
 {
@@ -150,22 +161,7 @@ static void test_nonblock_ends_it(void)
     pat_write(p[1], 64 * 10, 64, 64); /* the snapshot again */
     int fl = strm_fcntl(p[1], F_GETFL);
     CHECK_EQ(strm_fcntl(p[1], F_SETFL, fl | O_NONBLOCK), 0);
-    alarm(20); /* a write that blocks fails the test */
-    size_t off = 64 * 11;
-    unsigned char buf[64];
-    for (;;) {
-        for (size_t i = 0; i < sizeof(buf); i++)
-            buf[i] = pat(off + i);
-        ssize_t r = strm_write(p[1], buf, sizeof(buf));
-        if (r < 0) {
-            CHECK_EQ(errno, EAGAIN);
-            break;
-        }
-        if (!CHECK_EQ(r, 64))
-            break;
-        off += 64;
-    }
-    alarm(0);
+    size_t off = fill_until_eagain(p[1], 64 * 11);
     CHECK(off > 64 * 11);
     pat_read(p[0], 64 * 10, off - 64 * 10);
     CHECK_EQ(strm_close(p[0]), 0);
@@ -360,22 +356,7 @@ static void test_send_nonblock_full(void)
     CHECK_EQ(strm_ioctl(p[1], I_PUSH, "nullmod"), 0);
     int fl = strm_fcntl(p[1], F_GETFL);
     CHECK_EQ(strm_fcntl(p[1], F_SETFL, fl | O_NONBLOCK), 0);
-    alarm(20);
-    size_t off = 0;
-    unsigned char buf[64];
-    for (;;) {
-        for (size_t i = 0; i < sizeof(buf); i++)
-            buf[i] = pat(off + i);
-        ssize_t r = strm_write(p[1], buf, sizeof(buf));
-        if (r < 0) {
-            CHECK_EQ(errno, EAGAIN);
-            break;
-        }
-        if (!CHECK_EQ(r, 64))
-            break;
-        off += 64;
-    }
-    alarm(0);
+    size_t off = fill_until_eagain(p[1], 0);
     CHECK(off > 64 * 10);
     struct pollfd pf = {.fd = p[1], .events = POLLOUT};
     CHECK_EQ(strm_poll(&pf, 1, 0), 0);

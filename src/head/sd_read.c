@@ -253,21 +253,22 @@ static int sd_take(struct stdata *sd, queue_t *q, mblk_t *mp, struct rcur *cur, 
  * write that much in small writes. */
 #define FILL_SPIN_MAX 4096
 
-/* A byte-stream read of `want` bytes (RNORM, nothing read yet) served in
- * place when the first message is plain band-0 data whose first block holds
- * at least that: copied out, then its b_rptr advanced (the message stays at
- * the front) or, when that was all of a one-block message, the message
- * taken off to *dead -- what getq, copy_msg and putbq do, at one hold of the
- * queue lock.  *got: bytes copied (0: not served here).  Returns 0 or
- * EFAULT.  sd_lock held. */
-static int front_read(queue_t *q, struct rcur *cur, size_t want, size_t *got, mblk_t **dead)
+/* The in-place read of front_read and snap_read, at one hold of q's lock:
+ * want bytes of a plain band-0 first message whose first block holds them,
+ * b_rptr advanced or, when that was all of a one-block message, the
+ * message taken off to *dead.  With lk (snap_read), only while lk's taking
+ * count still reads t and the queue keeps a message afterwards.  *got:
+ * bytes copied (0: not served).  Returns 0 or EFAULT. */
+static int serve_front(queue_t *q, struct rcur *cur, size_t want, size_t *got, mblk_t **dead,
+                       const ust_lock_t *lk, unsigned long t)
 {
     int e = 0, all = 0;
     *got = 0;
     mblk_t *mp = ust_q_front_hold(q);
-    if (mp && mp->b_datap->db_type == M_DATA && mp->b_band == 0 &&
-        !(mp->b_flag & (MSGMARK | MSGDELIM | MSGNOGET)) && blen(mp) >= want &&
-        (blen(mp) > want || mp->b_cont == NULL)) {
+    if (mp && (!lk || ust_lock_takes(lk) == t) && mp->b_datap->db_type == M_DATA &&
+        mp->b_band == 0 && !(mp->b_flag & (MSGMARK | MSGDELIM | MSGNOGET)) &&
+        blen(mp) >= want &&
+        (blen(mp) > want || (mp->b_cont == NULL && (!lk || mp->b_next != NULL)))) {
         e = cur_put(cur, mp->b_rptr, want, got);
         all = *got == blen(mp);
         if (!all)
@@ -277,6 +278,18 @@ static int front_read(queue_t *q, struct rcur *cur, size_t want, size_t *got, mb
     if (all)
         dead_add(dead, mp);
     return e;
+}
+
+/* A byte-stream read of `want` bytes (RNORM, nothing read yet) served in
+ * place when the first message is plain band-0 data whose first block holds
+ * at least that: copied out, then its b_rptr advanced (the message stays at
+ * the front) or, when that was all of a one-block message, the message
+ * taken off to *dead -- what getq, copy_msg and putbq do, at one hold of the
+ * queue lock.  *got: bytes copied (0: not served here).  Returns 0 or
+ * EFAULT.  sd_lock held. */
+static int front_read(queue_t *q, struct rcur *cur, size_t want, size_t *got, mblk_t **dead)
+{
+    return serve_front(q, cur, want, got, dead, NULL, 0);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -319,21 +332,7 @@ static int snap_read(struct stdata *sd, struct rcur *cur, size_t want, size_t *g
         __atomic_load_n(&sd->sd_ptoken, __ATOMIC_RELAXED) ||
         __atomic_load_n(&sd->sd_xend, __ATOMIC_RELAXED) != NULL)
         return 0;
-    queue_t *q = sd->sd_rq;
-    int e = 0, all = 0;
-    mblk_t *mp = ust_q_front_hold(q);
-    if (mp && ust_lock_takes(&sd->sd_lock) == t && mp->b_datap->db_type == M_DATA &&
-        mp->b_band == 0 && !(mp->b_flag & (MSGMARK | MSGDELIM | MSGNOGET)) &&
-        blen(mp) >= want && (blen(mp) > want || (mp->b_cont == NULL && mp->b_next != NULL))) {
-        e = cur_put(cur, mp->b_rptr, want, got);
-        all = *got == blen(mp);
-        if (!all)
-            mp->b_rptr += *got;
-    }
-    ust_q_front_release(q, *got, all);
-    if (all)
-        dead_add(dead, mp);
-    return e;
+    return serve_front(sd->sd_rq, cur, want, got, dead, &sd->sd_lock, t);
 }
 
 /*
