@@ -34,6 +34,8 @@
  *   W.11 the module lowers its maximum packet size (strqset, no sd_lock):
  *       the next 64-byte write arrives as four 16-byte messages
  *   W.12 W.6's threads with a nullmod pushed
+ *   W.13 the reader closes after fast writes through the module: the next
+ *       write fails EPIPE, nothing written before is lost
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -392,6 +394,24 @@ static void test_send_psz_change(void)
     CHECK_EQ(strm_close(p[1]), 0);
 }
 
+/* W.13 */
+static void test_send_reader_gone(void)
+{
+    int p[2];
+    CHECK_EQ(strm_pipe(p), 0);
+    CHECK_EQ(strm_ioctl(p[1], I_PUSH, "nullmod"), 0);
+    pat_write(p[1], 0, 64 * 20, 64);
+    pat_read(p[0], 0, 64 * 20);
+    pat_write(p[1], 64 * 20, 64 * 5, 64); /* the snapshot */
+    pat_read(p[0], 64 * 20, 64 * 5);
+    CHECK_EQ(strm_close(p[0]), 0);
+    unsigned char b[64] = {0};
+    errno = 0;
+    CHECK_EQ(strm_write(p[1], b, sizeof(b)), -1);
+    CHECK_EQ(errno, EPIPE);
+    CHECK_EQ(strm_close(p[1]), 0);
+}
+
 /* ---- W.7 ---- */
 
 static int w7_fds[2];
@@ -434,5 +454,6 @@ int main(void)
     test_send_nonblock_full();
     test_send_psz_change();
     test_threaded(1);
+    test_send_reader_gone();
     return CHECK_RESULT();
 }

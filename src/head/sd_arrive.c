@@ -468,7 +468,6 @@ int ust_sd_deposit_path(struct stdata *sd, struct ust_sd_dpath *dp)
          * the deposit's recheck then refuses the path. */
         queue_t *t = head_below(sd->sd_wq);
         DP_SET(q, t);
-        DP_SET(pv, t ? ust_qpv(t) : NULL);
         DP_SET(rsd, t ? (struct stdata *)t->q_ptr : NULL);
         DP_SET(gen, gen);
         DP_SET(valid, 1);
@@ -484,11 +483,10 @@ static int dpath_peek(struct stdata *sd, struct ust_sd_dpath *dp)
 {
     const struct ust_sd_dpath *c = &sd->sd_dpath;
     dp->q = DP_GET(q);
-    dp->pv = DP_GET(pv);
     dp->rsd = DP_GET(rsd);
     dp->gen = DP_GET(gen);
     dp->valid = DP_GET(valid);
-    return dp->valid && dp->q != NULL && dp->pv != NULL && dp->rsd != NULL;
+    return dp->valid && dp->q != NULL && dp->rsd != NULL;
 }
 
 void ust_sd_wsnap_take(struct stdata *sd, size_t max, int how)

@@ -155,7 +155,6 @@ struct ust_arrivals {
  * plumbing generation gen (q NULL: no such path under gen). */
 struct ust_sd_dpath {
     queue_t *q;
-    struct ust_qpriv *pv;
     struct stdata *rsd;
     unsigned long gen;
     int valid;            /* the fields above were filled in */

@@ -391,15 +391,17 @@ static int small_up(struct ust_xend *xe, const struct ust_sd_dpath *dp,
 /* The deposit path to the head right above q, if q leads to one. */
 static void head_path(queue_t *q, struct ust_sd_dpath *dp)
 {
+    /* The generation first: a change while the link is read moves it, and
+     * the deposit's check under the arrival lock then refuses the path. */
+    unsigned long gen = ust_plumb_gen_now();
     queue_t *hq = ust_qnext(q);
 
     memset(dp, 0, sizeof(*dp));
     if (hq != NULL && (ust_qflags(hq) & (QHEAD | QREADR)) == (QHEAD | QREADR) &&
         hq->q_ptr != NULL) {
         dp->q = hq;
-        dp->pv = ust_qpv(hq);
         dp->rsd = hq->q_ptr;
-        dp->gen = ust_plumb_gen_now();
+        dp->gen = gen;
         dp->valid = 1;
     }
 }
