@@ -36,6 +36,11 @@
  *   W.12 W.6's threads with a nullmod pushed
  *   W.13 the reader closes after fast writes through the module: the next
  *       write fails EPIPE, nothing written before is lost
+ *   W.14 claims on the way (putnext.c "Covered entries", "Passed through
+ *       without claims"): a module pushed on each end sees, at every write,
+ *       no claim on the writing end's module (entered covered by the head's
+ *       claim) and none on the pipe's twist (passed through), one on the
+ *       reading end's module
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -412,6 +417,73 @@ static void test_send_reader_gone(void)
     CHECK_EQ(strm_close(p[1]), 0);
 }
 
+/* ---- W.14 ---- */
+
+static queue_t *w14_twist[2]; /* the writing end's pipe wq, the reading end's pipe rq */
+static atomic_int w14_puts[2], w14_bad[2];
+
+/* Records, for data, the claims it runs under: on the write side its own
+ * (covered: none), on the read side the twist's (none) and its own (one). */
+static int rec_put(queue_t *q, mblk_t *mp)
+{
+    if (mp->b_datap->db_type == M_DATA) {
+        int rd = ust_isrd(q);
+        int bad = rd ? atomic_load(&ust_qpv(w14_twist[0])->active) +
+                           atomic_load(&ust_qpv(w14_twist[1])->active) +
+                           (atomic_load(&ust_qpv(q)->active) != 1)
+                     : atomic_load(&ust_qpv(q)->active) != 0;
+        atomic_fetch_add(&w14_puts[rd], 1);
+        if (bad)
+            atomic_fetch_add(&w14_bad[rd], 1);
+    }
+    putnext(q, mp);
+    return 0;
+}
+static struct module_info rec_minfo = {
+    .mi_idnum = 7114, .mi_idname = "claimrec", .mi_maxpsz = INFPSZ, .mi_hiwat = 5120, .mi_lowat = 1024};
+static int rec_open(queue_t *q, dev_t *devp, int flag, int sflag, cred_t *crp)
+{
+    (void)devp, (void)flag, (void)sflag, (void)crp;
+    qprocson(q);
+    return 0;
+}
+static int rec_close(queue_t *q, int flag, cred_t *crp)
+{
+    (void)flag, (void)crp;
+    qprocsoff(q);
+    return 0;
+}
+static struct qinit rec_rinit = {
+    .qi_putp = rec_put, .qi_qopen = rec_open, .qi_qclose = rec_close, .qi_minfo = &rec_minfo};
+static struct qinit rec_winit = {.qi_putp = rec_put, .qi_minfo = &rec_minfo};
+static struct streamtab rec_info = {.st_rdinit = &rec_rinit, .st_wrinit = &rec_winit};
+static struct fmodsw rec_fmod = {.f_name = "claimrec", .f_str = &rec_info, .f_flag = D_MP};
+
+static void test_send_claims(void)
+{
+    int p[2], err = 0;
+    CHECK_EQ(register_strmod(&rec_fmod), 0);
+    CHECK_EQ(strm_pipe(p), 0);
+    CHECK_EQ(strm_ioctl(p[1], I_PUSH, "claimrec"), 0);
+    CHECK_EQ(strm_ioctl(p[0], I_PUSH, "claimrec"), 0);
+    struct stdata *sd = ust_sd_get(p[1], &err);
+    if (!CHECK(sd != NULL))
+        return;
+    w14_twist[0] = sd->sd_wq->q_next->q_next;
+    w14_twist[1] = w14_twist[0]->q_next;
+    CHECK(ust_qoff(w14_twist[0]) && ust_qoff(w14_twist[1]));
+    ust_sd_put(sd);
+    pat_write(p[1], 0, 64 * 300, 64); /* the locked way first, then the snapshot */
+    pat_read(p[0], 0, 64 * 300);
+    CHECK_EQ(atomic_load(&w14_puts[0]), 300);
+    CHECK_EQ(atomic_load(&w14_puts[1]), 300);
+    CHECK_EQ(atomic_load(&w14_bad[0]), 0);
+    CHECK_EQ(atomic_load(&w14_bad[1]), 0);
+    CHECK_EQ(strm_close(p[0]), 0);
+    CHECK_EQ(strm_close(p[1]), 0);
+    CHECK_EQ(unregister_strmod(&rec_fmod), 0);
+}
+
 /* ---- W.7 ---- */
 
 static int w7_fds[2];
@@ -455,5 +527,6 @@ int main(void)
     test_send_psz_change();
     test_threaded(1);
     test_send_reader_gone();
+    test_send_claims();
     return CHECK_RESULT();
 }

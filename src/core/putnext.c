@@ -70,6 +70,19 @@
  *   perimeter, a driver calling putnext on its own queue, a service
  *   procedure) takes a claim as before.
  *
+ *   Passed through without claims.  A pipe's own pairs are passed through
+ *   for good, so a message from a pushed module to the far stream head
+ *   crossed two queues whose claims (two locked instructions each) bought
+ *   nothing but the right to read their q_next.  putnext instead walks the
+ *   queues after q whose procedures are off to the first one that runs,
+ *   claims that one alone and calls it if the plumbing generation still
+ *   reads what it read before the walk (strcore.h): every change of a link
+ *   or of procedures on or off bumps it before the plumber waits out the
+ *   claims, so either the walk's answer is still the stream's and the
+ *   plumber waits for this claim, or the claim is dropped and the claimed
+ *   way (ust_pass_on) taken.  A queue on the way that holds messages
+ *   (ust_qhold) sends the message the claimed way too, to queue behind them.
+ *
  *   The caller of putnext must keep q itself alive: it runs inside q's
  *   procedures, or holds a claim on q (the stream head on its own queues), or
  *   otherwise knows q outlives the call (a driver on its own queues).
@@ -219,6 +232,43 @@ static queue_t *covered_next(queue_t *q)
     return nq;
 }
 
+/* Queues passed through without claims at most (a pipe's twist crosses two;
+ * a longer run of queues procedures-off takes the claimed way). */
+#define PASS_HOPS 4
+
+/*
+ * put_through -- deliver mp past the queues after q whose procedures are off
+ *   with one claim, on the first queue that runs (see "Passed through without
+ *   claims").  Returns 1 if delivered, 0 if nothing was done: the queue after
+ *   q runs (the claimed way costs the same), the end of the stream, a queue
+ *   holding messages, more than PASS_HOPS, or the plumbing changed.
+ *   Context: as putnext (q kept alive by the caller).
+ */
+static int put_through(queue_t *q, mblk_t *mp)
+{
+    unsigned long g = ust_plumb_gen_now(); /* before any link is read */
+    queue_t *t = ust_qnext(q);
+    if (t == NULL || !ust_qoff(t))
+        return 0;
+    for (int hops = 0;; hops++) {
+        /* held set before QPROCSOFF (qprocsoff): seen, as ust_qhold's callers see it */
+        if (hops == PASS_HOPS || __atomic_load_n(&ust_qpv(t)->held, __ATOMIC_RELAXED))
+            return 0;
+        t = ust_qnext(t);
+        if (t == NULL)
+            return 0;
+        if (!ust_qoff(t))
+            break;
+    }
+    atomic_fetch_add(&ust_qpv(t)->active, 1);
+    if (ust_qoff(t) || ust_plumb_gen_now() != g) {
+        ust_qrelease(t);
+        return 0;
+    }
+    ust_call_put(t, mp); /* our claim goes with the call */
+    return 1;
+}
+
 int putnext(queue_t *q, mblk_t *mp)
 {
     if (!q || !mp)
@@ -232,6 +282,8 @@ int putnext(queue_t *q, mblk_t *mp)
         ust_tls_in = q;
         return 1;
     }
+    if (put_through(q, mp))
+        return 1;
     queue_t *nq = ust_qclaim_link(q);
     if (!nq) {
         freemsg(mp); /* end of the stream: nowhere to go */

@@ -68,6 +68,17 @@
 /* Small helpers                                                            */
 /* ------------------------------------------------------------------------ */
 
+/* putnext from the head's write queue wq, claimed by the caller: the claim
+ * covers entering the module below (putnext.c "Covered entries"), as a put
+ * procedure's covers the queue after it. */
+static void head_putnext(queue_t *wq, mblk_t *mp)
+{
+    queue_t *was = ust_tls_in;
+    ust_tls_in = wq;
+    putnext(wq, mp);
+    ust_tls_in = was;
+}
+
 /*
  * ust_sd_send -- send mp down the stream: putnext from the head's write
  *   queue under a claim.
@@ -77,7 +88,7 @@ void ust_sd_send(struct stdata *sd, mblk_t *mp)
 {
     queue_t *wq = sd->sd_wq;
     atomic_fetch_add(&ust_qpv(wq)->active, 1);
-    putnext(wq, mp);
+    head_putnext(wq, mp);
     ust_qrelease(wq);
 }
 
@@ -580,7 +591,7 @@ static int snap_send(struct stdata *sd, struct ust_sd_uio *u, size_t total)
         return -EFAULT;
     }
     mp->b_wptr += total;
-    putnext(wq, mp);
+    head_putnext(wq, mp);
     int room = bcanputnext(wq, 0);
     ust_qrelease(wq);
     if (!room) /* full now: POLLOUT withdrawn under sd_lock, as sd_ret does */
