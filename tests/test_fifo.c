@@ -21,16 +21,25 @@
  *        freed (data lost) after the last close
  *   F.10 several writers and readers in threads: every message once, in
  *        order per writer; no block outstanding
+ *   F.11 the open that releases the other side's blocked open returns even
+ *        when that side is done and gone before it looks (open(2): a reader
+ *        that finds a writer open does not wait, and the reverse): a writer
+ *        blocked in its open, released by a reader's, writes and closes at
+ *        once -- the reader's open returns and reads what came; a reader
+ *        released by a writer's open closes at once -- the writer's returns
+ *        (NMEET rounds each way, a watchdog for a hang)
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 #include <ustreams.h>
@@ -40,8 +49,10 @@
 
 #if defined(__SANITIZE_THREAD__)
 #define NSTRESS 3000
+#define NMEET 500
 #else
 #define NSTRESS 20000
+#define NMEET 4000
 #endif
 
 static void sleep_ms(int ms)
@@ -547,6 +558,105 @@ static void test_stress(void)
         CHECK_EQ(strm_close(s.rfd[i]), 0);
 }
 
+/* F.11 */
+struct meet {
+    int oflag;         /* the partner's blocking open */
+    atomic_int go;     /* round the partner may start (key (15, round)) */
+    atomic_int done;   /* round the partner has finished */
+    atomic_int bad;    /* the partner's open or write failed */
+    atomic_int stamp;  /* progress, for the watchdog (-1: over) */
+};
+
+/* The partner: open (blocks until main's open counts), then at once write
+ * one byte and close (a writer) or close (a reader). */
+static void *meet_partner(void *arg)
+{
+    struct meet *m = arg;
+    for (int i = 1; i <= NMEET; i++) {
+        while (atomic_load(&m->go) < i)
+            sched_yield();
+        int fd = ust_fifo_open_key(15, (uint64_t)i, m->oflag, NULL);
+        if (fd < 0 || (m->oflag == O_WRONLY && strm_write(fd, "m", 1) != 1))
+            atomic_fetch_add(&m->bad, 1);
+        if (fd >= 0)
+            strm_close(fd);
+        atomic_store(&m->done, i);
+    }
+    return NULL;
+}
+
+static void *meet_watchdog(void *arg)
+{
+    struct meet *m = arg;
+    for (int last = -1;;) {
+        sleep_ms(5000);
+        int now = atomic_load(&m->stamp);
+        if (now < 0)
+            return NULL;
+        if (now == last) {
+            fprintf(stderr, "F.11: an open hung in round %d of %d (the partner a %s): the other "
+                            "side came and went before it looked\n",
+                    now % NMEET + 1, NMEET, now < NMEET ? "writer" : "reader");
+            _exit(1);
+        }
+        last = now;
+    }
+    return NULL;
+}
+
+static void test_open_meet(void)
+{
+    static struct meet ms[2];
+    pthread_t wd, t[2];
+    ms[0].oflag = O_WRONLY;
+    ms[1].oflag = O_RDONLY;
+    pthread_create(&wd, NULL, meet_watchdog, &ms[0]);
+    pthread_detach(wd);
+    for (int k = 0; k < 2; k++)
+        pthread_create(&t[k], NULL, meet_partner, &ms[k]);
+    /* The window is between main's open counting itself (which wakes the
+     * partner) and its look at the other side: on one CPU, with main at a
+     * lower priority than the partners (made before), the woken partner
+     * runs at once. */
+    cpu_set_t one, all;
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu() >= 0 ? sched_getcpu() : 0, &one);
+    int pinned = sched_getaffinity(0, sizeof(all), &all) == 0 &&
+                 sched_setaffinity(0, sizeof(one), &one) == 0;
+    int prio = getpriority(PRIO_PROCESS, 0);
+    setpriority(PRIO_PROCESS, 0, 19); /* this thread only (Linux: per thread) */
+    for (int k = 0; k < 2; k++) {
+        struct meet *m = &ms[k];
+        if (pinned)
+            pthread_setaffinity_np(t[k], sizeof(one), &one);
+        for (int i = 1; i <= NMEET; i++) {
+            int r, w;
+            atomic_store(&m->go, i);
+            /* the partner blocked in its open (counted), then ours */
+            while (ust_fifo_key_counts(15, (uint64_t)i, &r, &w) == 0 || r + w == 0)
+                sched_yield();
+            int fd = ust_fifo_open_key(15, (uint64_t)i, k == 0 ? O_RDONLY : O_WRONLY, NULL);
+            CHECK(fd >= 0);
+            if (k == 0 && fd >= 0) {
+                char c = 0;
+                CHECK_EQ(strm_read(fd, &c, 1), 1);
+                CHECK_EQ(c, 'm');
+            }
+            while (atomic_load(&m->done) < i)
+                sched_yield();
+            if (fd >= 0)
+                CHECK_EQ(strm_close(fd), 0);
+            atomic_store(&ms[0].stamp, k * NMEET + i);
+        }
+        pthread_join(t[k], NULL);
+        CHECK_EQ(atomic_load(&m->bad), 0);
+    }
+    atomic_store(&ms[0].stamp, -1);
+    setpriority(PRIO_PROCESS, 0, prio); /* (fails unprivileged: the test ends anyway) */
+    if (pinned)
+        sched_setaffinity(0, sizeof(all), &all);
+}
+
 int main(void)
 {
     alarm(170); /* a lost wake-up hangs: die loudly rather than at the ctest timeout */
@@ -562,6 +672,7 @@ int main(void)
     test_flush();
     test_keys();
     test_stress();
+    test_open_meet();
     CHECK_EQ(ustreams_quiesce(5000), 0);
     CHECK_EQ(ust_sd_lost_wakeups(), 0);
     CHECK_NO_BLOCKS();

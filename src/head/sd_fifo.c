@@ -259,14 +259,26 @@ static int open_wait(struct stdata *sd, int acc, unsigned r0, unsigned w0, int w
 
 /* The rest of every open once fd is a descriptor of sd: close-on-exec as
  * asked, the mode set (which counts it and wakes the other side), the wait
- * of a blocking open.  fd or -errno (fd closed again). */
+ * of a blocking open.  fd or -errno (fd closed again).
+ *
+ * A blocking open that finds the other side open as it is counted does not
+ * wait (open(2) of a FIFO).  That is looked at just before the count, not
+ * in open_wait after it: the count wakes an opener of the other side that
+ * was blocked waiting for this one, and that opener may write (or read)
+ * and close before open_wait looks -- its own open counted before r0/w0
+ * were read, so nothing open_wait tests would have moved, and this open
+ * would wait for a partner it has already released (a writer that wrote
+ * and left; across processes, an owner that then exits with the data). */
 static int open_finish(struct stdata *sd, int fd, int oflag, int block, unsigned r0, unsigned w0,
                        int watch)
 {
     int acc = ust_sd_acc_of_oflag(oflag);
+    int met = acc == UST_ACC_NOWRITE ? writers(sd) > 0
+              : acc == UST_ACC_NOREAD ? readers(sd) > 0
+                                      : 1;
     fcntl(fd, F_SETFD, (oflag & O_CLOEXEC) ? FD_CLOEXEC : 0);
     int err = ust_sd_acc_set(fd, acc);
-    if (err == 0 && block && acc != 0)
+    if (err == 0 && block && !met)
         err = open_wait(sd, acc, r0, w0, watch);
     if (err != 0) {
         drop(fd, sd);
