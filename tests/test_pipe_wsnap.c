@@ -41,6 +41,11 @@
  *       no claim on the writing end's module (entered covered by the head's
  *       claim) and none on the pipe's twist (passed through), one on the
  *       reading end's module
+ *   W.15 the write that fills the pipe through a module withdraws POLLOUT
+ *       itself: with no reader, POLLOUT shown by poll(2) before a non-blocking write
+ *       means the write succeeds, POLLOUT withdrawn means it fails EAGAIN
+ *       (the write's own look at flow control after the send, which the
+ *       snapshot makes only when its put filled a queue)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -417,6 +422,38 @@ static void test_send_reader_gone(void)
     CHECK_EQ(strm_close(p[1]), 0);
 }
 
+/* W.15 */
+static void test_send_fill_pollout(void)
+{
+    int p[2];
+    CHECK_EQ(strm_pipe(p), 0);
+    CHECK_EQ(strm_ioctl(p[1], I_PUSH, "nullmod"), 0);
+    int fl = strm_fcntl(p[1], F_GETFL);
+    CHECK_EQ(strm_fcntl(p[1], F_SETFL, fl | O_NONBLOCK), 0);
+    size_t off = 0;
+    unsigned char buf[64];
+    for (int n = 0; n < 100000; n++) {
+        struct pollfd pf = {.fd = p[1], .events = POLLOUT};
+        /* the kernel's poll(2): what an event loop sees, no library call */
+        int shown = poll(&pf, 1, 0) == 1 && (pf.revents & POLLOUT);
+        for (size_t i = 0; i < sizeof(buf); i++)
+            buf[i] = pat(off + i);
+        ssize_t r = strm_write(p[1], buf, sizeof(buf));
+        if (!shown) {
+            CHECK_EQ(r, -1);
+            CHECK_EQ(errno, EAGAIN);
+            break;
+        }
+        if (!CHECK_EQ(r, 64)) /* EAGAIN after POLLOUT: the filling write left it shown */
+            break;
+        off += 64;
+    }
+    CHECK(off > 64 * 10);
+    pat_read(p[0], 0, off);
+    CHECK_EQ(strm_close(p[0]), 0);
+    CHECK_EQ(strm_close(p[1]), 0);
+}
+
 /* ---- W.14 ---- */
 
 static queue_t *w14_twist[2]; /* the writing end's pipe wq, the reading end's pipe rq */
@@ -528,5 +565,6 @@ int main(void)
     test_threaded(1);
     test_send_reader_gone();
     test_send_claims();
+    test_send_fill_pollout();
     return CHECK_RESULT();
 }

@@ -36,6 +36,8 @@ int ust_flow_update(queue_t *q, qband_t *qb)
     UST_ASSERT_HELD(&ust_qpv(q)->lock);
     if (qb) {
         if (qb->qb_count > 0 && qb->qb_count >= qb->qb_hiwat) {
+            if (!(qb->qb_flag & QB_FULL))
+                ust_tls_fills++;
             qb->qb_flag |= QB_FULL;
         } else if (qb->qb_count <= qb->qb_lowat || qb->qb_count == 0) {
             qb->qb_flag &= ~QB_FULL;
@@ -51,6 +53,7 @@ int ust_flow_update(queue_t *q, qband_t *qb)
         if (!(fl & QFULL)) {
             ust_qflag_set(q, QFULL);
             __atomic_store_n(&ust_qpv(q)->full_m, 1, __ATOMIC_RELAXED);
+            ust_tls_fills++;
         }
     } else if (q->q_count <= q->q_lowat || q->q_count == 0) {
         if (fl & (QFULL | QWANTW))
@@ -67,11 +70,14 @@ void ust_flow_fill(queue_t *q, qband_t *qb)
 {
     UST_ASSERT_HELD(&ust_qpv(q)->lock);
     if (qb) {
-        if (qb->qb_count > 0 && qb->qb_count >= qb->qb_hiwat)
+        if (qb->qb_count > 0 && qb->qb_count >= qb->qb_hiwat && !(qb->qb_flag & QB_FULL)) {
             qb->qb_flag |= QB_FULL;
+            ust_tls_fills++;
+        }
     } else if (q->q_count > 0 && q->q_count >= q->q_hiwat && !(ust_qflags(q) & QFULL)) {
         ust_qflag_set(q, QFULL);
         __atomic_store_n(&ust_qpv(q)->full_m, 1, __ATOMIC_RELAXED);
+        ust_tls_fills++;
     }
 }
 
@@ -133,6 +139,8 @@ void ust_backenable(queue_t *q, unsigned char band)
     (void)band;
     ust_backenable_now(q);
 }
+
+_Thread_local unsigned ust_tls_fills; /* strcore.h */
 
 static int target_canput(queue_t *q, unsigned char pri);
 

@@ -480,6 +480,10 @@ void ust_backenable(queue_t *q, unsigned char band);
  * lock: sets/clears QFULL/QB_FULL; returns 1 if a back-enable is due (caller
  * then calls ust_backenable_now after unlocking). */
 int ust_flow_update(queue_t *q, qband_t *qb);
+/* Flow-control marks (QFULL, QB_FULL) this thread has set, a count (flow.c):
+ * a caller compares it around a call to learn whether a put of its own
+ * filled a queue. */
+extern _Thread_local unsigned ust_tls_fills;
 /* After a message was added to q (band qb), under the queue lock: sets
  * QFULL/QB_FULL at the high-water mark.  Never clears a want (QWANTW /
  * QB_WANTW): only a removal does, and back-enables (flow.c). */

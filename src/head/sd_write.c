@@ -591,8 +591,12 @@ static int snap_send(struct stdata *sd, struct ust_sd_uio *u, size_t total)
         return -EFAULT;
     }
     mp->b_wptr += total;
+    unsigned fills = ust_tls_fills;
     head_putnext(wq, mp);
-    int room = bcanputnext(wq, 0);
+    /* The queue that governs this head's writes fills by the puts of its
+     * writers, each of which looks after its own: only a put of this call
+     * that set a full mark can have made it full (flow.c counts them). */
+    int room = ust_tls_fills == fills || bcanputnext(wq, 0);
     ust_qrelease(wq);
     if (!room) /* full now: POLLOUT withdrawn under sd_lock, as sd_ret does */
         ust_sd_wready_after_write(sd);
