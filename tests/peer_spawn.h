@@ -8,12 +8,16 @@
 #ifndef UST_TEST_PEER_SPAWN_H
 #define UST_TEST_PEER_SPAWN_H
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <ustreams.h>
 
 extern char **environ;
 
@@ -43,6 +47,32 @@ static inline int peer_wait(pid_t pid)
     kill(pid, SIGKILL);
     waitpid(pid, &st, 0);
     return 255;
+}
+
+/* A peer's "read PATH TEXT": strm_open O_RDONLY, TEXT must come.  0, or
+ * 10 (the open failed), 11 (not the text), 12 (the close failed). */
+static inline int peer_read_text(const char *path, const char *text)
+{
+    char buf[64] = {0};
+    int fd = strm_open(path, O_RDONLY);
+    if (fd < 0)
+        return 10;
+    ssize_t n = strm_read(fd, buf, sizeof(buf) - 1);
+    if (n != (ssize_t)strlen(text) || strcmp(buf, text) != 0)
+        return 11;
+    return strm_close(fd) == 0 ? 0 : 12;
+}
+
+/* A peer's "write PATH TEXT": strm_open O_WRONLY, write TEXT ("-": nothing).
+ * 0, or 20 (the open failed; 21: EAGAIN), 22 (the write), 23 (the close). */
+static inline int peer_write_text(const char *path, const char *text)
+{
+    int fd = strm_open(path, O_WRONLY);
+    if (fd < 0)
+        return 20 + (errno == EAGAIN);
+    if (strcmp(text, "-") != 0 && strm_write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+        return 22;
+    return strm_close(fd) == 0 ? 0 : 23;
 }
 
 static inline void peer_deadline_hit(int sig)

@@ -124,30 +124,6 @@ static int peer_own_read(const char *path)
     return strm_close(fd) == 0 ? 0 : 22;
 }
 
-/* "read PATH TEXT": strm_open O_RDONLY, TEXT must come. */
-static int peer_read(const char *path, const char *text)
-{
-    char buf[64] = {0};
-    int fd = strm_open(path, O_RDONLY);
-    if (fd < 0)
-        return 30;
-    ssize_t n = strm_read(fd, buf, sizeof(buf) - 1);
-    if (n != (ssize_t)strlen(text) || strcmp(buf, text) != 0)
-        return 31;
-    return strm_close(fd) == 0 ? 0 : 32;
-}
-
-/* "write PATH TEXT": strm_open O_WRONLY, write TEXT ("-": write nothing). */
-static int peer_write(const char *path, const char *text)
-{
-    int fd = strm_open(path, O_WRONLY);
-    if (fd < 0)
-        return 40;
-    if (strcmp(text, "-") != 0 && strm_write(fd, text, strlen(text)) != (ssize_t)strlen(text))
-        return 41;
-    return strm_close(fd) == 0 ? 0 : 42;
-}
-
 static int peer_main(int argc, char **argv)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -159,9 +135,9 @@ static int peer_main(int argc, char **argv)
         return peer_own_read(argv[3]);
     alarm(CLIENT_WAIT_S); /* a client that hangs is killed: 255 */
     if (strcmp(argv[2], "read") == 0)
-        return peer_read(argv[3], argv[4]);
+        return peer_read_text(argv[3], argv[4]);
     if (strcmp(argv[2], "write") == 0)
-        return peer_write(argv[3], argv[4]);
+        return peer_write_text(argv[3], argv[4]);
     return 98;
 }
 

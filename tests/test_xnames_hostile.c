@@ -165,30 +165,6 @@ static int raw_ask(int s, int oflag, int pfd, int *nfd)
 /* ------------------------------------------------------------------------ */
 /* Peers (root, unrelated)                                                  */
 /* ------------------------------------------------------------------------ */
-/* "read PATH TEXT": strm_open O_RDONLY, TEXT must come. */
-static int peer_read(const char *path, const char *text)
-{
-    char buf[64] = {0};
-    int fd = strm_open(path, O_RDONLY);
-    if (fd < 0)
-        return 10;
-    ssize_t n = strm_read(fd, buf, sizeof(buf) - 1);
-    if (n != (ssize_t)strlen(text) || strcmp(buf, text) != 0)
-        return 11;
-    return strm_close(fd) == 0 ? 0 : 12;
-}
-
-/* "write PATH TEXT": strm_open O_WRONLY, write TEXT. */
-static int peer_write(const char *path, const char *text)
-{
-    int fd = strm_open(path, O_WRONLY);
-    if (fd < 0)
-        return 20 + (errno == EAGAIN);
-    if (strm_write(fd, text, strlen(text)) != (ssize_t)strlen(text))
-        return 22;
-    return strm_close(fd) == 0 ? 0 : 23;
-}
-
 /* "eacces PATH FLAGS": as nobody, strm_open(PATH, FLAGS) must fail EACCES
  * (a peer, not a fork child: the library starts threads, which a
  * multi-threaded fork child must not under TSan). */
@@ -272,9 +248,9 @@ static int peer_main(int argc, char **argv)
     if (argc < 5)
         return 99;
     if (strcmp(argv[2], "read") == 0)
-        return peer_read(argv[3], argv[4]);
+        return peer_read_text(argv[3], argv[4]);
     if (strcmp(argv[2], "write") == 0)
-        return peer_write(argv[3], argv[4]);
+        return peer_write_text(argv[3], argv[4]);
     if (strcmp(argv[2], "eacces") == 0)
         return peer_eacces(argv[3], argv[4]);
     if (strcmp(argv[2], "busy") == 0)
