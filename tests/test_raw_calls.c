@@ -30,6 +30,11 @@
  *        all that was accepted is read back, in order.  (A pipe end is
  *        split at fork, the child's descriptor then being its own: issue 22
  *        item 2.)
+ *   R.9  a stale report: the watch's note of a closed stream (its head in
+ *        the pool, as a completion about its last life can arrive after the
+ *        close) lists nothing, also once the head serves a new pipe; a note
+ *        of a live stream is a look and no more (TSan had a deliverer
+ *        reading a pooled head while ust_sd_alloc set up its next life).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +53,7 @@
 
 #include "check.h"
 #include "fork_util.h"
+#include "sthead.h"
 
 /* strm_poll for ev on fd, waiting at most ms. */
 static short spoll(int fd, short ev, int ms)
@@ -361,6 +367,33 @@ static void t_hostile(void)
     CHECK_EQ(strm_close(fd), 0);
 }
 
+/* R.9 */
+static void t_stale_note(void)
+{
+    int p[2], err = 0;
+    CHECK_EQ(strm_pipe(p), 0);
+    struct stdata *old = ust_sd_get(p[0], &err);
+    if (!CHECK(old != NULL))
+        return;
+    ust_sd_put(old);
+    CHECK_EQ(strm_close(p[0]), 0);
+    CHECK_EQ(strm_close(p[1]), 0);
+    ust_sd_urec_run(); /* nothing else pending */
+    ust_sd_urec_note(old); /* a report about its last life */
+    CHECK(!ust_sd_urec_pending());
+    int q[2];
+    CHECK_EQ(strm_pipe(q), 0);
+    ust_sd_urec_note(old); /* maybe q's head now: a look and no more */
+    ust_sd_urec_run();
+    CHECK(!ust_sd_urec_pending());
+    CHECK_EQ(write(q[1], "fresh", 5), 5); /* plain write(2): the record path */
+    char buf[16] = {0};
+    CHECK_EQ(read_msg(q[0], buf, sizeof(buf)), 5);
+    CHECK_EQ(memcmp(buf, "fresh", 5), 0);
+    CHECK_EQ(strm_close(q[0]), 0);
+    CHECK_EQ(strm_close(q[1]), 0);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -374,6 +407,7 @@ int main(void)
     t_exec_child(0);
     t_exec_child(1);
     t_hostile();
+    t_stale_note();
     CHECK_NO_BLOCKS();
     return CHECK_RESULT();
 }

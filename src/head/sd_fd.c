@@ -197,6 +197,7 @@ struct stdata *ust_sd_alloc(void)
         ust_unlock(&pool_lock);
         return NULL;
     }
+    ust_sd_urec_attach(sd); /* after its set-up: records may be noted from now */
     return sd;
 }
 

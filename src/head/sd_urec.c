@@ -42,7 +42,9 @@
  *   urec_lock guards the pending list and sd_urec_queued/sd_urec_next: a
  *   leaf, taken under sd_lock or ring_lock (ust_sd_urec_note).  A head
  *   leaves the list before it is freed, and waits for its deliverers
- *   (ust_sd_urec_detach), so no thread of this file reaches a free head.  sd_urec and
+ *   (ust_sd_urec_detach), and is not listed again until its next life is
+ *   set up (ust_sd_urec_attach: a stale report of the watch's names the
+ *   pooled head), so no thread of this file reaches a free head.  sd_urec and
  *   sd_urec_flags are guarded by sd_lock.  Delivery holds a call on the
  *   stream (sd_calls), and gives up once the stream is closing (STRCLOSE is
  *   set under sd_lock before teardown waits for the calls).
@@ -67,6 +69,11 @@ enum {
  * thread delivering it (ust_sd_urec_detach waits for those). */
 #define Q_LISTED 1
 #define Q_RUNNING 2
+/* In the pool (from ust_sd_urec_detach to ust_sd_urec_attach): never listed.
+ * The watch's reports are hints that may name a head's last life
+ * (sd_lend.c ring_note); listed in the pool, the head would be delivered
+ * to while ust_sd_alloc sets up its next life. */
+#define Q_POOLED (1 << 30)
 
 static ust_lock_t urec_lock = UST_LOCK_INIT; /* leaf: the pending list */
 static struct stdata *pending;               /* urec_lock; linked by sd_urec_next */
@@ -158,7 +165,7 @@ void ust_sd_urec_pull(struct stdata *sd)
 void ust_sd_urec_note(struct stdata *sd)
 {
     ust_lock(&urec_lock);
-    if (!(sd->sd_urec_queued & Q_LISTED)) {
+    if (!(sd->sd_urec_queued & (Q_LISTED | Q_POOLED))) {
         sd->sd_urec_queued |= Q_LISTED;
         sd->sd_urec_next = pending;
         pending = sd;
@@ -335,6 +342,14 @@ void ust_sd_urec_detach(struct stdata *sd)
         sched_yield();
         ust_lock(&urec_lock);
     }
+    sd->sd_urec_queued |= Q_POOLED; /* a late report's note is dropped */
+    ust_unlock(&urec_lock);
+}
+
+void ust_sd_urec_attach(struct stdata *sd)
+{
+    ust_lock(&urec_lock);
+    sd->sd_urec_queued &= ~Q_POOLED;
     ust_unlock(&urec_lock);
 }
 

@@ -35,6 +35,11 @@ void ust_sd_urec_forget(struct stdata *sd);
 /* sd is about to be freed (no lock held): off the pending list, and no
  * thread delivers its records any more once this returns. */
 void ust_sd_urec_detach(struct stdata *sd);
+/* A head out of the pool, its new life set up (ust_sd_alloc, after
+ * ust_sd_headinit): notes list it again.  Detach marked it pooled, and a
+ * note of a pooled head -- a stale report from the watch's ring about its
+ * last life -- is dropped. */
+void ust_sd_urec_attach(struct stdata *sd);
 void ust_sd_urec_fork_prepare(void);
 void ust_sd_urec_fork_parent(void);
 void ust_sd_urec_fork_child(void);
