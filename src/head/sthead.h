@@ -675,9 +675,16 @@ struct ust_sd_uio {
     int idx;          /* next element to load */
     struct iovec cur; /* what is left of the current element */
 };
+/* sd_uio.c.  Check the caller's array (iovcnt elements at the user address
+ * iov) and total its lengths into *total, u at its start: 0, EFAULT or
+ * EINVAL (more than IOV_MAX elements, a negative count, more than SSIZE_MAX
+ * bytes). */
+int ust_sd_uio_init(struct ust_sd_uio *u, const struct iovec *iov, int iovcnt, size_t *total);
 /* Copy the next n bytes of u into dst.  Never blocks; any lock may be held.
  * 0 or EFAULT (a bad buffer, or fewer bytes than the array said). */
 int ust_sd_uio_copy(struct ust_sd_uio *u, unsigned char *dst, size_t n);
+/* u over the one buffer buf of len bytes (one: the element's storage). */
+void ust_sd_uio_single(struct ust_sd_uio *u, struct iovec *one, const void *buf, size_t len);
 
 /* What a write needs of the stream, read under sd_lock (a snapshot). */
 struct ust_sd_wparams {
