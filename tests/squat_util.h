@@ -20,9 +20,12 @@
 #ifndef UST_TEST_SQUAT_UTIL_H
 #define UST_TEST_SQUAT_UTIL_H
 
+#include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -30,7 +33,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "hostile_util.h"
+#include "peer_spawn.h"
 
 /* The base rendezvous name of (kind, path) into a: its length, 0 if no path. */
 static inline socklen_t base_name(struct sockaddr_un *a, char kind, const char *path)
@@ -156,6 +161,43 @@ static inline void squat_end(struct squatter *q, long *bytes, long *fds)
     close(q->report);
     if (q->pid > 0)
         waitpid(q->pid, NULL, 0);
+}
+
+/* buf (PATH_MAX) = d/leaf; a path too long aborts the test. */
+static inline void path_of(char *buf, const char *d, const char *leaf)
+{
+    size_t dl = strlen(d), ll = strlen(leaf);
+    if (dl + 1 + ll >= PATH_MAX)
+        abort();
+    memcpy(buf, d, dl);
+    buf[dl] = '/';
+    memcpy(buf + dl + 1, leaf, ll + 1);
+}
+
+/* The start of a hostile test's main, after its peer dispatch: 77 (skip,
+ * reported) when this process cannot become another user; else the scratch
+ * directory made from the template dir (0755: peers of other users reach
+ * it), SIGPIPE ignored, the whole test bounded by peer_deadline, 0. */
+static inline int squat_test_start(char *dir, const char *what)
+{
+    if (!hostile_can_switch()) {
+        hostile_skip(what);
+        return 77;
+    }
+    CHECK(mkdtemp(dir) != NULL);
+    CHECK_EQ(chmod(dir, 0755), 0);
+    signal(SIGPIPE, SIG_IGN);
+    peer_deadline(150);
+    return 0;
+}
+
+/* The end of it: the scratch directory removed; the test's result. */
+static inline int squat_test_end(const char *dir)
+{
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    CHECK_EQ(system(cmd), 0);
+    return CHECK_RESULT();
 }
 
 #endif /* UST_TEST_SQUAT_UTIL_H */

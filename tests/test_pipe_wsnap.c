@@ -104,6 +104,30 @@ static void test_hold_ends_it(void)
     CHECK(held);
 }
 
+/* The reader end p[0] closes: the next write on p[1] fails EPIPE; p[1]
+ * closed after. */
+static void close_reader_then_epipe(int p[2])
+{
+    CHECK_EQ(strm_close(p[0]), 0);
+    unsigned char b[64] = {0};
+    errno = 0;
+    CHECK_EQ(strm_write(p[1], b, sizeof(b)), -1);
+    CHECK_EQ(errno, EPIPE);
+    CHECK_EQ(strm_close(p[1]), 0);
+}
+
+/* A pipe with a nullmod pushed on its writing end p[1], non-blocking there
+ * if asked. */
+static void nullmod_pipe(int p[2], int nonblock)
+{
+    CHECK_EQ(strm_pipe(p), 0);
+    CHECK_EQ(strm_ioctl(p[1], I_PUSH, "nullmod"), 0);
+    if (nonblock) {
+        int fl = strm_fcntl(p[1], F_GETFL);
+        CHECK_EQ(strm_fcntl(p[1], F_SETFL, fl | O_NONBLOCK), 0);
+    }
+}
+
 /* W.3 */
 static void test_reader_gone(void)
 {
@@ -111,12 +135,7 @@ static void test_reader_gone(void)
     CHECK_EQ(strm_pipe(p), 0);
     pat_write(p[1], 0, 64 * 10, 64);
     pat_read(p[0], 0, 64 * 10);
-    CHECK_EQ(strm_close(p[0]), 0);
-    unsigned char b[64] = {0};
-    errno = 0;
-    CHECK_EQ(strm_write(p[1], b, sizeof(b)), -1);
-    CHECK_EQ(errno, EPIPE);
-    CHECK_EQ(strm_close(p[1]), 0);
+    close_reader_then_epipe(p);
 }
 
 /* W.4 */
@@ -325,8 +344,7 @@ static long module_puts(int fd)
 static void test_send_taken_and_used(void)
 {
     int p[2];
-    CHECK_EQ(strm_pipe(p), 0);
-    CHECK_EQ(strm_ioctl(p[1], I_PUSH, "nullmod"), 0);
+    nullmod_pipe(p, 0);
     pat_write(p[1], 0, 4 * 64, 64);
     unsigned long t0 = takes_of(p[1]);
     long n0 = module_puts(p[1]);
@@ -342,8 +360,7 @@ static void test_send_taken_and_used(void)
 static void test_send_pop_ends_it(void)
 {
     int p[2];
-    CHECK_EQ(strm_pipe(p), 0);
-    CHECK_EQ(strm_ioctl(p[1], I_PUSH, "nullmod"), 0);
+    nullmod_pipe(p, 0);
     pat_write(p[1], 0, 64 * 20, 64);
     int err = 0;
     struct stdata *sd = ust_sd_get(p[1], &err);
@@ -364,10 +381,7 @@ static void test_send_pop_ends_it(void)
 static void test_send_nonblock_full(void)
 {
     int p[2];
-    CHECK_EQ(strm_pipe(p), 0);
-    CHECK_EQ(strm_ioctl(p[1], I_PUSH, "nullmod"), 0);
-    int fl = strm_fcntl(p[1], F_GETFL);
-    CHECK_EQ(strm_fcntl(p[1], F_SETFL, fl | O_NONBLOCK), 0);
+    nullmod_pipe(p, 1);
     size_t off = fill_until_eagain(p[1], 0);
     CHECK(off > 64 * 10);
     struct pollfd pf = {.fd = p[1], .events = POLLOUT};
@@ -382,8 +396,7 @@ static void test_send_nonblock_full(void)
 static void test_send_psz_change(void)
 {
     int p[2];
-    CHECK_EQ(strm_pipe(p), 0);
-    CHECK_EQ(strm_ioctl(p[1], I_PUSH, "nullmod"), 0);
+    nullmod_pipe(p, 0);
     pat_write(p[1], 0, 64 * 10, 64);
     pat_read(p[0], 0, 64 * 10);
     int err = 0;
@@ -408,28 +421,19 @@ static void test_send_psz_change(void)
 static void test_send_reader_gone(void)
 {
     int p[2];
-    CHECK_EQ(strm_pipe(p), 0);
-    CHECK_EQ(strm_ioctl(p[1], I_PUSH, "nullmod"), 0);
+    nullmod_pipe(p, 0);
     pat_write(p[1], 0, 64 * 20, 64);
     pat_read(p[0], 0, 64 * 20);
     pat_write(p[1], 64 * 20, 64 * 5, 64); /* the snapshot */
     pat_read(p[0], 64 * 20, 64 * 5);
-    CHECK_EQ(strm_close(p[0]), 0);
-    unsigned char b[64] = {0};
-    errno = 0;
-    CHECK_EQ(strm_write(p[1], b, sizeof(b)), -1);
-    CHECK_EQ(errno, EPIPE);
-    CHECK_EQ(strm_close(p[1]), 0);
+    close_reader_then_epipe(p);
 }
 
 /* W.15 */
 static void test_send_fill_pollout(void)
 {
     int p[2];
-    CHECK_EQ(strm_pipe(p), 0);
-    CHECK_EQ(strm_ioctl(p[1], I_PUSH, "nullmod"), 0);
-    int fl = strm_fcntl(p[1], F_GETFL);
-    CHECK_EQ(strm_fcntl(p[1], F_SETFL, fl | O_NONBLOCK), 0);
+    nullmod_pipe(p, 1);
     size_t off = 0;
     unsigned char buf[64];
     for (int n = 0; n < 100000; n++) {

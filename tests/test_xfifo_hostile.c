@@ -53,16 +53,6 @@
 
 static char dir[] = "/tmp/ust_xfhostXXXXXX";
 
-static void path_of(char *buf, const char *d, const char *leaf)
-{
-    size_t dl = strlen(d), ll = strlen(leaf);
-    if (dl + 1 + ll >= PATH_MAX)
-        abort();
-    memcpy(buf, d, dl);
-    buf[dl] = '/';
-    memcpy(buf + dl + 1, leaf, ll + 1);
-}
-
 static void sleep_ms(int ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -198,17 +188,9 @@ int main(int argc, char **argv)
 {
     if (argc > 2 && strcmp(argv[1], "peer") == 0)
         return peer_main(argc, argv);
-    if (!hostile_can_switch()) {
-        hostile_skip("test_xfifo_hostile (row B: owners and clients meet)");
-        return 77;
-    }
-    CHECK(mkdtemp(dir) != NULL);
-    CHECK_EQ(chmod(dir, 0755), 0);
-    signal(SIGPIPE, SIG_IGN);
-    peer_deadline(150);
+    int st = squat_test_start(dir, "test_xfifo_hostile (row B: owners and clients meet)");
+    if (st != 0)
+        return st;
     test_m_meet();
-    char cmd[PATH_MAX + 16];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    CHECK_EQ(system(cmd), 0);
-    return CHECK_RESULT();
+    return squat_test_end(dir);
 }

@@ -75,16 +75,6 @@ struct raw_rep {
 };
 #define RAW_MAGIC 0x55535452
 
-static void path_of(char *buf, const char *d, const char *leaf)
-{
-    size_t dl = strlen(d), ll = strlen(leaf);
-    if (dl + 1 + ll >= PATH_MAX)
-        abort();
-    memcpy(buf, d, dl);
-    buf[dl] = '/';
-    memcpy(buf + dl + 1, leaf, ll + 1);
-}
-
 static double now_s(void)
 {
     struct timespec ts;
@@ -713,14 +703,9 @@ int main(int argc, char **argv)
 {
     if (argc > 2 && strcmp(argv[1], "peer") == 0)
         return peer_main(argc, argv);
-    if (!hostile_can_switch()) {
-        hostile_skip("test_xnames_hostile (rows B, C, G, I; N, R, E)");
-        return 77;
-    }
-    CHECK(mkdtemp(dir) != NULL);
-    CHECK_EQ(chmod(dir, 0755), 0);
-    signal(SIGPIPE, SIG_IGN);
-    peer_deadline(150);
+    int st = squat_test_start(dir, "test_xnames_hostile (rows B, C, G, I; N, R, E)");
+    if (st != 0)
+        return st;
     /* "test_xnames_hostile [BCIG...]": only those cases (default: all). */
     const char *only = argc > 1 ? argv[1] : "BCINREG";
     if (strchr(only, 'B')) {
@@ -739,8 +724,5 @@ int main(int argc, char **argv)
         test_e_fifo_eintr();
     if (strchr(only, 'G'))
         test_g_flood();
-    char cmd[PATH_MAX + 16];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    CHECK_EQ(system(cmd), 0);
-    return CHECK_RESULT();
+    return squat_test_end(dir);
 }
