@@ -17,13 +17,15 @@
  *        each whole with getpmsg(MSG_ANY) and checks each band's sequence
  *        (nothing lost, duplicated or reordered per band), then reads a
  *        last run of plain writes with read(2).
- *   D.3  a read into a bad buffer fails EFAULT and takes nothing: the next
+ *   D.3  a read into a bad buffer fails EFAULT and takes nothing, a small
+ *        one (the batched way) and one of 4 KiB (the direct way): the next
  *        read gets the message whole.
  *   D.4  O_NONBLOCK: a read of the empty ring fails EAGAIN; once data is
  *        written, strm_poll reports POLLIN and the read gets it.
  *   D.5  bursts with pauses (the reader falls asleep between them and is
  *        woken by the doorbell): 3000 bursts of 1..40 messages, 0..2 ms
- *        apart; every message counted, in order.
+ *        apart; every message counted, in order; once with reads of 64
+ *        bytes (the batched way), once of 4 KiB (the direct way).
  *   D.6  one thread alternating read(2) and getmsg on the end while the
  *        writer pauses: 4000 messages, each whole, in order, none stuck.
  *   D.7  descriptors far ahead of their reader: while the child waits, the
@@ -43,6 +45,13 @@
  *        plain data behind them.  Before, the record went into the ring
  *        first: a descriptor refused by the full bell left a record with
  *        neither descriptor nor cancel, at which the reader stopped.
+ *   D.9  which way a read goes (XD_MIN_READ): 300 records of 8 bytes read
+ *        with 8-byte reads take none the direct way (the read service
+ *        procedure brings them up in batches); 300 more, written one by
+ *        one, 0.2 ms apart, while the reader waits in 4 KiB reads, come the
+ *        direct way (some at least: a record the service procedure brought
+ *        up meanwhile is read from the head, as it must); every record
+ *        once, in order.
  *   Every child ends with no block outstanding and no doorbell rescued.
  */
 #include <errno.h>
@@ -60,6 +69,7 @@
 
 #include "check.h"
 #include "fork_util.h"
+#include "sd_xpipe.h"
 #include "sthead.h"
 
 #define CHILD_MS 60000
@@ -290,7 +300,10 @@ static int d34_child(void *arg)
     CHECK_EQ(write(sync_pipe[1], "r", 1), 1); /* write "second" */
     CHECK_EQ(read(sync_pipe[1], &c, 1), 1);  /* written */
     errno = 0;
-    CHECK_EQ(strm_read(fds[1], (void *)16, 6), -1);
+    CHECK_EQ(strm_read(fds[1], (void *)16, 6), -1); /* below XD_MIN_READ */
+    CHECK_EQ(errno, EFAULT);
+    errno = 0;
+    CHECK_EQ(strm_read(fds[1], (void *)16, 4096), -1); /* the direct way */
     CHECK_EQ(errno, EFAULT);
     CHECK_EQ(strm_read(fds[1], buf, sizeof(buf)), 6);
     CHECK(memcmp(buf, "second", 6) == 0);
@@ -321,12 +334,12 @@ static void test_d34(void)
 #define D5_BURSTS 3000
 static int d5_child(void *arg)
 {
-    (void)arg;
-    uint32_t v[16], want = 0;
+    size_t rsize = *(const size_t *)arg; /* bytes per read */
+    uint32_t v[1024], want = 0;
     long bad = 0;
     strm_close(fds[0]);
     for (;;) {
-        ssize_t n = strm_read(fds[1], v, sizeof(v));
+        ssize_t n = strm_read(fds[1], v, rsize);
         if (n <= 0)
             break;
         if (n % 4 != 0)
@@ -344,11 +357,11 @@ static int d5_child(void *arg)
     return child_end();
 }
 
-static void test_d5(void)
+static void test_d5(size_t rsize)
 {
     uint32_t seq = 0;
     CHECK_EQ(strm_pipe(fds), 0);
-    pid_t pid = fk_start(d5_child, NULL);
+    pid_t pid = fk_start(d5_child, &rsize);
     strm_close(fds[1]);
     for (uint32_t b = 0; b < D5_BURSTS; b++) {
         for (uint32_t i = 0; i < 1 + b % 40; i++, seq++)
@@ -639,15 +652,77 @@ static void test_d8(void)
     close(sync_pipe[0]);
 }
 
+/* ---- D.9 ---------------------------------------------------------------- */
+#define D9_N 300
+/* Read D9_N 8-byte records (sequence numbers from *want) with reads of
+ * rsize bytes; returns the records out of order or short. */
+static long d9_read(size_t rsize, uint64_t *want)
+{
+    uint64_t v[512];
+    long bad = 0;
+    for (int got = 0; got < D9_N;) {
+        ssize_t n = strm_read(fds[1], v, rsize);
+        if (n <= 0 || n % 8 != 0)
+            return bad + 1;
+        for (ssize_t i = 0; i < n / 8; i++, got++)
+            if (v[i] != (*want)++)
+                bad++;
+    }
+    return bad;
+}
+
+static int d9_child(void *arg)
+{
+    (void)arg;
+    char c;
+    uint64_t want = 0;
+    strm_close(fds[0]);
+    CHECK_EQ(read(sync_pipe[1], &c, 1), 1); /* the first records are written */
+    unsigned long before = ust_xpipe_direct_reads();
+    CHECK_EQ(d9_read(8, &want), 0);
+    CHECK_EQ(ust_xpipe_direct_reads(), before); /* small reads: the batched way */
+    CHECK_EQ(write(sync_pipe[1], "r", 1), 1); /* then waits in a read */
+    CHECK_EQ(d9_read(4096, &want), 0);
+    CHECK(ust_xpipe_direct_reads() > before); /* 4 KiB reads: the direct way */
+    CHECK_EQ(strm_read(fds[1], &c, 1), 0);
+    strm_close(fds[1]);
+    return child_end();
+}
+
+static void test_d9(void)
+{
+    char c;
+    uint64_t seq = 0;
+    CHECK_EQ(strm_pipe(fds), 0);
+    CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sync_pipe), 0);
+    pid_t pid = fk_start(d9_child, NULL);
+    strm_close(fds[1]);
+    for (int i = 0; i < D9_N; i++, seq++)
+        CHECK_EQ(strm_write(fds[0], &seq, 8), 8);
+    CHECK_EQ(write(sync_pipe[0], "w", 1), 1);
+    CHECK_EQ(read(sync_pipe[0], &c, 1), 1); /* the first are read */
+    fk_sleep_ms(20);                        /* the reader waits in its read */
+    for (int i = 0; i < D9_N; i++, seq++) {
+        CHECK_EQ(strm_write(fds[0], &seq, 8), 8);
+        nanosleep(&(struct timespec){0, 200000}, NULL);
+    }
+    strm_close(fds[0]);
+    CHECK_EQ(fk_wait(pid, CHILD_MS), 0);
+    close(sync_pipe[0]);
+    close(sync_pipe[1]);
+}
+
 int main(void)
 {
     test_d1();
     test_d2();
     test_d34();
-    test_d5();
+    test_d5(64);
+    test_d5(4096);
     test_d6();
     test_d7();
     test_d8();
+    test_d9();
     CHECK_EQ(ust_pipe_bell_rescued(), 0);
     CHECK_EQ(ustreams_quiesce(5000), 0);
     CHECK_NO_BLOCKS();

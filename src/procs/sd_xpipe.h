@@ -306,7 +306,8 @@ int ust_xpipe_adopt(int memfd, int bell, int side, const cred_t *cr);
  * ust_xpipe_read -- a byte-stream read(2)/readv(2) of up to total bytes on
  *   split end sd that has read nothing yet: the plain band-0 data records at
  *   the front of the ring copied straight into iov (user addresses), one
- *   copy, as many whole records as fit (at most 64).  Taken only when this
+ *   copy, as many whole records as fit (at most 64).  Taken only for a
+ *   read of at least XD_MIN_READ bytes, when this
  *   process reads the end, no module is pushed, the head holds nothing
  *   (its read queue and arrivals empty) and the read service procedure is
  *   not running (the claim, sd_xpipe_direct.c); the ring's lock is only
@@ -317,6 +318,13 @@ int ust_xpipe_adopt(int memfd, int bell, int side, const cred_t *cr);
  *   buffer, nothing taken).
  */
 int ust_xpipe_read(struct stdata *sd, const struct iovec *iov, int iovcnt, size_t total);
+/* The smallest read taken the direct way: a smaller one reads what the read
+ * service procedure brought up (docs/STREAMHEAD.md "One copy per side
+ * between processes", "Small reads go the batched way"). */
+#define XD_MIN_READ 1024
+/* ust_xpipe_direct_reads -- how many ust_xpipe_read calls of this thread
+ * took data the direct way (tests).  Context: any thread. */
+unsigned long ust_xpipe_direct_reads(void);
 /* A reader's wait on sd begins (ust_xpipe_reader ENTER): 1 if this thread's
  * last ust_xpipe_read on sd found the ring empty (then cleared), 2 if it
  * met the claim held (the wait then sleeps on the head, which the service
