@@ -40,6 +40,24 @@
  * another thread than the one that allocated it drives one counter up and
  * another down; the sum is right.
  *
+ * Hand-back.  A pipe's writer allocates a block per large write (or per
+ * coalescing block of small ones) and its reader frees it on another CPU:
+ * through the caches, the unit goes to the reader's list, to the depot half
+ * a list at a time, and back to the writer a chain at a time, so the two
+ * pass a few hundred units round (64 per list at 4 KiB) and every write
+ * lands on lines that left both CPUs' first-level caches.  A two-copy
+ * hand-off through 2-4 blocks of 4 KiB runs at twice the rate of one
+ * through 8 or more on the machines measured (bench/copy_ceiling.c,
+ * bench/README.md "The two-copy ceiling at 4 KiB").  So a stream may keep
+ * a few hand-back slots (struct ust_spare, strcore.h): its reader frees
+ * into them (ust_freeb_spare), its writer allocates from them
+ * (ust_allocb_spare), each slot taken or given whole with one atomic
+ * operation, the unit's contents handed over with it (release/acquire).
+ * A unit in a slot is free: counted as in a cache (not outstanding),
+ * poisoned in debug builds, and given back by ust_spare_drain when the
+ * stream goes.  Without caching (switched off, the sanitizer builds) the
+ * slots are never used.
+ *
  * Locks: none of its own.  The pop and push of a list take none; a refill or
  * a spill takes one depot lock (a leaf, mblk_cache.c).
  */
@@ -517,6 +535,93 @@ mblk_t *dupb(mblk_t *bp)
 fail:
     st_add(tc, ST_FAILURES, 1);
     return NULL;
+}
+
+/* ------------------------------------------------------------- hand-back */
+
+mblk_t *ust_allocb_spare(size_t size, struct ust_spare *sp)
+{
+    struct ust_tcache *tc = tc_get();
+    int cls = size_cls(size);
+    if (cls == UST_CLS_BIG || cls == UST_CLS_ESB || !caching(tc))
+        return alloc_type(size, M_DATA);
+    for (int i = 0; i < UST_SPARE_SLOTS; i++) {
+        if (atomic_load_explicit(&sp->slot[i], memory_order_relaxed) == NULL)
+            continue;
+        struct ust_dunit *u = atomic_exchange_explicit(&sp->slot[i], NULL, memory_order_acquire);
+        if (u == NULL)
+            continue;
+        if (UST_DEBUG_ON && u->state != UST_MB_FREE)
+            die("hand-back slot corrupted: a data unit there is not free", u);
+        if (u->cls != cls) { /* another size's: keep it, in this thread's cache */
+            unit_put(tc, u);
+            continue;
+        }
+        if (unlikely(inject_fail())) {
+            unit_put(tc, u);
+            st_add(tc, ST_FAILURES, 1);
+            return NULL;
+        }
+        st_add(tc, ST_MBLKS, 1);
+        st_add(tc, ST_DBLKS, 1);
+        st_add(tc, ST_BYTES, (long)size);
+        st_add(tc, ST_ALLOCS, 1);
+        return unit_init(u, u->data, size, M_DATA);
+    }
+    return alloc_type(size, M_DATA);
+}
+
+void ust_freeb_spare(mblk_t *bp, struct ust_spare *sp)
+{
+    if (bp == NULL)
+        return;
+    struct ust_mblk *mb = ust_mb(bp);
+    dblk_t *db = bp->b_datap;
+    struct ust_tcache *tc = tc_get();
+    struct ust_dunit *u = mb->own ? UST_CONTAINER(mb, struct ust_dunit, own) : NULL;
+    if (u == NULL || db != &u->d || u->cls > UST_SPARE_CLS_MAX || u->cls == UST_CLS_ESB ||
+        db->db_frtnp != NULL || !caching(tc) ||
+        __atomic_load_n(&db->db_ref, __ATOMIC_ACQUIRE) != 1) {
+        freeb(bp);
+        return;
+    }
+    /* freeb's common case, with the unit kept for sp. */
+    if (UST_DEBUG_ON)
+        check_live(bp);
+    st_add(tc, ST_MBLKS, -1);
+    st_add(tc, ST_DBLKS, -1);
+    st_add(tc, ST_BYTES, -(long)db->db_size);
+    mblk_kill(mb);
+    if (UST_DEBUG_ON) {
+        memset(db->db_base, POISON, db->db_size);
+        u->state = UST_MB_FREE;
+    }
+    int kept = 0;
+    for (int i = 0; i < UST_SPARE_SLOTS && !kept; i++) {
+        struct ust_dunit *none = NULL;
+        kept = atomic_load_explicit(&sp->slot[i], memory_order_relaxed) == NULL &&
+               atomic_compare_exchange_strong_explicit(&sp->slot[i], &none, u,
+                                                       memory_order_release,
+                                                       memory_order_relaxed);
+    }
+    if (!kept)
+        unit_put(tc, u);
+    bufcall_check();
+}
+
+void ust_spare_drain(struct ust_spare *sp)
+{
+    struct ust_tcache *tc = NULL;
+    for (int i = 0; i < UST_SPARE_SLOTS; i++) {
+        if (atomic_load_explicit(&sp->slot[i], memory_order_relaxed) == NULL)
+            continue;
+        struct ust_dunit *u = atomic_exchange_explicit(&sp->slot[i], NULL, memory_order_acquire);
+        if (u == NULL)
+            continue;
+        if (tc == NULL)
+            tc = tc_get();
+        unit_put(tc, u);
+    }
 }
 
 /*

@@ -103,6 +103,31 @@ static inline struct ust_dunit *ust_du(dblk_t *db)
  * memory (or when a failure is injected). */
 mblk_t *ust_allocb_type(size_t size, unsigned char type);
 
+/* Hand-back slots (mblk.c "Hand-back"): free data units passed from the
+ * thread that frees a stream's blocks straight to the thread that allocates
+ * the next ones, so that a writer and its reader pass a few blocks round
+ * and round instead of the caches' hundreds.  Each slot holds one free
+ * unit or NULL; taken and given with one atomic exchange or
+ * compare-and-swap, by any thread.  Zeroed memory is an empty set. */
+#define UST_SPARE_SLOTS 4
+#define UST_SPARE_CLS_MAX UST_CLS_8K /* larger units are freed as usual: a few
+                                      * of them idle in slots would be a lot */
+struct ust_spare {
+    _Alignas(64) struct ust_dunit *_Atomic slot[UST_SPARE_SLOTS];
+};
+/* ust_allocb_spare -- allocb(size) of an M_DATA block, from a unit of sp when
+ * one of size's class is there (units of another class go to this thread's
+ * cache).  As allocb: any thread, never blocks, NULL when out of memory. */
+mblk_t *ust_allocb_spare(size_t size, struct ust_spare *sp);
+/* ust_freeb_spare -- freeb(bp); when bp's data dies with it (bp is its unit's
+ * own msgb, db_ref 1, no esballoc free routine, a cached class) the unit goes
+ * into a free slot of sp, if any, rather than this thread's cache.  bp's
+ * b_cont is not followed (as freeb).  Any thread. */
+void ust_freeb_spare(mblk_t *bp, struct ust_spare *sp);
+/* ust_spare_drain -- empty sp: its units go to this thread's cache (or to
+ * free()).  Any thread. */
+void ust_spare_drain(struct ust_spare *sp);
+
 /* Called by freeb when a data unit is released: runs pending bufcalls. */
 void ust_bufcall_kick(void);
 /* Number of pending bufcalls (cheap check on the free path). */

@@ -243,7 +243,7 @@ out:
     if (err == EFAULT)
         ust_sd_rready(sd); /* the message stays: a pull may have left it without its token */
     ust_sd_unlockq(sd);
-    dead_free(dead);
+    dead_free(sd, dead);
     if (err)
         return -err;
     if (hup) { /* SVR4: at hang-up getmsg returns 0 with both lengths 0 */

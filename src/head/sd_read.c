@@ -365,7 +365,7 @@ ssize_t ust_sd_read(struct stdata *sd, const struct iovec *iov, int iovcnt)
     if (total <= FRONT_READ_MAX) {
         int e = snap_read(sd, &cur, total, &n, &dead);
         if (e || n > 0) {
-            dead_free(dead);
+            dead_free(sd, dead);
             return n > 0 ? (ssize_t)n : -e;
         }
     }
@@ -488,7 +488,7 @@ ssize_t ust_sd_read(struct stdata *sd, const struct iovec *iov, int iovcnt)
         rsnap_take(sd);
     ust_sd_rready_after_read(sd);
     ust_sd_unlockq(sd);
-    dead_free(dead);
+    dead_free(sd, dead);
     return err ? -err : (ssize_t)n;
 }
 

@@ -50,12 +50,18 @@ static inline void dead_add(mblk_t **dead, mblk_t *mp)
     *dead = mp;
 }
 
-static inline void dead_free(mblk_t *dead)
+/* Free the messages on dead; a one-block message's unit may go to the
+ * hand-back slots of sd, the head they were read from, for the blocks its
+ * writers make next (sd_arrive.c "Blocks handed back"). */
+static inline void dead_free(struct stdata *sd, mblk_t *dead)
 {
     while (dead) {
         mblk_t *n = dead->b_next;
         dead->b_next = NULL;
-        freemsg(dead);
+        if (dead->b_cont == NULL)
+            ust_freeb_spare(dead, &sd->sd_ar.spare);
+        else
+            freemsg(dead);
         dead = n;
     }
 }

@@ -148,6 +148,10 @@ struct ust_arrivals {
      * reader runs dry or the token is paid. */
     int owed;
     unsigned dry_gen;     /* bumped by a dry reader that cleared `owed` */
+    /* Units the reader of this head freed, for its writers' next blocks
+     * (mblk.c "Hand-back"; sd_arrive.c "Blocks handed back"): atomic slots,
+     * on a line of their own; emptied when the arrivals are discarded. */
+    struct ust_spare spare;
 };
 
 /* Where this head's writes may be deposited (sd_arrive.c): the read queue
