@@ -143,7 +143,7 @@ static int slots_of(int fd)
     if (!CHECK(sd != NULL))
         return -1;
     for (int i = 0; i < UST_SPARE_SLOTS; i++)
-        n += atomic_load(&sd->sd_ar.spare.slot[i]) != NULL;
+        n += atomic_load(&sd->sd_spare.slot[i]) != NULL;
     ust_sd_put(sd);
     return n;
 }

@@ -99,7 +99,7 @@
  *
  *   Blocks handed back.  The block a deposit makes for one write of more
  *   than AR_COAL_MAX bytes comes from the hand-back slots of the reading
- *   head (sd_ar.spare) when its reader has left a unit of that size there:
+ *   head (sd_spare) when its reader has left a unit of that size there:
  *   the read path frees each one-block message it has read into those
  *   slots (sd_readq.h dead_free), up to four units of at most 8 KiB.  So a
  *   writer and its reader pass two or three blocks round, whose lines stay
@@ -364,7 +364,7 @@ void ust_sd_arrivals_discard(struct stdata *sd)
         freemsg(mp);
         mp = next;
     }
-    ust_spare_drain(&ar->spare);
+    ust_spare_drain(&sd->sd_spare);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -445,14 +445,14 @@ static void coal_start(mblk_t *mp, size_t n)
     rec_put(mp->b_datap, 0, n);
 }
 
-/* A new message of n bytes from u, for the arrivals ar: a coalescing block
- * for a small write; for a larger one, a unit ar's reader handed back when
- * there is one (see "Blocks handed back").  NULL with *errp (ENOMEM,
+/* A new message of n bytes from u: a coalescing block for a small write;
+ * for a larger one, a unit from the reading head's slots sp when its reader
+ * handed one back (see "Blocks handed back").  NULL with *errp (ENOMEM,
  * EFAULT). */
-static mblk_t *build(struct ust_arrivals *ar, struct ust_sd_uio *u, size_t n, int *errp)
+static mblk_t *build(struct ust_spare *sp, struct ust_sd_uio *u, size_t n, int *errp)
 {
     int coal = n <= AR_COAL_MAX;
-    mblk_t *mp = coal ? allocb(AR_COAL_BLK, BPRI_MED) : ust_allocb_spare(n, &ar->spare);
+    mblk_t *mp = coal ? allocb(AR_COAL_BLK, BPRI_MED) : ust_allocb_spare(n, sp);
     if (!mp) {
         *errp = ENOMEM;
         return NULL;
@@ -578,7 +578,7 @@ int ust_sd_deposit(const struct ust_sd_dpath *dp, struct ust_sd_uio *u, size_t n
     ust_unlock(&ar->lock);
     if (r == 0 && room) {
         /* A new block, made without the lock. */
-        mp = build(ar, u, n, &err);
+        mp = build(&rsd->sd_spare, u, n, &err);
         if (!mp) {
             if (wake)
                 ust_sd_wake(&rsd->sd_rwait);

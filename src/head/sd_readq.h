@@ -59,7 +59,7 @@ static inline void dead_free(struct stdata *sd, mblk_t *dead)
         mblk_t *n = dead->b_next;
         dead->b_next = NULL;
         if (dead->b_cont == NULL)
-            ust_freeb_spare(dead, &sd->sd_ar.spare);
+            ust_freeb_spare(dead, &sd->sd_spare);
         else
             freemsg(dead);
         dead = n;

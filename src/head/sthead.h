@@ -148,10 +148,6 @@ struct ust_arrivals {
      * reader runs dry or the token is paid. */
     int owed;
     unsigned dry_gen;     /* bumped by a dry reader that cleared `owed` */
-    /* Units the reader of this head freed, for its writers' next blocks
-     * (mblk.c "Hand-back"; sd_arrive.c "Blocks handed back"): atomic slots,
-     * on a line of their own; emptied when the arrivals are discarded. */
-    struct ust_spare spare;
 };
 
 /* Where this head's writes may be deposited (sd_arrive.c): the read queue
@@ -285,6 +281,11 @@ struct stdata {
     struct share_ent *sd_share;  /* tab_lock: its share-table entry, or NULL (sd_open.c) */
     char sd_name[64];            /* name it was opened by, for I_LOOK-like tools */
     struct ust_fifo_state sd_ff; /* a FIFO's readers and writers (sd_fifo.h) */
+    /* Units the reader of this head freed, for its pipe writers' next blocks
+     * (mblk.c "Hand-back"; sd_arrive.c "Blocks handed back"): atomic slots,
+     * on a line of their own; emptied when the arrivals are discarded.  Last,
+     * so that adding it moved no field before it. */
+    struct ust_spare sd_spare;
 };
 
 /* ---- sd_fd.c: descriptors, lookup, readiness, waiting ---- */
