@@ -300,6 +300,36 @@ static void check_live(mblk_t *bp)
 
 /* ---------------------------------------------------------------- the API */
 
+/* Free unit u handed out as a block of size bytes of type: counted, made. */
+static inline mblk_t *unit_hand_out(struct ust_tcache *tc, struct ust_dunit *u, size_t size,
+                                    unsigned char type)
+{
+    st_add(tc, ST_MBLKS, 1);
+    st_add(tc, ST_DBLKS, 1);
+    st_add(tc, ST_BYTES, (long)size);
+    st_add(tc, ST_ALLOCS, 1);
+    return unit_init(u, u->data, size, type);
+}
+
+/* The own msgb mb of unit u dies with its data (db_ref 1): killed, the
+ * esballoc routine run, the data counted gone, poisoned in debug builds.
+ * The msgb's count and where the unit goes are the caller's. */
+static inline void unit_retire(struct ust_tcache *tc, struct ust_mblk *mb, struct ust_dunit *u)
+{
+    dblk_t *db = &u->d;
+    mblk_kill(mb);
+    frtn_t *fr = db->db_frtnp;
+    if (fr != NULL)
+        fr->free_func(fr->free_arg);
+    st_add(tc, ST_DBLKS, -1);
+    st_add(tc, ST_BYTES, -(long)db->db_size);
+    if (UST_DEBUG_ON) {
+        if (fr == NULL)
+            memset(db->db_base, POISON, db->db_size);
+        u->state = UST_MB_FREE;
+    }
+}
+
 /* The body of allocb and ust_allocb_type, inlined into both. */
 static inline mblk_t *alloc_type(size_t size, unsigned char type)
 {
@@ -309,11 +339,7 @@ static inline mblk_t *alloc_type(size_t size, unsigned char type)
         st_add(tc, ST_FAILURES, 1);
         return NULL;
     }
-    st_add(tc, ST_MBLKS, 1);
-    st_add(tc, ST_DBLKS, 1);
-    st_add(tc, ST_BYTES, (long)size);
-    st_add(tc, ST_ALLOCS, 1);
-    return unit_init(u, u->data, size, type);
+    return unit_hand_out(tc, u, size, type);
 }
 
 /*
@@ -456,17 +482,7 @@ void freeb(mblk_t *bp)
     if (likely(db == &u->d)) {
         if (likely(__atomic_load_n(&db->db_ref, __ATOMIC_ACQUIRE) == 1)) {
             /* The common case: nothing else refers to the unit. */
-            mblk_kill(mb);
-            frtn_t *fr = db->db_frtnp;
-            if (fr != NULL)
-                fr->free_func(fr->free_arg);
-            st_add(tc, ST_DBLKS, -1);
-            st_add(tc, ST_BYTES, -(long)db->db_size);
-            if (UST_DEBUG_ON) {
-                if (fr == NULL)
-                    memset(db->db_base, POISON, db->db_size);
-                u->state = UST_MB_FREE;
-            }
+            unit_retire(tc, mb, u);
             unit_put(tc, u);
             bufcall_check();
             return;
@@ -562,11 +578,7 @@ mblk_t *ust_allocb_spare(size_t size, struct ust_spare *sp)
             st_add(tc, ST_FAILURES, 1);
             return NULL;
         }
-        st_add(tc, ST_MBLKS, 1);
-        st_add(tc, ST_DBLKS, 1);
-        st_add(tc, ST_BYTES, (long)size);
-        st_add(tc, ST_ALLOCS, 1);
-        return unit_init(u, u->data, size, M_DATA);
+        return unit_hand_out(tc, u, size, M_DATA);
     }
     return alloc_type(size, M_DATA);
 }
@@ -589,13 +601,7 @@ void ust_freeb_spare(mblk_t *bp, struct ust_spare *sp)
     if (UST_DEBUG_ON)
         check_live(bp);
     st_add(tc, ST_MBLKS, -1);
-    st_add(tc, ST_DBLKS, -1);
-    st_add(tc, ST_BYTES, -(long)db->db_size);
-    mblk_kill(mb);
-    if (UST_DEBUG_ON) {
-        memset(db->db_base, POISON, db->db_size);
-        u->state = UST_MB_FREE;
-    }
+    unit_retire(tc, mb, u); /* no esballoc routine: checked above */
     int kept = 0;
     for (int i = 0; i < UST_SPARE_SLOTS && !kept; i++) {
         struct ust_dunit *none = NULL;
