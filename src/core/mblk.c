@@ -258,9 +258,9 @@ static inline void bufcall_check(void)
         ust_bufcall_kick();
 }
 
-/* db_ref of u reached zero: release the data, and the unit if its own msgb is
- * gone too.  Does not touch u afterwards unless it returns it. */
-static void data_release(struct ust_tcache *tc, struct ust_dunit *u)
+/* The data of u is gone (db_ref reached zero): the esballoc routine run,
+ * the data counted gone, poisoned in debug builds. */
+static inline void data_gone(struct ust_tcache *tc, struct ust_dunit *u)
 {
     dblk_t *db = &u->d;
     frtn_t *fr = db->db_frtnp;
@@ -273,6 +273,13 @@ static void data_release(struct ust_tcache *tc, struct ust_dunit *u)
             memset(db->db_base, POISON, db->db_size);
         u->state = UST_MB_FREE;
     }
+}
+
+/* db_ref of u reached zero: release the data, and the unit if its own msgb is
+ * gone too.  Does not touch u afterwards unless it returns it. */
+static void data_release(struct ust_tcache *tc, struct ust_dunit *u)
+{
+    data_gone(tc, u);
     if (__atomic_fetch_or(&u->own_free, DATA_GONE, __ATOMIC_ACQ_REL) & OWN_GONE)
         unit_put(tc, u);
     bufcall_check();
@@ -311,23 +318,13 @@ static inline mblk_t *unit_hand_out(struct ust_tcache *tc, struct ust_dunit *u, 
     return unit_init(u, u->data, size, type);
 }
 
-/* The own msgb mb of unit u dies with its data (db_ref 1): killed, the
- * esballoc routine run, the data counted gone, poisoned in debug builds.
- * The msgb's count and where the unit goes are the caller's. */
+/* The own msgb mb of unit u dies with its data (db_ref 1): killed, then
+ * the data gone.  The msgb's count and where the unit goes are the
+ * caller's. */
 static inline void unit_retire(struct ust_tcache *tc, struct ust_mblk *mb, struct ust_dunit *u)
 {
-    dblk_t *db = &u->d;
     mblk_kill(mb);
-    frtn_t *fr = db->db_frtnp;
-    if (fr != NULL)
-        fr->free_func(fr->free_arg);
-    st_add(tc, ST_DBLKS, -1);
-    st_add(tc, ST_BYTES, -(long)db->db_size);
-    if (UST_DEBUG_ON) {
-        if (fr == NULL)
-            memset(db->db_base, POISON, db->db_size);
-        u->state = UST_MB_FREE;
-    }
+    data_gone(tc, u);
 }
 
 /* The body of allocb and ust_allocb_type, inlined into both. */
@@ -555,6 +552,17 @@ fail:
 
 /* ------------------------------------------------------------- hand-back */
 
+/* Take slot i of sp: its unit, or NULL if it was empty. */
+static inline struct ust_dunit *spare_take(struct ust_spare *sp, int i)
+{
+    if (atomic_load_explicit(&sp->slot[i], memory_order_relaxed) == NULL)
+        return NULL; /* a look first: the exchange would take the line */
+    struct ust_dunit *u = atomic_exchange_explicit(&sp->slot[i], NULL, memory_order_acquire);
+    if (UST_DEBUG_ON && u != NULL && u->state != UST_MB_FREE)
+        die("hand-back slot corrupted: a data unit there is not free", u);
+    return u;
+}
+
 mblk_t *ust_allocb_spare(size_t size, struct ust_spare *sp)
 {
     struct ust_tcache *tc = tc_get();
@@ -562,13 +570,9 @@ mblk_t *ust_allocb_spare(size_t size, struct ust_spare *sp)
     if (cls == UST_CLS_BIG || cls == UST_CLS_ESB || !caching(tc))
         return alloc_type(size, M_DATA);
     for (int i = 0; i < UST_SPARE_SLOTS; i++) {
-        if (atomic_load_explicit(&sp->slot[i], memory_order_relaxed) == NULL)
-            continue;
-        struct ust_dunit *u = atomic_exchange_explicit(&sp->slot[i], NULL, memory_order_acquire);
+        struct ust_dunit *u = spare_take(sp, i);
         if (u == NULL)
             continue;
-        if (UST_DEBUG_ON && u->state != UST_MB_FREE)
-            die("hand-back slot corrupted: a data unit there is not free", u);
         if (u->cls != cls) { /* another size's: keep it, in this thread's cache */
             unit_put(tc, u);
             continue;
@@ -619,9 +623,7 @@ void ust_spare_drain(struct ust_spare *sp)
 {
     struct ust_tcache *tc = NULL;
     for (int i = 0; i < UST_SPARE_SLOTS; i++) {
-        if (atomic_load_explicit(&sp->slot[i], memory_order_relaxed) == NULL)
-            continue;
-        struct ust_dunit *u = atomic_exchange_explicit(&sp->slot[i], NULL, memory_order_acquire);
+        struct ust_dunit *u = spare_take(sp, i);
         if (u == NULL)
             continue;
         if (tc == NULL)
