@@ -552,6 +552,25 @@ static int lock_path(const struct ust_sd_dpath *dp, struct ust_arrivals *ar)
     return 0;
 }
 
+/* Link mp, one write of n bytes in a block of its own, at the end of the
+ * arrivals of rsd (sd_ar.lock held, the room checked) if the head still
+ * takes deposits (the token may have been withdrawn since the caller
+ * looked): 1 linked, 0 not.  *wake as for any deposit. */
+static int link_new_locked(struct stdata *rsd, queue_t *q, mblk_t *mp, size_t n, int *wake)
+{
+    struct ust_arrivals *ar = &rsd->sd_ar;
+    if (!takes_deposits(rsd))
+        return 0;
+    link_locked(rsd, mp, n);
+    *wake |= ar->sleepy;
+    ar->sleepy = 0;
+    if (ar->bytes >= ar->room) { /* used up: the queue shows it (see "Flow control") */
+        *wake |= absorb_locked(rsd, q, 0);
+        tls_filled = 1;
+    }
+    return 1;
+}
+
 int ust_sd_deposit(const struct ust_sd_dpath *dp, struct ust_sd_uio *u, size_t n, mblk_t **built)
 {
     *built = NULL;
@@ -561,44 +580,59 @@ int ust_sd_deposit(const struct ust_sd_dpath *dp, struct ust_sd_uio *u, size_t n
     struct ust_arrivals *ar = &rsd->sd_ar;
     int r = 0, wake = 0, err = 0;
     mblk_t *mp = NULL;
-    if (!takes_deposits(rsd) || !lock_path(dp, ar))
+    if (!takes_deposits(rsd))
         return 0;
-    if (ar->bytes + n > ar->room)
-        wake = absorb_locked(rsd, dp->q, 0); /* the room is stale: the reader may have drained */
-    if (ar->bytes + n <= ar->room)
-        r = append_locked(ar, u, n);
-    if (r == 1) {
-        wake |= ar->sleepy;
-        ar->sleepy = 0;
-        if (ar->bytes >= ar->room) { /* used up: the queue shows it (see "Flow control") */
-            wake |= absorb_locked(rsd, dp->q, 0);
-            tls_filled = 1;
-        }
-    }
-    int room = ar->bytes + n <= ar->room;
-    ust_unlock(&ar->lock);
-    if (r == 0 && room) {
-        /* A new block, made without the lock. */
+    if (n > AR_COAL_MAX) {
+        /* Never coalesced: its block is made first, then linked at one hold
+         * of the lock, room looked at there.  Made, then found no room (or
+         * the path gone), it goes the normal way as built.  A first hold
+         * only to look at the room moved the lock's line to this CPU and
+         * back to the reader's once more per write. */
         mp = build(&rsd->sd_spare, u, n, &err);
-        if (!mp) {
-            if (wake)
-                ust_sd_wake(&rsd->sd_rwait);
+        if (!mp)
             return err == EFAULT ? -EFAULT : 0; /* ENOMEM: the normal path waits */
+        if (lock_path(dp, ar)) {
+            if (ar->bytes + n > ar->room)
+                wake = absorb_locked(rsd, dp->q, 0); /* the room is stale */
+            if (ar->bytes + n <= ar->room && link_new_locked(rsd, dp->q, mp, n, &wake)) {
+                mp = NULL;
+                r = 1;
+            }
+            ust_unlock(&ar->lock);
         }
-        int held = lock_path(dp, ar);
-        if (held && takes_deposits(rsd)) { /* the token may have been withdrawn meanwhile */
-            link_locked(rsd, mp, n);
-            mp = NULL;
-            r = 1;
+    } else {
+        if (!lock_path(dp, ar))
+            return 0;
+        if (ar->bytes + n > ar->room)
+            wake = absorb_locked(rsd, dp->q, 0); /* the room is stale: the reader may have drained */
+        if (ar->bytes + n <= ar->room)
+            r = append_locked(ar, u, n);
+        if (r == 1) {
             wake |= ar->sleepy;
             ar->sleepy = 0;
-            if (ar->bytes >= ar->room) { /* used up: the queue shows it */
+            if (ar->bytes >= ar->room) { /* used up: the queue shows it (see "Flow control") */
                 wake |= absorb_locked(rsd, dp->q, 0);
                 tls_filled = 1;
             }
         }
-        if (held)
-            ust_unlock(&ar->lock);
+        int room = ar->bytes + n <= ar->room;
+        ust_unlock(&ar->lock);
+        if (r == 0 && room) {
+            /* A new coalescing block, made without the lock. */
+            mp = build(&rsd->sd_spare, u, n, &err);
+            if (!mp) {
+                if (wake)
+                    ust_sd_wake(&rsd->sd_rwait);
+                return err == EFAULT ? -EFAULT : 0; /* ENOMEM: the normal path waits */
+            }
+            if (lock_path(dp, ar)) {
+                if (link_new_locked(rsd, dp->q, mp, n, &wake)) {
+                    mp = NULL;
+                    r = 1;
+                }
+                ust_unlock(&ar->lock);
+            }
+        }
     }
     if (wake) /* at worst a spurious wake-up of a head's next life ("Lifetime") */
         ust_sd_wake(&rsd->sd_rwait);
