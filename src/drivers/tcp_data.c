@@ -487,7 +487,12 @@ static int tcp_eof(queue_t *q, struct tcp_ep *ep)
  * band 1.  Returns 1 when it was (or the byte is gone), 0 when the mark is
  * not reached yet (data before it is read first: a read stops at the
  * mark), -1 when the stream above has no room in band 1 (reading must stop,
- * or the byte would be read as normal data).
+ * or the byte would be read as normal data), 2 when the socket is at the
+ * mark but the byte is not there to read yet: TCP marks the urgent byte
+ * valid and wakes the readers before it queues the segment (and an urgent
+ * pointer may come before its byte), so a recv can find nothing at the
+ * mark.  Reading must stop then too: a read an instant later would take the
+ * byte as normal data.  Its queueing is a new readable edge.
  */
 static int tcp_urgent(queue_t *q, int fd)
 {
@@ -514,7 +519,7 @@ static int tcp_urgent(queue_t *q, int fd)
     if (r != 1) {
         freemsg(bp);
         freemsg(dp);
-        return 1;
+        return r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? 2 : 1;
     }
     xi = (struct T_exdata_ind *)(void *)bp->b_rptr;
     xi->PRIM_type = T_EXDATA_IND;
@@ -633,6 +638,10 @@ int tcp_rsrv(queue_t *q)
             int u = tcp_urgent(q, fd);
             if (u < 0) {
                 qenable(q); /* band 1 full or no memory: later */
+                break;
+            }
+            if (u == 2) { /* at the mark, the byte on its way: the next run asks again */
+                atomic_store(&ep->io.pri, 1);
                 break;
             }
             if (u > 0)
