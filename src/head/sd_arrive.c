@@ -102,7 +102,8 @@
  *   head (sd_spare) when its reader has left a unit of that size there:
  *   the read path of a pipe end frees each one-block message it has read
  *   into those slots (sd_readq.h dead_free), up to four units of at most
- *   8 KiB (other streams' reads do not: nobody would take them).  So a
+ *   8 KiB (other streams' reads, and a split end's, do not: nobody here
+ *   would take them).  So a
  *   writer and its reader pass two or three blocks round, whose lines stay
  *   in both CPUs' first-level caches, instead of the hundreds the thread
  *   caches cycle (mblk.c "Hand-back"; bench/README.md "The two-copy

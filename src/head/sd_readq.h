@@ -50,14 +50,14 @@ static inline void dead_add(mblk_t **dead, mblk_t *mp)
     *dead = mp;
 }
 
-/* Free the messages on dead; on a pipe end, a one-block message's unit
- * may go to the hand-back slots of sd, the head they were read from, for
- * the blocks its writers deposit next (sd_arrive.c "Blocks handed back").
- * Other streams' writers never take from the slots: units would idle
- * there. */
+/* Free the messages on dead; on a pipe end in this process, a one-block
+ * message's unit may go to the hand-back slots of sd, the head they were
+ * read from, for the blocks its writers deposit next (sd_arrive.c "Blocks
+ * handed back").  Other streams' writers, and a split end's (another
+ * process), never take from the slots: units would idle there. */
 static inline void dead_free(struct stdata *sd, mblk_t *dead)
 {
-    int pipe = sd->sd_pipeq != NULL;
+    int pipe = sd->sd_pipeq != NULL && __atomic_load_n(&sd->sd_xend, __ATOMIC_RELAXED) == NULL;
     while (dead) {
         mblk_t *n = dead->b_next;
         dead->b_next = NULL;

@@ -8,8 +8,11 @@
  * Principles of operation
  *   The ordinary way up is the read service procedure: it takes records
  *   into message blocks (or the head's arrivals) and sends them up, and the
- *   read copies them out again: two copies.  A byte-stream read of a
- *   module-free split end instead takes the plain band-0 data records at
+ *   read copies them out again: two copies.  A byte-stream read of at
+ *   least XD_MIN_READ bytes (1 KiB: a smaller one would take a record per
+ *   hold of the ring's lock, slower than the procedure's batches; see
+ *   ust_xpipe_read) of a module-free split end instead takes the plain
+ *   band-0 data records at
  *   the front of the ring itself (xring_take_copy), each copied once, from
  *   the mapping into the user's buffer -- but only when nothing is queued
  *   at the head before them (the head's read queue and its arrivals are
